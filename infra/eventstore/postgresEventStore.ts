@@ -1,0 +1,224 @@
+import { ConcurrencyError, PayloadTooLargeError } from '../../src/errors.js';
+import { categoryOf, parseStoredEvent, type StoredEvent } from '../../src/domain/events.js';
+import type { EventMetadata } from '../../src/domain/metadata.js';
+import { START, position, positionParts, type Position } from '../../src/domain/position.js';
+import {
+  MAX_APPEND_BYTES,
+  type AllFilter,
+  type AppendResult,
+  type EventStore,
+  type ExpectedRevision,
+  type NewEvent,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type SubscribeOptions,
+  type Subscription,
+} from '../../src/ports/eventStore.js';
+import type { Database, Sql } from '../postgres/database.js';
+import { EVENT_STORE_SCHEMA } from './postgresSchema.js';
+
+interface EventRow {
+  global_position: string;
+  transaction_id: string;
+  stream_id: string;
+  stream_revision: string;
+  event_type: string;
+  schema_version: number;
+  data: unknown;
+  metadata: EventMetadata;
+  recorded_at: Date | string;
+}
+
+const COLUMNS = `global_position::text, transaction_id::text, stream_id, stream_revision::text, event_type,
+  schema_version, data, metadata, recorded_at`;
+
+/** Only transactions that began before every one still running are certain to be complete. */
+const VISIBLE = `transaction_id < pg_snapshot_xmin(pg_current_snapshot())`;
+
+const toStored = (row: EventRow): StoredEvent => ({
+  ...parseStoredEvent(row.event_type, row.schema_version, row.data),
+  streamId: row.stream_id,
+  revision: BigInt(row.stream_revision),
+  position: position(row.transaction_id, row.global_position),
+  metadata: row.metadata,
+  recordedAt: new Date(row.recorded_at).toISOString(),
+});
+
+const POLL_INTERVAL_MS = 1_000;
+const DEFAULT_BATCH = 500;
+
+export interface PostgresEventStoreOptions {
+  /** How often a subscription looks for new events when no notification wakes it. */
+  pollIntervalMs?: number;
+}
+
+export const createPostgresEventStore = async (
+  db: Database,
+  options: PostgresEventStoreOptions = {},
+): Promise<EventStore> => {
+  await db.exec(EVENT_STORE_SCHEMA);
+  const pollIntervalMs = options.pollIntervalMs ?? POLL_INTERVAL_MS;
+
+  const wakers = new Set<() => void>();
+  const unlisten = await db.listen('ledger_events', () => wakers.forEach((wake) => wake()));
+
+  const append = async (
+    streamId: string,
+    events: readonly NewEvent[],
+    expected: ExpectedRevision,
+  ): Promise<AppendResult> => {
+    if (events.length === 0) throw new TypeError('append needs at least one event');
+    const payload = JSON.stringify(
+      events.map(({ type, schemaVersion, data, metadata }) => ({
+        eventId: metadata.eventId,
+        type,
+        schemaVersion,
+        data,
+        metadata,
+        category: categoryOf(streamId),
+        project: metadata.project,
+      })),
+    );
+    const bytes = Buffer.byteLength(payload);
+    if (bytes > MAX_APPEND_BYTES) {
+      throw new PayloadTooLargeError(
+        `Append to '${streamId}' is ${bytes} bytes; the limit is ${MAX_APPEND_BYTES} bytes`,
+        { streamId, bytes, limit: MAX_APPEND_BYTES },
+      );
+    }
+    try {
+      const rows = await db.query<{ revision: string; transaction_id: string; global_position: string }>(
+        'SELECT revision::text, transaction_id, global_position::text FROM ledger_append($1, $2, $3::jsonb)',
+        [streamId, typeof expected === 'bigint' ? expected.toString() : expected, payload],
+      );
+      const last = rows.reduce((a, b) => (BigInt(a.global_position) > BigInt(b.global_position) ? a : b));
+      return {
+        nextExpectedRevision: BigInt(last.revision),
+        position: position(last.transaction_id, last.global_position),
+      };
+    } catch (error) {
+      const pgError = error as { code?: string; detail?: string };
+      if (pgError.code === 'CL001') {
+        const actual = BigInt(pgError.detail ?? '-1');
+        throw new ConcurrencyError(streamId, String(expected), actual < 0n ? 'no_stream' : actual.toString());
+      }
+      throw error;
+    }
+  };
+
+  const readStream = async (streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> => {
+    const backwards = options.direction === 'backwards';
+    const params: unknown[] = [streamId];
+    const where = ['stream_id = $1'];
+    const bound = (op: string, value: bigint) => {
+      params.push(value);
+      where.push(`stream_revision ${op} $${params.length}`);
+    };
+    if (options.fromRevision !== undefined) bound(backwards ? '<=' : '>=', options.fromRevision);
+    if (options.toRevision !== undefined) bound(backwards ? '>=' : '<=', options.toRevision);
+    params.push(options.maxCount ?? null);
+    const rows = await db.query<EventRow>(
+      `SELECT ${COLUMNS} FROM ledger_events WHERE ${where.join(' AND ')}
+       ORDER BY stream_revision ${backwards ? 'DESC' : 'ASC'} LIMIT $${params.length}`,
+      params,
+    );
+    return rows.map(toStored);
+  };
+
+  const filterSql = (filter: AllFilter | undefined, params: unknown[]): string[] => {
+    const where: string[] = [];
+    const add = (sql: (placeholder: string) => string, value: unknown) => {
+      params.push(value);
+      where.push(sql(`$${params.length}`));
+    };
+    if (filter?.eventTypes?.length) add((p) => `event_type = ANY(${p}::text[])`, filter.eventTypes);
+    if (filter?.categories?.length) add((p) => `category = ANY(${p}::text[])`, filter.categories);
+    if (filter?.project) add((p) => `project = ${p}`, filter.project);
+    return where;
+  };
+
+  const readAllWith = async (sql: Sql, options: ReadAllOptions = {}): Promise<StoredEvent[]> => {
+    const backwards = options.direction === 'backwards';
+    const params: unknown[] = [];
+    const where = [VISIBLE, ...filterSql(options.filter, params)];
+    if (options.from !== undefined && !(backwards && options.from === START)) {
+      const [tx, gpos] = positionParts(options.from);
+      params.push(tx.toString(), gpos.toString());
+      where.push(
+        `(transaction_id, global_position) ${backwards ? '<' : '>'} ($${params.length - 1}::xid8, $${params.length}::bigint)`,
+      );
+    }
+    params.push(options.maxCount ?? null);
+    const order = backwards ? 'DESC' : 'ASC';
+    const rows = await sql.query<EventRow>(
+      `SELECT ${COLUMNS} FROM ledger_events WHERE ${where.join(' AND ')}
+       ORDER BY transaction_id ${order}, global_position ${order} LIMIT $${params.length}`,
+      params,
+    );
+    return rows.map(toStored);
+  };
+
+  const headPosition = async (): Promise<Position> => {
+    const [row] = await db.query<{ transaction_id: string; global_position: string }>(
+      `SELECT transaction_id::text, global_position::text FROM ledger_events WHERE ${VISIBLE}
+       ORDER BY transaction_id DESC, global_position DESC LIMIT 1`,
+    );
+    return row ? position(row.transaction_id, row.global_position) : START;
+  };
+
+  const subscribe = (
+    handler: (events: StoredEvent[]) => Promise<void>,
+    { from, filter, batchSize = DEFAULT_BATCH, onError }: SubscribeOptions,
+  ): Subscription => {
+    let stopped = false;
+    let wake: () => void = () => undefined;
+    const sleep = () =>
+      new Promise<void>((resolve) => {
+        const timer = setTimeout(done, pollIntervalMs);
+        function done() {
+          clearTimeout(timer);
+          wakers.delete(done);
+          resolve();
+        }
+        wake = done;
+        wakers.add(done);
+      });
+    const loop = async () => {
+      let checkpoint = from;
+      while (!stopped) {
+        try {
+          const events = await readAllWith(db, { from: checkpoint, maxCount: batchSize, filter });
+          if (events.length > 0) {
+            await handler(events);
+            checkpoint = events[events.length - 1]!.position;
+            if (events.length === batchSize) continue;
+          }
+        } catch (error) {
+          onError?.(error);
+        }
+        if (!stopped) await sleep();
+      }
+    };
+    const running = loop();
+    return {
+      stop: async () => {
+        stopped = true;
+        wake();
+        await running;
+      },
+    };
+  };
+
+  return {
+    name: `postgres (${db.engine})`,
+    append,
+    readStream,
+    readAll: (options) => readAllWith(db, options),
+    headPosition,
+    subscribe,
+    close: async () => {
+      wakers.forEach((w) => w());
+      await unlisten();
+    },
+  };
+};

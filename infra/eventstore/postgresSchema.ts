@@ -1,0 +1,61 @@
+/** Tables and the append function of the Postgres event store; every statement is idempotent. */
+export const EVENT_STORE_SCHEMA = `
+CREATE TABLE IF NOT EXISTS ledger_events (
+  global_position bigserial PRIMARY KEY,
+  transaction_id xid8 NOT NULL DEFAULT pg_current_xact_id(),
+  stream_id text NOT NULL,
+  stream_revision bigint NOT NULL,
+  event_id uuid NOT NULL UNIQUE,
+  event_type text NOT NULL,
+  schema_version integer NOT NULL,
+  data jsonb NOT NULL,
+  metadata jsonb NOT NULL,
+  category text NOT NULL,
+  project text NOT NULL,
+  recorded_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+  UNIQUE (stream_id, stream_revision)
+);
+CREATE INDEX IF NOT EXISTS ledger_events_commit_order ON ledger_events (transaction_id, global_position);
+
+CREATE TABLE IF NOT EXISTS ledger_streams (
+  stream_id text PRIMARY KEY,
+  revision bigint NOT NULL
+);
+
+-- One round trip per append. Raises SQLSTATE CL001 (detail: the actual revision) on a mismatch.
+CREATE OR REPLACE FUNCTION ledger_append(p_stream text, p_expected text, p_events jsonb)
+RETURNS TABLE (revision bigint, transaction_id text, global_position bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_current bigint;
+  v_count integer := jsonb_array_length(p_events);
+BEGIN
+  INSERT INTO ledger_streams AS s (stream_id, revision) VALUES (p_stream, -1) ON CONFLICT DO NOTHING;
+  SELECT s.revision INTO v_current FROM ledger_streams s WHERE s.stream_id = p_stream FOR UPDATE;
+
+  -- A retried append (same first event id) answers with what the original wrote.
+  IF EXISTS (SELECT 1 FROM ledger_events e WHERE e.event_id = (p_events->0->>'eventId')::uuid) THEN
+    RETURN QUERY
+      SELECT e.stream_revision, e.transaction_id::text, e.global_position FROM ledger_events e
+      WHERE e.event_id IN (SELECT (x->>'eventId')::uuid FROM jsonb_array_elements(p_events) x)
+      ORDER BY e.global_position DESC LIMIT 1;
+    RETURN;
+  END IF;
+
+  IF (p_expected = 'no_stream' AND v_current <> -1)
+     OR (p_expected = 'stream_exists' AND v_current = -1)
+     OR (p_expected NOT IN ('any', 'no_stream', 'stream_exists') AND v_current <> p_expected::bigint) THEN
+    RAISE EXCEPTION USING ERRCODE = 'CL001', MESSAGE = 'wrong expected revision', DETAIL = v_current::text;
+  END IF;
+
+  UPDATE ledger_streams s SET revision = v_current + v_count WHERE s.stream_id = p_stream;
+  RETURN QUERY
+    INSERT INTO ledger_events AS e
+      (stream_id, stream_revision, event_id, event_type, schema_version, data, metadata, category, project)
+    SELECT p_stream, v_current + x.ord, (x.ev->>'eventId')::uuid, x.ev->>'type', (x.ev->>'schemaVersion')::int,
+           x.ev->'data', x.ev->'metadata', x.ev->>'category', x.ev->>'project'
+    FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(ev, ord)
+    RETURNING e.stream_revision, e.transaction_id::text, e.global_position;
+  PERFORM pg_notify('ledger_events', '');
+END $$;
+`;

@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import { ValidationError, describeIssues } from '../errors.js';
+import { AnnotationEventSchemas } from './annotations.js';
+import { ConnectorEventSchemas } from './connectors.js';
+import { DocumentEventSchemas } from './documents.js';
+import { JobEventSchemas } from './jobs.js';
+import type { EventMetadata } from './metadata.js';
+import type { Position } from './position.js';
+
+/** The one event catalog: every event the ledger has ever written, by `type`. */
+export const DomainEventSchema = z.discriminatedUnion('type', [
+  ...DocumentEventSchemas,
+  ...JobEventSchemas,
+  ...AnnotationEventSchemas,
+  ...ConnectorEventSchemas,
+]);
+export type DomainEvent = z.infer<typeof DomainEventSchema>;
+export type EventType = DomainEvent['type'];
+export type EventOfType<T extends EventType> = Extract<DomainEvent, { type: T }>;
+
+export const EVENT_TYPES = DomainEventSchema.options.map((o) => o.shape.type.value) as readonly EventType[];
+
+/** An event as read back from a store: the domain event plus where and when it was written. */
+export type StoredEvent<E extends DomainEvent = DomainEvent> = E & {
+  streamId: string;
+  /** 0-based revision within its stream. */
+  revision: bigint;
+  position: Position;
+  metadata: EventMetadata;
+  recordedAt: string;
+};
+
+export const STREAM_CATEGORIES = ['doc', 'job', 'annotation', 'connector'] as const;
+export type StreamCategory = (typeof STREAM_CATEGORIES)[number];
+
+export const streamId = (category: StreamCategory, id: string): string => `${category}-${id}`;
+export const categoryOf = (stream: string): string => stream.slice(0, Math.max(0, stream.indexOf('-')));
+
+/**
+ * Upcasters lift a stored payload from version n to n+1, keyed by type and the version they read.
+ * Stored events are never rewritten: old versions are lifted on every read.
+ */
+type Upcaster = (data: Record<string, unknown>) => Record<string, unknown>;
+const upcasters: Partial<Record<EventType, Record<number, Upcaster>>> = {};
+
+const latestVersion = (type: string): number | undefined => {
+  const option = DomainEventSchema.options.find((o) => o.shape.type.value === type);
+  return option?.shape.schemaVersion.value;
+};
+
+/** Validates a raw stored payload, upcasting it to the current schema version first. */
+export const parseStoredEvent = (type: string, schemaVersion: number, data: unknown): DomainEvent => {
+  const latest = latestVersion(type);
+  if (latest === undefined) throw new ValidationError(`Unknown event type '${type}'`);
+  let version = schemaVersion;
+  let payload = data as Record<string, unknown>;
+  while (version < latest) {
+    const lift = upcasters[type as EventType]?.[version];
+    if (!lift) throw new ValidationError(`No upcaster for ${type} v${version}`);
+    payload = lift(payload);
+    version += 1;
+  }
+  return validateEvent({ type, schemaVersion: version, data: payload });
+};
+
+export const validateEvent = (event: unknown): DomainEvent => {
+  const parsed = DomainEventSchema.safeParse(event);
+  if (!parsed.success) {
+    throw new ValidationError(`Invalid event: ${describeIssues(parsed.error.issues).join('; ')}`);
+  }
+  return parsed.data;
+};
