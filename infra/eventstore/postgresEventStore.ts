@@ -47,6 +47,59 @@ const toStored = (row: EventRow): StoredEvent => ({
 const POLL_INTERVAL_MS = 1_000;
 const DEFAULT_BATCH = 500;
 
+interface AppendRow {
+  revision: string;
+  transaction_id: string;
+  global_position: string;
+}
+
+/**
+ * The one statement an append runs, refused before it reaches the database when it is too large.
+ * Exported so that tests can run it inside a transaction they hold open.
+ */
+export const appendStatement = (
+  streamId: string,
+  events: readonly NewEvent[],
+  expected: ExpectedRevision,
+): { text: string; params: unknown[] } => {
+  if (events.length === 0) throw new TypeError('append needs at least one event');
+  const category = categoryOf(streamId);
+  const payload = JSON.stringify(
+    events.map(({ type, schemaVersion, data, metadata }) => ({
+      eventId: metadata.eventId,
+      type,
+      schemaVersion,
+      data,
+      metadata,
+      category,
+      project: metadata.project,
+    })),
+  );
+  const bytes = Buffer.byteLength(payload);
+  if (bytes > MAX_APPEND_BYTES) {
+    throw new PayloadTooLargeError(
+      `Append to '${streamId}' is ${bytes} bytes; the limit is ${MAX_APPEND_BYTES} bytes`,
+      { streamId, bytes, limit: MAX_APPEND_BYTES },
+    );
+  }
+  return {
+    text: 'SELECT revision::text, transaction_id, global_position::text FROM ledger_append($1, $2, $3::jsonb)',
+    params: [streamId, typeof expected === 'bigint' ? expected.toString() : expected, payload],
+  };
+};
+
+const appendResult = (rows: readonly AppendRow[]): AppendResult => {
+  const last = rows.reduce((a, b) => (BigInt(a.global_position) > BigInt(b.global_position) ? a : b));
+  return { nextExpectedRevision: BigInt(last.revision), position: position(last.transaction_id, last.global_position) };
+};
+
+const translateAppendError = (error: unknown, streamId: string, expected: ExpectedRevision): unknown => {
+  const pgError = error as { code?: string; detail?: string };
+  if (pgError.code !== 'CL001') return error;
+  const actual = BigInt(pgError.detail ?? '-1');
+  return new ConcurrencyError(streamId, String(expected), actual < 0n ? 'no_stream' : actual.toString());
+};
+
 export interface PostgresEventStoreOptions {
   /** How often a subscription looks for new events when no notification wakes it. */
   pollIntervalMs?: number;
@@ -67,42 +120,12 @@ export const createPostgresEventStore = async (
     events: readonly NewEvent[],
     expected: ExpectedRevision,
   ): Promise<AppendResult> => {
-    if (events.length === 0) throw new TypeError('append needs at least one event');
-    const payload = JSON.stringify(
-      events.map(({ type, schemaVersion, data, metadata }) => ({
-        eventId: metadata.eventId,
-        type,
-        schemaVersion,
-        data,
-        metadata,
-        category: categoryOf(streamId),
-        project: metadata.project,
-      })),
-    );
-    const bytes = Buffer.byteLength(payload);
-    if (bytes > MAX_APPEND_BYTES) {
-      throw new PayloadTooLargeError(
-        `Append to '${streamId}' is ${bytes} bytes; the limit is ${MAX_APPEND_BYTES} bytes`,
-        { streamId, bytes, limit: MAX_APPEND_BYTES },
-      );
-    }
+    const statement = appendStatement(streamId, events, expected);
     try {
-      const rows = await db.query<{ revision: string; transaction_id: string; global_position: string }>(
-        'SELECT revision::text, transaction_id, global_position::text FROM ledger_append($1, $2, $3::jsonb)',
-        [streamId, typeof expected === 'bigint' ? expected.toString() : expected, payload],
-      );
-      const last = rows.reduce((a, b) => (BigInt(a.global_position) > BigInt(b.global_position) ? a : b));
-      return {
-        nextExpectedRevision: BigInt(last.revision),
-        position: position(last.transaction_id, last.global_position),
-      };
+      const rows = await db.query<AppendRow>(statement.text, statement.params);
+      return appendResult(rows);
     } catch (error) {
-      const pgError = error as { code?: string; detail?: string };
-      if (pgError.code === 'CL001') {
-        const actual = BigInt(pgError.detail ?? '-1');
-        throw new ConcurrencyError(streamId, String(expected), actual < 0n ? 'no_stream' : actual.toString());
-      }
-      throw error;
+      throw translateAppendError(error, streamId, expected);
     }
   };
 

@@ -47,7 +47,7 @@ export const openPglite = async (dataDir?: string): Promise<Database> => {
       const unlisten = await db.listen(channel, onNotify);
       return unlisten;
     },
-    availableExtensions: async () => new Set(['vector', 'pg_textsearch', 'plpgsql']),
+    availableExtensions: () => Promise.resolve(new Set(['vector', 'pg_textsearch', 'plpgsql'])),
     close: () => db.close(),
   };
 };

@@ -1,0 +1,38 @@
+import { randomBytes } from 'node:crypto';
+import pg from 'pg';
+
+/** The PostgreSQL server tests may use, or undefined when none is configured. */
+export const testPostgresUrl = (): string | undefined => process.env.CTX_TEST_PG_URL || undefined;
+
+export interface TestDatabase {
+  /** Connection string of the fresh database. */
+  url: string;
+  /** Drops the database, closing any connection still open to it. */
+  drop(): Promise<void>;
+}
+
+const withAdmin = async <T>(serverUrl: string, fn: (client: pg.Client) => Promise<T>): Promise<T> => {
+  const client = new pg.Client({ connectionString: serverUrl });
+  await client.connect();
+  try {
+    return await fn(client);
+  } finally {
+    await client.end();
+  }
+};
+
+/** Creates an empty database on the server at `serverUrl`, for one test run. */
+export const createTestDatabase = async (serverUrl: string, prefix = 'ctx_test'): Promise<TestDatabase> => {
+  const name = `${prefix}_${Date.now()}_${randomBytes(4).toString('hex')}`;
+  await withAdmin(serverUrl, (client) => client.query(`CREATE DATABASE ${pg.escapeIdentifier(name)}`));
+  const url = new URL(serverUrl);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: async () => {
+      await withAdmin(serverUrl, (client) =>
+        client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`),
+      );
+    },
+  };
+};
