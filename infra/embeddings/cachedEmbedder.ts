@@ -1,0 +1,39 @@
+import { createHash } from 'node:crypto';
+import type { Embedder, EmbeddingCache, EmbeddingKind } from '../../src/ports/embedder.js';
+
+/** The cache key of a text: sha256 of its UTF-8 bytes, as hex. */
+export const contentHash = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+
+/**
+ * Documents are cached under the model's name, so a chunk's content hash finds its vector; queries
+ * under a name of their own, since models with a query instruction embed them differently.
+ */
+const cacheSpace = (model: string, kind: EmbeddingKind): string => (kind === 'document' ? model : `${model}#query`);
+
+/**
+ * Answers from `cache` what it holds and embeds only the rest, in one call to `embedder` with each
+ * distinct text once; the new vectors are put in the cache before returning.
+ */
+export const withEmbeddingCache = (embedder: Embedder, cache: EmbeddingCache): Embedder => ({
+  model: embedder.model,
+  dimensions: embedder.dimensions,
+  async embed(texts: readonly string[], kind: EmbeddingKind): Promise<Float32Array[]> {
+    if (texts.length === 0) return [];
+    const space = cacheSpace(embedder.model, kind);
+    const hashes = texts.map(contentHash);
+    const found = await cache.get(space, [...new Set(hashes)]);
+
+    const missing = new Map<string, string>();
+    hashes.forEach((hash, i) => {
+      if (!found.has(hash)) missing.set(hash, texts[i]!);
+    });
+    if (missing.size > 0) {
+      const vectors = await embedder.embed([...missing.values()], kind);
+      const fresh = new Map([...missing.keys()].map((hash, i) => [hash, vectors[i]!]));
+      await cache.put(space, fresh);
+      for (const [hash, vector] of fresh) found.set(hash, vector);
+    }
+    return hashes.map((hash) => found.get(hash)!);
+  },
+  close: () => embedder.close(),
+});

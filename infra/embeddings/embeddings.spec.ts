@@ -1,0 +1,319 @@
+import { createServer } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { basename, dirname } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { UnavailableError, ValidationError } from '../../src/errors.js';
+import type { Embedder, EmbeddingKind } from '../../src/ports/embedder.js';
+import { openPglite } from '../postgres/database.js';
+import type { Database } from '../postgres/database.js';
+import { contentHash, withEmbeddingCache } from './cachedEmbedder.js';
+import { createHttpEmbedder } from './httpEmbedder.js';
+import { createLocalEmbedder } from './localEmbedder.js';
+import { createMemoryEmbeddingCache } from './memoryEmbeddingCache.js';
+import { createPostgresEmbeddingCache } from './postgresEmbeddingCache.js';
+
+const dot = (a: Float32Array, b: Float32Array): number => a.reduce((sum, x, i) => sum + x * b[i]!, 0);
+const norm = (v: Float32Array): number => Math.sqrt(dot(v, v));
+
+/** A stand-in backend: deterministic 8-d vectors from the text's bytes; it counts what it is asked. */
+const createCountingEmbedder = () => {
+  const calls: { texts: string[]; kind: EmbeddingKind }[] = [];
+  const embedder: Embedder = {
+    model: 'counting-8d',
+    dimensions: 8,
+    embed(texts, kind) {
+      calls.push({ texts: [...texts], kind });
+      return Promise.resolve(
+        texts.map((text) => {
+          const vector = new Float32Array(8);
+          for (const [i, byte] of Buffer.from(`${kind}:${text}`).entries()) vector[i % 8]! += byte;
+          return vector.map((x) => x / norm(vector));
+        }),
+      );
+    },
+    close: () => Promise.resolve(),
+  };
+  return { embedder, calls };
+};
+
+const modelFolder = process.env.CTX_EMBED_MODEL_DIR;
+
+describe.skipIf(!modelFolder)(
+  'local embedder (skipped unless CTX_EMBED_MODEL_DIR names the folder infra/embeddings/fetchModel.sh prints)',
+  () => {
+    const local = (options: Parameters<typeof createLocalEmbedder>[0] = {}) =>
+      createLocalEmbedder({ model: basename(modelFolder!), modelDir: dirname(modelFolder!), ...options });
+    let embedder: Embedder;
+    beforeAll(async () => {
+      embedder = await local();
+    });
+    afterAll(() => embedder.close());
+
+    it('embeds each text into one unit-length vector of the model dimensions', async () => {
+      const vectors = await embedder.embed(['The quick brown fox.', 'Event sourcing keeps every change.'], 'document');
+      expect(embedder.dimensions).toBe(384);
+      expect(vectors).toHaveLength(2);
+      for (const vector of vectors) {
+        expect(vector).toHaveLength(384);
+        expect(norm(vector)).toBeCloseTo(1, 5);
+      }
+    });
+
+    it('places similar sentences closer than unrelated ones', async () => {
+      const [cat, kitten, revenue] = await embedder.embed(
+        ['A cat is sleeping on the sofa.', 'A kitten naps on the couch.', 'Quarterly revenue grew by five percent.'],
+        'document',
+      );
+      expect(dot(cat!, kitten!)).toBeGreaterThan(dot(cat!, revenue!) + 0.3);
+    });
+
+    it('finds the passage that answers a query', async () => {
+      const [query] = await embedder.embed(['how do I roll back a database migration'], 'query');
+      const passages = await embedder.embed(
+        [
+          'To undo the last schema migration, run migrate down with the previous version number.',
+          'The office kitchen is cleaned every Friday afternoon.',
+          'Our logo uses a deep blue colour inspired by the sea.',
+        ],
+        'document',
+      );
+      const scores = passages.map((passage) => dot(query!, passage));
+      expect(scores.indexOf(Math.max(...scores))).toBe(0);
+    });
+
+    it('gives the same vector for the same text, in input order whatever the batching', async () => {
+      const texts = ['short', 'a somewhat longer sentence about search engines', 'mid length text', 'x', 'short'];
+      const smallBatches = await local({ batchSize: 2 });
+      const batched = await smallBatches.embed(texts, 'document');
+      await smallBatches.close();
+      const oneByOne = await Promise.all(texts.map(async (text) => (await embedder.embed([text], 'document'))[0]!));
+      batched.forEach((vector, i) => expect(dot(vector, oneByOne[i]!)).toBeGreaterThan(0.99));
+      expect(dot(batched[0]!, batched[4]!)).toBeCloseTo(1, 5);
+    });
+
+    it('puts the query prefix before queries only', async () => {
+      const prefixed = await local({ queryPrefix: 'search_query: ' });
+      const [asQuery] = await prefixed.embed(['event store'], 'query');
+      const [asDocument] = await prefixed.embed(['event store'], 'document');
+      const [byHand] = await embedder.embed(['search_query: event store'], 'document');
+      expect(dot(asQuery!, byHand!)).toBeCloseTo(1, 5);
+      expect(dot(asQuery!, asDocument!)).toBeLessThan(0.999);
+      await prefixed.close();
+    });
+
+    it('pools as the model folder declares unless told otherwise', async () => {
+      const cls = await local({ pooling: 'cls' });
+      const [declared] = await embedder.embed(['pooling decides the vector'], 'document');
+      const [clsPooled] = await cls.embed(['pooling decides the vector'], 'document');
+      expect(dot(declared!, clsPooled!)).toBeLessThan(0.99);
+      await cls.close();
+    });
+
+    it('refuses a model folder that does not exist', async () => {
+      await expect(createLocalEmbedder({ model: 'no-such-model', modelDir: dirname(modelFolder!) })).rejects.toThrow(
+        ValidationError,
+      );
+    });
+  },
+);
+
+/** Emulates OpenAI's /v1/embeddings and Ollama's /api/embed with unnormalised 3-d vectors. */
+const startFakeEmbeddingServer = async () => {
+  const requests: { path: string; authorization?: string; body: { model: string; input: string[] } }[] = [];
+  const answer = (res: ServerResponse, status: number, body: unknown) => {
+    res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+  };
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    let raw = '';
+    for await (const chunk of req) raw += String(chunk);
+    const body = JSON.parse(raw) as { model: string; input: string[] };
+    requests.push({ path: req.url ?? '', authorization: req.headers.authorization, body });
+    const ollama = req.url === '/api/embed';
+    if (!ollama && req.url !== '/v1/embeddings') return answer(res, 404, { error: 'no such route' });
+    if (body.model === 'missing-model') {
+      return answer(
+        res,
+        ollama ? 404 : 400,
+        ollama ? { error: `model "${body.model}" not found, try pulling it first` } : { error: { message: 'The model `missing-model` does not exist' } },
+      );
+    }
+    if (body.model === 'overloaded') return answer(res, 503, { error: 'server overloaded' });
+    if (body.model === 'silent') return; // never answers
+    const vectors = body.input.map((text) => [text.length, 2, 1]);
+    if (ollama) return answer(res, 200, { model: body.model, embeddings: vectors });
+    // OpenAI lists items with their index; the order is not promised.
+    const data = vectors.map((embedding, index) => ({ object: 'embedding', index, embedding })).reverse();
+    return answer(res, 200, { object: 'list', data, model: body.model });
+  };
+  const server: Server = createServer((req, res) => void handle(req, res));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const stop = () => {
+    server.closeAllConnections();
+    return new Promise<void>((resolve) => server.close(() => resolve()));
+  };
+  return { url, requests, stop };
+};
+
+describe('HTTP embedder', () => {
+  let server: Awaited<ReturnType<typeof startFakeEmbeddingServer>>;
+  beforeAll(async () => {
+    server = await startFakeEmbeddingServer();
+  });
+  afterAll(() => server.stop());
+
+  it.each(['openai', 'ollama'] as const)('embeds through the %s API with normalised vectors in input order', async (api) => {
+    const embedder = await createHttpEmbedder({ url: server.url, model: 'nomic-embed-text', api, dimensions: 3 });
+    const vectors = await embedder.embed(['ab', 'abcd'], 'document');
+    expect(vectors.map((v) => Array.from(v))).toEqual([
+      Array.from(new Float32Array([2 / 3, 2 / 3, 1 / 3])),
+      Array.from(new Float32Array([4 / Math.sqrt(21), 2 / Math.sqrt(21), 1 / Math.sqrt(21)])),
+    ]);
+    expect(server.requests.at(-1)).toMatchObject({
+      path: api === 'openai' ? '/v1/embeddings' : '/api/embed',
+      body: { model: 'nomic-embed-text', input: ['ab', 'abcd'] },
+    });
+  });
+
+  it('sends the API key as a bearer token and accepts a base URL ending in /v1', async () => {
+    const embedder = await createHttpEmbedder({ url: `${server.url}/v1`, model: 'm', api: 'openai', apiKey: 'sk-test', dimensions: 3 });
+    await embedder.embed(['x'], 'document');
+    expect(server.requests.at(-1)).toMatchObject({ path: '/v1/embeddings', authorization: 'Bearer sk-test' });
+  });
+
+  it('learns the dimensions from one probe when not told', async () => {
+    const embedder = await createHttpEmbedder({ url: server.url, model: 'm', api: 'ollama' });
+    expect(embedder.dimensions).toBe(3);
+  });
+
+  it('splits large inputs into batches and applies instruction prefixes by kind', async () => {
+    const embedder = await createHttpEmbedder({
+      url: server.url,
+      model: 'm',
+      api: 'ollama',
+      dimensions: 3,
+      batchSize: 2,
+      queryPrefix: 'search_query: ',
+      documentPrefix: 'search_document: ',
+    });
+    const before = server.requests.length;
+    expect(await embedder.embed(['a', 'b', 'c'], 'document')).toHaveLength(3);
+    await embedder.embed(['q'], 'query');
+    expect(server.requests.slice(before).map((r) => r.body.input)).toEqual([
+      ['search_document: a', 'search_document: b'],
+      ['search_document: c'],
+      ['search_query: q'],
+    ]);
+  });
+
+  it.each(['openai', 'ollama'] as const)('turns a %s 4xx into a ValidationError with the server message', async (api) => {
+    const embedder = await createHttpEmbedder({ url: server.url, model: 'missing-model', api, dimensions: 3 });
+    const error = await embedder.embed(['x'], 'document').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as Error).message).toMatch(/missing-model/);
+  });
+
+  it('turns a 5xx into an UnavailableError', async () => {
+    const embedder = await createHttpEmbedder({ url: server.url, model: 'overloaded', api: 'openai', dimensions: 3 });
+    await expect(embedder.embed(['x'], 'document')).rejects.toThrow(UnavailableError);
+  });
+
+  it('gives up on a silent server after the timeout with an UnavailableError', async () => {
+    const embedder = await createHttpEmbedder({ url: server.url, model: 'silent', api: 'ollama', dimensions: 3, timeoutMs: 200 });
+    await expect(embedder.embed(['x'], 'document')).rejects.toThrow(UnavailableError);
+  });
+
+  it('reports an unreachable server as UnavailableError', async () => {
+    const closed = await startFakeEmbeddingServer();
+    await closed.stop();
+    const embedder = await createHttpEmbedder({ url: closed.url, model: 'm', api: 'ollama', dimensions: 3 });
+    await expect(embedder.embed(['x'], 'document')).rejects.toThrow(UnavailableError);
+    await expect(createHttpEmbedder({ url: closed.url, model: 'm', api: 'openai' })).rejects.toThrow(UnavailableError);
+  });
+
+  it('does not call the server for no texts', async () => {
+    const embedder = await createHttpEmbedder({ url: server.url, model: 'm', api: 'ollama', dimensions: 3 });
+    const before = server.requests.length;
+    expect(await embedder.embed([], 'query')).toEqual([]);
+    expect(server.requests.length).toBe(before);
+  });
+});
+
+describe('embedding cache decorator', () => {
+  it('embeds nothing the second time it sees the same texts', async () => {
+    const { embedder, calls } = createCountingEmbedder();
+    const cached = withEmbeddingCache(embedder, createMemoryEmbeddingCache());
+    const first = await cached.embed(['alpha', 'beta'], 'document');
+    const second = await cached.embed(['beta', 'alpha'], 'document');
+    expect(calls).toHaveLength(1);
+    expect(second).toEqual([first[1], first[0]]);
+  });
+
+  it('embeds only the misses, each distinct text once, in one batch', async () => {
+    const { embedder, calls } = createCountingEmbedder();
+    const cached = withEmbeddingCache(embedder, createMemoryEmbeddingCache());
+    await cached.embed(['alpha'], 'document');
+    const vectors = await cached.embed(['gamma', 'alpha', 'delta', 'gamma'], 'document');
+    expect(calls.map((call) => call.texts)).toEqual([['alpha'], ['gamma', 'delta']]);
+    expect(vectors[0]).toEqual(vectors[3]);
+    expect(vectors[1]).toEqual((await embedder.embed(['alpha'], 'document'))[0]);
+  });
+
+  it('keeps query and document vectors of the same text apart', async () => {
+    const { embedder, calls } = createCountingEmbedder();
+    const cached = withEmbeddingCache(embedder, createMemoryEmbeddingCache());
+    const [asDocument] = await cached.embed(['alpha'], 'document');
+    const [asQuery] = await cached.embed(['alpha'], 'query');
+    expect(calls).toHaveLength(2);
+    expect(asQuery).not.toEqual(asDocument);
+  });
+
+  it('forgets the least recently used vectors beyond its capacity', async () => {
+    const cache = createMemoryEmbeddingCache({ maxEntries: 2 });
+    const v = new Float32Array([1]);
+    await cache.put('m', new Map([['a', v], ['b', v]]));
+    await cache.get('m', ['a']);
+    await cache.put('m', new Map([['c', v]]));
+    expect([...(await cache.get('m', ['a', 'b', 'c'])).keys()].sort()).toEqual(['a', 'c']);
+  });
+});
+
+describe('Postgres embedding cache on PGlite', () => {
+  let db: Database;
+  beforeAll(async () => {
+    db = await openPglite();
+  });
+  afterAll(() => db.close());
+
+  it('returns exactly the vectors it stored, per model, and nothing for unknown hashes', async () => {
+    const cache = await createPostgresEmbeddingCache(db);
+    const vector = Float32Array.from({ length: 384 }, (_, i) => Math.sin(i) / 7);
+    const hash = contentHash('some chunk text');
+    await cache.put('model-a', new Map([[hash, vector]]));
+    await cache.put('model-a', new Map([[hash, vector]]));
+
+    const found = await cache.get('model-a', [hash, contentHash('never stored')]);
+    expect([...found.keys()]).toEqual([hash]);
+    expect(found.get(hash)).toEqual(vector);
+    expect((await cache.get('model-b', [hash])).size).toBe(0);
+  });
+
+  it('survives being opened again on the same database', async () => {
+    const [first, second] = [await createPostgresEmbeddingCache(db), await createPostgresEmbeddingCache(db)];
+    await first.put('model-c', new Map([['h', new Float32Array([0.5, -0.25])]]));
+    expect((await second.get('model-c', ['h'])).get('h')).toEqual(new Float32Array([0.5, -0.25]));
+  });
+
+  it('lets the decorator skip texts embedded in an earlier run', async () => {
+    const earlier = createCountingEmbedder();
+    await withEmbeddingCache(earlier.embedder, await createPostgresEmbeddingCache(db)).embed(['one', 'two'], 'document');
+    const later = createCountingEmbedder();
+    const vectors = await withEmbeddingCache(later.embedder, await createPostgresEmbeddingCache(db)).embed(
+      ['two', 'three', 'one'],
+      'document',
+    );
+    expect(later.calls.map((call) => call.texts)).toEqual([['three']]);
+    expect(vectors[0]).toEqual((await earlier.embedder.embed(['two'], 'document'))[0]);
+  });
+});

@@ -1,0 +1,123 @@
+import { z } from 'zod';
+import { UnavailableError, ValidationError } from '../../src/errors.js';
+import type { Embedder, EmbeddingKind } from '../../src/ports/embedder.js';
+import { inBatches, l2Normalise, withInstructionPrefix } from './vectors.js';
+import type { InstructionPrefixes } from './vectors.js';
+
+/** `openai`: `POST {url}/v1/embeddings` (OpenAI and compatible servers); `ollama`: `POST {url}/api/embed`. */
+export type EmbeddingApi = 'openai' | 'ollama';
+
+export interface HttpEmbedderOptions extends InstructionPrefixes {
+  /** The server's base URL, e.g. `http://127.0.0.1:11434` or `https://api.openai.com`. */
+  url: string;
+  model: string;
+  api: EmbeddingApi;
+  apiKey?: string;
+  /** Expected vector length; when omitted, one probe request finds it. */
+  dimensions?: number;
+  timeoutMs?: number;
+  /** Texts per request. */
+  batchSize?: number;
+}
+
+const OpenAiResponseSchema = z.object({
+  data: z.array(z.object({ index: z.number().int(), embedding: z.array(z.number()) })),
+});
+const OllamaResponseSchema = z.object({ embeddings: z.array(z.array(z.number())) });
+
+const endpoints: Record<EmbeddingApi, string> = { openai: '/v1/embeddings', ollama: '/api/embed' };
+
+const parseVectors = (api: EmbeddingApi, body: unknown): number[][] => {
+  if (api === 'ollama') return OllamaResponseSchema.parse(body).embeddings;
+  return OpenAiResponseSchema.parse(body)
+    .data.sort((a, b) => a.index - b.index)
+    .map((item) => item.embedding);
+};
+
+/** The message a server put in its error body: OpenAI's `error.message`, Ollama's `error`, or the text. */
+const serverMessage = (text: string): string => {
+  try {
+    const body = JSON.parse(text) as { error?: unknown; message?: unknown };
+    if (typeof body.error === 'string') return body.error;
+    if (typeof body.error === 'object' && body.error !== null && 'message' in body.error) {
+      return String(body.error.message);
+    }
+    if (typeof body.message === 'string') return body.message;
+  } catch {
+    // not JSON: the text itself is the message
+  }
+  return text.slice(0, 500);
+};
+
+/**
+ * An embedding server reached over HTTP. Unreachable servers, timeouts, 429 and 5xx answers throw
+ * `UnavailableError` (worth retrying); other 4xx answers throw `ValidationError` with the server's
+ * message. Vectors are L2-normalised here whatever the server returns.
+ */
+export const createHttpEmbedder = async (options: HttpEmbedderOptions): Promise<Embedder> => {
+  const { model, api, apiKey } = options;
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const batchSize = options.batchSize ?? 64;
+  const base = options.url.replace(/\/+$/, '');
+  // OpenAI clients take a base URL that already ends in /v1; accept both forms.
+  const path = api === 'openai' && base.endsWith('/v1') ? '/embeddings' : endpoints[api];
+  const endpoint = URL.canParse(base + path) ? new URL(base + path) : undefined;
+  if (!endpoint) throw new ValidationError(`Not a URL: '${options.url}'`);
+
+  const request = async (input: string[]): Promise<Float32Array[]> => {
+    let response: Response;
+    try {
+      response = await fetch(endpoint, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
+        body: JSON.stringify({ model, input }),
+        signal: AbortSignal.timeout(timeoutMs),
+      });
+    } catch (cause) {
+      throw new UnavailableError(`Embedding server ${endpoint.origin} is unreachable`, { cause });
+    }
+    const text = await response.text().catch((cause: unknown) => {
+      throw new UnavailableError(`Embedding server ${endpoint.origin} broke off its answer`, { cause });
+    });
+    if (response.status === 429 || response.status >= 500) {
+      throw new UnavailableError(`Embedding server answered ${response.status}: ${serverMessage(text)}`);
+    }
+    if (!response.ok) {
+      throw new ValidationError(`Embedding server rejected the request: ${serverMessage(text)}`, {
+        status: response.status,
+        model,
+      });
+    }
+    let vectors: number[][];
+    try {
+      vectors = parseVectors(api, JSON.parse(text));
+    } catch (cause) {
+      throw new UnavailableError(`Embedding server ${endpoint.origin} sent an answer that is not a list of embeddings`, {
+        cause,
+      });
+    }
+    if (vectors.length !== input.length) {
+      throw new UnavailableError(`Embedding server returned ${vectors.length} vectors for ${input.length} texts`);
+    }
+    return vectors.map(l2Normalise);
+  };
+
+  const dimensions = options.dimensions ?? (await request(['dimension probe']))[0]?.length ?? 0;
+
+  return {
+    model,
+    dimensions,
+    async embed(texts: readonly string[], kind: EmbeddingKind): Promise<Float32Array[]> {
+      const vectors: Float32Array[] = [];
+      for (const batch of inBatches(withInstructionPrefix(texts, kind, options), batchSize)) {
+        vectors.push(...(await request(batch)));
+      }
+      const wrong = vectors.find((vector) => vector.length !== dimensions);
+      if (wrong) {
+        throw new ValidationError(`Model '${model}' returned ${wrong.length}-d vectors, expected ${dimensions}`);
+      }
+      return vectors;
+    },
+    close: () => Promise.resolve(),
+  };
+};

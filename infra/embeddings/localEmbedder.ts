@@ -1,0 +1,123 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { AutoConfig, env, pipeline } from '@huggingface/transformers';
+import type { DataType, FeatureExtractionPipeline } from '@huggingface/transformers';
+import { UnavailableError, ValidationError } from '../../src/errors.js';
+import type { Embedder, EmbeddingKind } from '../../src/ports/embedder.js';
+import { inBatches, withInstructionPrefix } from './vectors.js';
+import type { InstructionPrefixes } from './vectors.js';
+
+export type Pooling = 'cls' | 'mean';
+
+export interface LocalEmbedderOptions extends InstructionPrefixes {
+  /** A model id: a folder name under `modelDir`, or a Hugging Face repository when `modelDir` is unset. */
+  model?: string;
+  /** Folder holding `<model>/` (see fetchModel.sh); when set, nothing is downloaded. */
+  modelDir?: string;
+  /** Defaults to the model's own (its `1_Pooling/config.json`, else what its family is known to use). */
+  pooling?: Pooling;
+  /** Texts per forward pass. */
+  batchSize?: number;
+  /** ONNX weights to run; defaults to what the folder holds (fp32 `model.onnx` over `model_quantized.onnx`). */
+  dtype?: DataType;
+}
+
+export const DEFAULT_LOCAL_MODEL = 'Xenova/bge-small-en-v1.5';
+const BGE_QUERY_PREFIX = 'Represent this sentence for searching relevant passages: ';
+
+/** What a model family expects when its folder does not say: bge pools the CLS token and prefixes queries. */
+const familyDefaults = (model: string): { pooling: Pooling; queryPrefix?: string } =>
+  /(^|\/)bge-[^/]*-en/i.test(model) ? { pooling: 'cls', queryPrefix: BGE_QUERY_PREFIX } : { pooling: 'mean' };
+
+/** The pooling a sentence-transformers folder declares in `1_Pooling/config.json`, if it does. */
+const declaredPooling = (modelFolder: string): Pooling | undefined => {
+  const path = join(modelFolder, '1_Pooling', 'config.json');
+  if (!existsSync(path)) return undefined;
+  const config = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
+  if (config.pooling_mode_cls_token === true) return 'cls';
+  if (config.pooling_mode_mean_tokens === true) return 'mean';
+  return undefined;
+};
+
+const onnxDtypeIn = (modelFolder: string): DataType => {
+  if (existsSync(join(modelFolder, 'onnx', 'model.onnx'))) return 'fp32';
+  if (existsSync(join(modelFolder, 'onnx', 'model_quantized.onnx'))) return 'q8';
+  throw new ValidationError(`No onnx/model.onnx or onnx/model_quantized.onnx in ${modelFolder}`);
+};
+
+/**
+ * A sentence-embedding model run in-process through transformers.js (ONNX Runtime). The model is
+ * loaded on first use, once. Pointing `modelDir` at a folder turns off downloads for the whole
+ * process, since transformers.js keeps that setting globally.
+ */
+export const createLocalEmbedder = async (options: LocalEmbedderOptions = {}): Promise<Embedder> => {
+  const model = options.model ?? DEFAULT_LOCAL_MODEL;
+  const batchSize = options.batchSize ?? 32;
+  if (!Number.isInteger(batchSize) || batchSize < 1) throw new ValidationError('batchSize must be a positive integer');
+
+  let dtype = options.dtype ?? 'fp32';
+  let pooling = options.pooling;
+  if (options.modelDir !== undefined) {
+    const folder = join(options.modelDir, model);
+    if (!existsSync(join(folder, 'config.json'))) {
+      throw new ValidationError(`No model folder at ${folder} (infra/embeddings/fetchModel.sh arranges one)`);
+    }
+    env.allowRemoteModels = false;
+    env.localModelPath = options.modelDir;
+    dtype = options.dtype ?? onnxDtypeIn(folder);
+    pooling ??= declaredPooling(folder);
+  }
+  const family = familyDefaults(model);
+  const resolvedPooling = pooling ?? family.pooling;
+  const prefixes: InstructionPrefixes = {
+    queryPrefix: options.queryPrefix ?? family.queryPrefix,
+    documentPrefix: options.documentPrefix,
+  };
+
+  const config = await AutoConfig.from_pretrained(model).catch((cause: unknown) => {
+    throw new UnavailableError(`Cannot load the configuration of embedding model '${model}'`, { cause });
+  });
+  const dimensions = (config as unknown as { hidden_size?: unknown }).hidden_size;
+  if (typeof dimensions !== 'number') throw new ValidationError(`Model '${model}' declares no hidden_size`);
+
+  let loading: Promise<FeatureExtractionPipeline> | undefined;
+  const extractor = (): Promise<FeatureExtractionPipeline> => {
+    loading ??= pipeline('feature-extraction', model, { dtype }).catch((cause: unknown) => {
+      loading = undefined;
+      throw new UnavailableError(`Cannot load embedding model '${model}'`, { cause });
+    });
+    return loading;
+  };
+
+  const embedBatch = async (run: FeatureExtractionPipeline, texts: string[]): Promise<Float32Array[]> => {
+    const output = await run(texts, { pooling: resolvedPooling, normalize: true });
+    const flat = output.data as Float32Array;
+    return texts.map((_, row) => flat.slice(row * dimensions, (row + 1) * dimensions));
+  };
+
+  return {
+    model,
+    dimensions,
+    async embed(texts: readonly string[], kind: EmbeddingKind): Promise<Float32Array[]> {
+      if (texts.length === 0) return [];
+      const run = await extractor();
+      const inputs = withInstructionPrefix(texts, kind, prefixes);
+      // Batches of similar lengths pad less: embed in length order, answer in input order.
+      const order = inputs.map((_, i) => i).sort((a, b) => inputs[a]!.length - inputs[b]!.length);
+      const vectors: Float32Array[] = new Array<Float32Array>(inputs.length);
+      for (const batch of inBatches(order, batchSize)) {
+        const batchVectors = await embedBatch(
+          run,
+          batch.map((i) => inputs[i]!),
+        );
+        batch.forEach((inputIndex, row) => (vectors[inputIndex] = batchVectors[row]!));
+      }
+      return vectors;
+    },
+    async close(): Promise<void> {
+      const pending = loading;
+      loading = undefined;
+      if (pending) await (await pending.catch(() => undefined))?.dispose();
+    },
+  };
+};
