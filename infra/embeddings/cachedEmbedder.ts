@@ -8,7 +8,8 @@ export const contentHash = (text: string): string => createHash('sha256').update
  * Documents are cached under the model's name, so a chunk's content hash finds its vector; queries
  * under a name of their own, since models with a query instruction embed them differently.
  */
-const cacheSpace = (model: string, kind: EmbeddingKind): string => (kind === 'document' ? model : `${model}#query`);
+const cacheSpace = (model: string, kind: EmbeddingKind): string =>
+  kind === 'document' ? model : `${model}#query`;
 
 /**
  * Answers from `cache` what it holds and embeds only the rest, in one call to `embedder` with each

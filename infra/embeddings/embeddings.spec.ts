@@ -51,7 +51,10 @@ describe.skipIf(!modelFolder)(
     afterAll(() => embedder.close());
 
     it('embeds each text into one unit-length vector of the model dimensions', async () => {
-      const vectors = await embedder.embed(['The quick brown fox.', 'Event sourcing keeps every change.'], 'document');
+      const vectors = await embedder.embed(
+        ['The quick brown fox.', 'Event sourcing keeps every change.'],
+        'document',
+      );
       expect(embedder.dimensions).toBe(384);
       expect(vectors).toHaveLength(2);
       for (const vector of vectors) {
@@ -62,7 +65,11 @@ describe.skipIf(!modelFolder)(
 
     it('places similar sentences closer than unrelated ones', async () => {
       const [cat, kitten, revenue] = await embedder.embed(
-        ['A cat is sleeping on the sofa.', 'A kitten naps on the couch.', 'Quarterly revenue grew by five percent.'],
+        [
+          'A cat is sleeping on the sofa.',
+          'A kitten naps on the couch.',
+          'Quarterly revenue grew by five percent.',
+        ],
         'document',
       );
       expect(dot(cat!, kitten!)).toBeGreaterThan(dot(cat!, revenue!) + 0.3);
@@ -83,11 +90,19 @@ describe.skipIf(!modelFolder)(
     });
 
     it('gives the same vector for the same text, in input order whatever the batching', async () => {
-      const texts = ['short', 'a somewhat longer sentence about search engines', 'mid length text', 'x', 'short'];
+      const texts = [
+        'short',
+        'a somewhat longer sentence about search engines',
+        'mid length text',
+        'x',
+        'short',
+      ];
       const smallBatches = await local({ batchSize: 2 });
       const batched = await smallBatches.embed(texts, 'document');
       await smallBatches.close();
-      const oneByOne = await Promise.all(texts.map(async (text) => (await embedder.embed([text], 'document'))[0]!));
+      const oneByOne = await Promise.all(
+        texts.map(async (text) => (await embedder.embed([text], 'document'))[0]!),
+      );
       batched.forEach((vector, i) => expect(dot(vector, oneByOne[i]!)).toBeGreaterThan(0.99));
       expect(dot(batched[0]!, batched[4]!)).toBeCloseTo(1, 5);
     });
@@ -111,9 +126,9 @@ describe.skipIf(!modelFolder)(
     });
 
     it('refuses a model folder that does not exist', async () => {
-      await expect(createLocalEmbedder({ model: 'no-such-model', modelDir: dirname(modelFolder!) })).rejects.toThrow(
-        ValidationError,
-      );
+      await expect(
+        createLocalEmbedder({ model: 'no-such-model', modelDir: dirname(modelFolder!) }),
+      ).rejects.toThrow(ValidationError);
     });
   },
 );
@@ -135,7 +150,9 @@ const startFakeEmbeddingServer = async () => {
       return answer(
         res,
         ollama ? 404 : 400,
-        ollama ? { error: `model "${body.model}" not found, try pulling it first` } : { error: { message: 'The model `missing-model` does not exist' } },
+        ollama
+          ? { error: `model "${body.model}" not found, try pulling it first` }
+          : { error: { message: 'The model `missing-model` does not exist' } },
       );
     }
     if (body.model === 'overloaded') return answer(res, 503, { error: 'server overloaded' });
@@ -163,21 +180,35 @@ describe('HTTP embedder', () => {
   });
   afterAll(() => server.stop());
 
-  it.each(['openai', 'ollama'] as const)('embeds through the %s API with normalised vectors in input order', async (api) => {
-    const embedder = await createHttpEmbedder({ url: server.url, model: 'nomic-embed-text', api, dimensions: 3 });
-    const vectors = await embedder.embed(['ab', 'abcd'], 'document');
-    expect(vectors.map((v) => Array.from(v))).toEqual([
-      Array.from(new Float32Array([2 / 3, 2 / 3, 1 / 3])),
-      Array.from(new Float32Array([4 / Math.sqrt(21), 2 / Math.sqrt(21), 1 / Math.sqrt(21)])),
-    ]);
-    expect(server.requests.at(-1)).toMatchObject({
-      path: api === 'openai' ? '/v1/embeddings' : '/api/embed',
-      body: { model: 'nomic-embed-text', input: ['ab', 'abcd'] },
-    });
-  });
+  it.each(['openai', 'ollama'] as const)(
+    'embeds through the %s API with normalised vectors in input order',
+    async (api) => {
+      const embedder = await createHttpEmbedder({
+        url: server.url,
+        model: 'nomic-embed-text',
+        api,
+        dimensions: 3,
+      });
+      const vectors = await embedder.embed(['ab', 'abcd'], 'document');
+      expect(vectors.map((v) => Array.from(v))).toEqual([
+        Array.from(new Float32Array([2 / 3, 2 / 3, 1 / 3])),
+        Array.from(new Float32Array([4 / Math.sqrt(21), 2 / Math.sqrt(21), 1 / Math.sqrt(21)])),
+      ]);
+      expect(server.requests.at(-1)).toMatchObject({
+        path: api === 'openai' ? '/v1/embeddings' : '/api/embed',
+        body: { model: 'nomic-embed-text', input: ['ab', 'abcd'] },
+      });
+    },
+  );
 
   it('sends the API key as a bearer token and accepts a base URL ending in /v1', async () => {
-    const embedder = await createHttpEmbedder({ url: `${server.url}/v1`, model: 'm', api: 'openai', apiKey: 'sk-test', dimensions: 3 });
+    const embedder = await createHttpEmbedder({
+      url: `${server.url}/v1`,
+      model: 'm',
+      api: 'openai',
+      apiKey: 'sk-test',
+      dimensions: 3,
+    });
     await embedder.embed(['x'], 'document');
     expect(server.requests.at(-1)).toMatchObject({ path: '/v1/embeddings', authorization: 'Bearer sk-test' });
   });
@@ -207,20 +238,39 @@ describe('HTTP embedder', () => {
     ]);
   });
 
-  it.each(['openai', 'ollama'] as const)('turns a %s 4xx into a ValidationError with the server message', async (api) => {
-    const embedder = await createHttpEmbedder({ url: server.url, model: 'missing-model', api, dimensions: 3 });
-    const error = await embedder.embed(['x'], 'document').catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(ValidationError);
-    expect((error as Error).message).toMatch(/missing-model/);
-  });
+  it.each(['openai', 'ollama'] as const)(
+    'turns a %s 4xx into a ValidationError with the server message',
+    async (api) => {
+      const embedder = await createHttpEmbedder({
+        url: server.url,
+        model: 'missing-model',
+        api,
+        dimensions: 3,
+      });
+      const error = await embedder.embed(['x'], 'document').catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ValidationError);
+      expect((error as Error).message).toMatch(/missing-model/);
+    },
+  );
 
   it('turns a 5xx into an UnavailableError', async () => {
-    const embedder = await createHttpEmbedder({ url: server.url, model: 'overloaded', api: 'openai', dimensions: 3 });
+    const embedder = await createHttpEmbedder({
+      url: server.url,
+      model: 'overloaded',
+      api: 'openai',
+      dimensions: 3,
+    });
     await expect(embedder.embed(['x'], 'document')).rejects.toThrow(UnavailableError);
   });
 
   it('gives up on a silent server after the timeout with an UnavailableError', async () => {
-    const embedder = await createHttpEmbedder({ url: server.url, model: 'silent', api: 'ollama', dimensions: 3, timeoutMs: 200 });
+    const embedder = await createHttpEmbedder({
+      url: server.url,
+      model: 'silent',
+      api: 'ollama',
+      dimensions: 3,
+      timeoutMs: 200,
+    });
     await expect(embedder.embed(['x'], 'document')).rejects.toThrow(UnavailableError);
   });
 
@@ -229,7 +279,9 @@ describe('HTTP embedder', () => {
     await closed.stop();
     const embedder = await createHttpEmbedder({ url: closed.url, model: 'm', api: 'ollama', dimensions: 3 });
     await expect(embedder.embed(['x'], 'document')).rejects.toThrow(UnavailableError);
-    await expect(createHttpEmbedder({ url: closed.url, model: 'm', api: 'openai' })).rejects.toThrow(UnavailableError);
+    await expect(createHttpEmbedder({ url: closed.url, model: 'm', api: 'openai' })).rejects.toThrow(
+      UnavailableError,
+    );
   });
 
   it('does not call the server for no texts', async () => {
@@ -272,7 +324,13 @@ describe('embedding cache decorator', () => {
   it('forgets the least recently used vectors beyond its capacity', async () => {
     const cache = createMemoryEmbeddingCache({ maxEntries: 2 });
     const v = new Float32Array([1]);
-    await cache.put('m', new Map([['a', v], ['b', v]]));
+    await cache.put(
+      'm',
+      new Map([
+        ['a', v],
+        ['b', v],
+      ]),
+    );
     await cache.get('m', ['a']);
     await cache.put('m', new Map([['c', v]]));
     expect([...(await cache.get('m', ['a', 'b', 'c'])).keys()].sort()).toEqual(['a', 'c']);
@@ -307,7 +365,10 @@ describe('Postgres embedding cache on PGlite', () => {
 
   it('lets the decorator skip texts embedded in an earlier run', async () => {
     const earlier = createCountingEmbedder();
-    await withEmbeddingCache(earlier.embedder, await createPostgresEmbeddingCache(db)).embed(['one', 'two'], 'document');
+    await withEmbeddingCache(earlier.embedder, await createPostgresEmbeddingCache(db)).embed(
+      ['one', 'two'],
+      'document',
+    );
     const later = createCountingEmbedder();
     const vectors = await withEmbeddingCache(later.embedder, await createPostgresEmbeddingCache(db)).embed(
       ['two', 'three', 'one'],

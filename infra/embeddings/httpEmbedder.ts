@@ -69,7 +69,10 @@ export const createHttpEmbedder = async (options: HttpEmbedderOptions): Promise<
     try {
       response = await fetch(endpoint, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}) },
+        headers: {
+          'content-type': 'application/json',
+          ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+        },
         body: JSON.stringify({ model, input }),
         signal: AbortSignal.timeout(timeoutMs),
       });
@@ -92,12 +95,17 @@ export const createHttpEmbedder = async (options: HttpEmbedderOptions): Promise<
     try {
       vectors = parseVectors(api, JSON.parse(text));
     } catch (cause) {
-      throw new UnavailableError(`Embedding server ${endpoint.origin} sent an answer that is not a list of embeddings`, {
-        cause,
-      });
+      throw new UnavailableError(
+        `Embedding server ${endpoint.origin} sent an answer that is not a list of embeddings`,
+        {
+          cause,
+        },
+      );
     }
     if (vectors.length !== input.length) {
-      throw new UnavailableError(`Embedding server returned ${vectors.length} vectors for ${input.length} texts`);
+      throw new UnavailableError(
+        `Embedding server returned ${vectors.length} vectors for ${input.length} texts`,
+      );
     }
     return vectors.map(l2Normalise);
   };
@@ -114,7 +122,9 @@ export const createHttpEmbedder = async (options: HttpEmbedderOptions): Promise<
       }
       const wrong = vectors.find((vector) => vector.length !== dimensions);
       if (wrong) {
-        throw new ValidationError(`Model '${model}' returned ${wrong.length}-d vectors, expected ${dimensions}`);
+        throw new ValidationError(
+          `Model '${model}' returned ${wrong.length}-d vectors, expected ${dimensions}`,
+        );
       }
       return vectors;
     },

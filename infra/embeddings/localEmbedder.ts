@@ -53,7 +53,8 @@ const onnxDtypeIn = (modelFolder: string): DataType => {
 export const createLocalEmbedder = async (options: LocalEmbedderOptions = {}): Promise<Embedder> => {
   const model = options.model ?? DEFAULT_LOCAL_MODEL;
   const batchSize = options.batchSize ?? 32;
-  if (!Number.isInteger(batchSize) || batchSize < 1) throw new ValidationError('batchSize must be a positive integer');
+  if (!Number.isInteger(batchSize) || batchSize < 1)
+    throw new ValidationError('batchSize must be a positive integer');
 
   let dtype = options.dtype ?? 'fp32';
   let pooling = options.pooling;

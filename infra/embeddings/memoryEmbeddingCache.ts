@@ -2,8 +2,11 @@ import { ValidationError } from '../../src/errors.js';
 import type { EmbeddingCache } from '../../src/ports/embedder.js';
 
 /** An in-process cache that forgets the least recently used vectors beyond `maxEntries`. */
-export const createMemoryEmbeddingCache = ({ maxEntries = 10_000 }: { maxEntries?: number } = {}): EmbeddingCache => {
-  if (!Number.isInteger(maxEntries) || maxEntries < 1) throw new ValidationError('maxEntries must be a positive integer');
+export const createMemoryEmbeddingCache = ({
+  maxEntries = 10_000,
+}: { maxEntries?: number } = {}): EmbeddingCache => {
+  if (!Number.isInteger(maxEntries) || maxEntries < 1)
+    throw new ValidationError('maxEntries must be a positive integer');
   // A Map iterates in insertion order: re-inserting on use keeps the least recently used first.
   const entries = new Map<string, Float32Array>();
   const keyOf = (model: string, hash: string) => `${model}\u0000${hash}`;
