@@ -1,0 +1,104 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import { z } from 'zod';
+import { AppError, describeIssues } from './errors.js';
+
+const bind = z
+  .string()
+  .regex(/^[^:\s]+:\d{1,5}$/, { message: 'expected host:port, e.g. 127.0.0.1:7331', abort: true })
+  .refine((v) => Number(v.split(':')[1]) <= 65535, 'port must be at most 65535');
+
+export const ConfigSchema = z
+  .object({
+    server: z
+      .object({
+        bind: bind.default('127.0.0.1:7331'),
+        bodyLimitBytes: z.coerce.number().int().positive().default(4 * 1024 * 1024),
+      })
+      .strict()
+      .prefault({}),
+    storage: z
+      .object({
+        /** Embedded PGlite data directory; ignored when `postgresUrl` is set. */
+        dataDir: z.string().min(1).default('./.ctx'),
+        /** A PostgreSQL server instead of the embedded database. */
+        postgresUrl: z.string().url().optional(),
+      })
+      .strict()
+      .prefault({}),
+    projections: z
+      .object({
+        batchSize: z.coerce.number().int().min(1).max(10_000).default(500),
+      })
+      .strict()
+      .prefault({}),
+    log: z
+      .object({
+        level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
+export type Config = Readonly<z.infer<typeof ConfigSchema>>;
+
+export class ConfigError extends AppError {
+  override name = 'ConfigError';
+  constructor(readonly problems: string[]) {
+    super('invalid_config', 2, `Invalid configuration:\n  ${problems.join('\n  ')}`, { problems });
+  }
+}
+
+const camel = (key: string) => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+
+const camelKeys = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(camelKeys);
+  if (value && typeof value === 'object' && !(value instanceof Date)) {
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [camel(k), camelKeys(v)]));
+  }
+  return value;
+};
+
+/** `CTX_SERVER__BIND=0.0.0.0:7331` sets `[server] bind`: a double underscore separates sections. */
+const environmentOverrides = (env: NodeJS.ProcessEnv): Record<string, Record<string, string>> => {
+  const overrides: Record<string, Record<string, string>> = {};
+  for (const [name, value] of Object.entries(env)) {
+    const match = /^CTX_([A-Z0-9]+)__([A-Z0-9_]+)$/.exec(name);
+    if (!match || value === undefined) continue;
+    const section = camel(match[1]!.toLowerCase());
+    (overrides[section] ??= {})[camel(match[2]!.toLowerCase())] = value;
+  }
+  return overrides;
+};
+
+export interface LoadConfigOptions {
+  /** A `ctx.toml` file; without one, defaults (and the environment) give the embedded mode. */
+  file?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Command-line settings, applied last. */
+  overrides?: { storage?: { dataDir?: string }; server?: { bind?: string } };
+}
+
+/** Reads, merges and validates the configuration; throws one ConfigError listing every problem. */
+export const loadConfig = ({ file, env = process.env, overrides = {} }: LoadConfigOptions = {}): Config => {
+  let fromFile: Record<string, unknown> = {};
+  if (file) {
+    try {
+      fromFile = camelKeys(parseToml(readFileSync(file, 'utf8'))) as Record<string, unknown>;
+    } catch (error) {
+      throw new ConfigError([`${path.resolve(file)}: ${(error as Error).message}`]);
+    }
+  }
+  const merged: Record<string, unknown> = { ...fromFile };
+  for (const layer of [environmentOverrides(env), overrides] as Record<string, Record<string, unknown>>[]) {
+    for (const [section, values] of Object.entries(layer)) {
+      const defined = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined));
+      merged[section] = { ...(merged[section] as Record<string, unknown> | undefined), ...defined };
+    }
+  }
+  const parsed = ConfigSchema.safeParse(merged);
+  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues));
+  return Object.freeze(parsed.data);
+};

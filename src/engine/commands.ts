@@ -1,0 +1,106 @@
+import { validateEvent, type DomainEvent, type StoredEvent } from '../domain/events.js';
+import { deterministicUuid, newId } from '../domain/ids.js';
+import type { Actor, EventMetadata } from '../domain/metadata.js';
+import type { Position } from '../domain/position.js';
+import { ConcurrencyError } from '../errors.js';
+import type { EventStore, ExpectedRevision, NewEvent } from '../ports/eventStore.js';
+
+/** Who issues a command and why; time and ids arrive here so that `decide` stays pure. */
+export interface CommandContext {
+  commandId: string;
+  correlationId: string;
+  causationId: string | null;
+  actor: Actor;
+  project: string;
+  now: string;
+}
+
+export const commandContext = (
+  actor: Actor,
+  fields: Partial<Omit<CommandContext, 'actor'>> = {},
+): CommandContext => {
+  const commandId = fields.commandId ?? newId();
+  return {
+    commandId,
+    correlationId: fields.correlationId ?? commandId,
+    causationId: fields.causationId ?? null,
+    actor,
+    project: fields.project ?? 'default',
+    now: fields.now ?? new Date().toISOString(),
+  };
+};
+
+/** An aggregate's behaviour: fold its events into state, and decide what a command changes. */
+export interface Decider<State, Command, Event extends DomainEvent> {
+  initialState(): State;
+  evolve(state: State, event: StoredEvent<Event>): State;
+  decide(command: Command, state: State, context: CommandContext): Event[];
+}
+
+export interface CommandResult<State> {
+  events: StoredEvent[];
+  state: State;
+  /** Revision of the stream after the command, or null if the stream does not exist. */
+  revision: bigint | null;
+  position: Position | null;
+}
+
+export interface HandleOptions {
+  /** Retries on a concurrency conflict, re-deciding on fresh state: only for commands that say it is safe. */
+  retries?: number;
+}
+
+export const metadataFor = (context: CommandContext, index: number): EventMetadata => ({
+  // Derived from the command id: a retried command appends the same ids, and the store answers
+  // with the original result instead of writing twice.
+  eventId: deterministicUuid(context.commandId, String(index)),
+  commandId: context.commandId,
+  correlationId: context.correlationId,
+  causationId: context.causationId,
+  actor: context.actor,
+  project: context.project,
+  occurredAt: context.now,
+});
+
+export const loadAggregate = async <State, Event extends DomainEvent>(
+  store: EventStore,
+  streamId: string,
+  decider: Pick<Decider<State, unknown, Event>, 'initialState' | 'evolve'>,
+): Promise<{ state: State; revision: bigint | null; events: StoredEvent[] }> => {
+  const events = await store.readStream(streamId);
+  const state = events.reduce((s, e) => decider.evolve(s, e as StoredEvent<Event>), decider.initialState());
+  return { state, revision: events.length ? events[events.length - 1]!.revision : null, events };
+};
+
+/** Load the stream, fold, decide, append with the loaded revision. */
+export const handleCommand = async <State, Command, Event extends DomainEvent>(
+  store: EventStore,
+  streamId: string,
+  decider: Decider<State, Command, Event>,
+  command: Command,
+  context: CommandContext,
+  { retries = 0 }: HandleOptions = {},
+): Promise<CommandResult<State>> => {
+  for (let attempt = 0; ; attempt++) {
+    const loaded = await loadAggregate(store, streamId, decider);
+    const decided = decider.decide(command, loaded.state, context);
+    if (decided.length === 0) return { events: [], state: loaded.state, revision: loaded.revision, position: null };
+    const expected: ExpectedRevision = loaded.revision ?? 'no_stream';
+    try {
+      const newEvents: NewEvent[] = decided.map((event, index) => ({
+        ...validateEvent(event),
+        metadata: metadataFor(context, index),
+      }));
+      const result = await store.append(streamId, newEvents, expected);
+      const written = await store.readStream(streamId, {
+        fromRevision: result.nextExpectedRevision - BigInt(newEvents.length) + 1n,
+        toRevision: result.nextExpectedRevision,
+      });
+      const state = written.reduce((s, e) => decider.evolve(s, e as StoredEvent<Event>), loaded.state);
+      return { events: written, state, revision: result.nextExpectedRevision, position: result.position };
+    } catch (error) {
+      if (error instanceof ConcurrencyError && attempt < retries) continue;
+      throw error;
+    }
+  }
+};

@@ -1,0 +1,48 @@
+import cors from '@fastify/cors';
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import { newId } from '../domain/ids.js';
+import { AppError } from '../errors.js';
+import type { Logger } from '../ports/logger.js';
+import { mountMcp, type McpRouteOptions } from './mcpRoutes.js';
+
+export interface AppDeps {
+  logger: Logger & FastifyServerOptions['loggerInstance'];
+  bodyLimitBytes: number;
+  createMcpServer: McpRouteOptions['createServer'];
+}
+
+/** Seed 000's error body, used by every route outside `/api/v1`. */
+const errorBody = (code: string, message: string) => ({ error: { code, message } });
+
+/** The HTTP face of the ledger; `inject()` tests it without a socket. */
+export const buildApp = async (deps: AppDeps): Promise<FastifyInstance> => {
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    bodyLimit: deps.bodyLimitBytes,
+    requestIdHeader: 'x-request-id',
+    genReqId: () => newId(),
+  });
+  await app.register(cors, { origin: true });
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+  app.setErrorHandler((error, request, reply) => {
+    if (error instanceof AppError) {
+      return reply.status(error.statusCode).send(errorBody(error.code, error.message));
+    }
+    const status = (error as { statusCode?: number }).statusCode;
+    if (status && status >= 400 && status < 500) {
+      const code = status === 413 ? 'payload_too_large' : status === 404 ? 'not_found' : 'bad_request';
+      return reply.status(status).send(errorBody(code, (error as Error).message));
+    }
+    request.log.error({ err: error, requestId: request.id }, 'unexpected error');
+    return reply.status(500).send(errorBody('internal', `Internal error (request id ${request.id})`));
+  });
+  app.setNotFoundHandler((request, reply) =>
+    reply.status(404).send(errorBody('not_found', `No route ${request.method} ${request.url}`)),
+  );
+
+  app.get('/health', async () => ({ status: 'ok' }));
+  mountMcp(app, { createServer: deps.createMcpServer, logger: deps.logger, maxRequestBodySize: deps.bodyLimitBytes });
+  return app;
+};

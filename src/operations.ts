@@ -1,0 +1,29 @@
+import type { z } from 'zod';
+import type { Actor } from './domain/metadata.js';
+
+/** Groups of operations a deployment can choose to expose over MCP. */
+export type Toolset = 'ledger' | 'search' | 'jobs' | 'annotations' | 'admin' | 'extensions';
+
+export interface OperationContext {
+  actor: Actor;
+  correlationId: string;
+}
+
+/**
+ * A command or query defined once, with its input and output schemas, and mounted by every
+ * transport: as an MCP tool, a CLI verb and an HTTP route.
+ */
+export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> {
+  name: string;
+  title: string;
+  description: string;
+  toolset: Toolset;
+  /** True for operations that append events; hidden in read-only mode. */
+  writes: boolean;
+  input: I;
+  output: O;
+  run(input: z.output<I>, context: OperationContext): Promise<z.output<O>>;
+}
+
+export const defineOperation = <I extends z.ZodObject, O extends z.ZodObject>(operation: Operation<I, O>) =>
+  operation as unknown as Operation;

@@ -1,0 +1,62 @@
+import type { EventType, StoredEvent } from '../domain/events.js';
+import type { Position } from '../domain/position.js';
+
+/**
+ * A read model kept as one JSON document per id: pure, it only says which document an event
+ * touches and how. `evolve` returning null deletes the document.
+ */
+export interface DocumentProjection<Doc = unknown> {
+  readonly name: string;
+  /** Bump when `evolve` changes meaning: a new version is rebuilt from the first event. */
+  readonly version: number;
+  readonly eventTypes: readonly EventType[];
+  documentId(event: StoredEvent): string | null;
+  evolve(doc: Doc | null, event: StoredEvent): Doc | null;
+}
+
+/** Another runner moved the checkpoint first: nothing of the batch was applied. */
+export class CheckpointMovedError extends Error {
+  override name = 'CheckpointMovedError';
+}
+
+/**
+ * Where a projection writes. `apply` writes the batch and moves the checkpoint from `from` to `to`
+ * as one unit (Postgres: one transaction; at-least-once sinks: data first, checkpoint after), and
+ * throws CheckpointMovedError, applying nothing, when the stored checkpoint is not `from`.
+ */
+export interface ProjectionSink {
+  checkpoint(): Promise<Position>;
+  apply(events: readonly StoredEvent[], from: Position, to: Position): Promise<void>;
+}
+
+export interface ShadowSink extends ProjectionSink {
+  /** Atomically replaces the live read model (and its checkpoint) with this one. */
+  promote(): Promise<void>;
+  discard(): Promise<void>;
+}
+
+/** A projection as the runner drives it: its live sink and a way to rebuild beside it. */
+export interface RunnableProjection {
+  readonly name: string;
+  readonly version: number;
+  readonly eventTypes: readonly EventType[];
+  readonly live: ProjectionSink;
+  /** The version the live read model was built with, or null when it was never built. */
+  liveVersion(): Promise<number | null>;
+  /** Opens an empty shadow copy, checkpoint at the start of `$all`. */
+  openShadow(): Promise<ShadowSink>;
+}
+
+export interface FindQuery {
+  /** Top-level fields that must equal these values. */
+  where?: Record<string, string | number | boolean>;
+  orderBy?: readonly { field: string; direction: 'asc' | 'desc' }[];
+  limit?: number;
+  offset?: number;
+}
+
+/** Reads document read models for queries. */
+export interface ReadModels {
+  get<Doc>(collection: string, id: string): Promise<Doc | null>;
+  find<Doc>(collection: string, query?: FindQuery): Promise<{ items: Doc[]; total: number }>;
+}
