@@ -20,7 +20,11 @@ const words = (
 const passage = (seed: number): string =>
   Array.from({ length: 300 }, (_, i) => words[(seed * 7919 + i * i * 31 + i) % words.length]).join(' ');
 
-const embedder = await createLocalEmbedder({ model: basename(modelFolder), modelDir: dirname(modelFolder), batchSize });
+const embedder = await createLocalEmbedder({
+  model: basename(modelFolder),
+  modelDir: dirname(modelFolder),
+  batchSize,
+});
 await embedder.embed([passage(-1)], 'document'); // loads the model
 
 const passages = Array.from({ length: passageCount }, (_, i) => passage(i));
