@@ -12,14 +12,15 @@ import {
 } from '../../src/ports/projections.js';
 import type { Database, Sql } from './database.js';
 
-const IDENTIFIER = /^[a-z][a-z0-9_]{0,40}$/;
+const COLLECTION = /^[a-z][a-z0-9_]{0,40}$/;
+const FIELD = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
 
-const identifier = (name: string): string => {
-  if (!IDENTIFIER.test(name)) throw new ValidationError(`Not a valid read model or field name: '${name}'`);
+const checked = (pattern: RegExp, name: string): string => {
+  if (!pattern.test(name)) throw new ValidationError(`Not a valid read model or field name: '${name}'`);
   return name;
 };
 
-const tableOf = (collection: string) => `rm_${identifier(collection)}`;
+const tableOf = (collection: string) => `rm_${checked(COLLECTION, collection)}`;
 const SHADOW = '__shadow';
 
 export const CHECKPOINTS_SCHEMA = `
@@ -171,7 +172,7 @@ export const postgresReadModels = (db: Sql): ReadModels => ({
     const table = tableOf(collection);
     const filter = query.where && Object.keys(query.where).length > 0 ? JSON.stringify(query.where) : null;
     const where = 'WHERE ($1::jsonb IS NULL OR doc @> $1::jsonb)';
-    const order = (query.orderBy ?? []).map((o) => `doc->'${identifier(o.field)}' ${o.direction === 'desc' ? 'DESC' : 'ASC'}`);
+    const order = (query.orderBy ?? []).map((o) => `doc->'${checked(FIELD, o.field)}' ${o.direction === 'desc' ? 'DESC' : 'ASC'}`);
     const rows = await db.query<{ doc: Doc }>(
       `SELECT doc FROM ${table} ${where} ORDER BY ${[...order, 'id'].join(', ')} LIMIT $2 OFFSET $3`,
       [filter, query.limit ?? null, query.offset ?? 0],

@@ -1,0 +1,165 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openPglite, type Database } from '../../infra/postgres/database.js';
+import { postgresDocumentProjection, postgresReadModels } from '../../infra/postgres/documentReadModels.js';
+import { createPostgresEventStore } from '../../infra/eventstore/postgresEventStore.js';
+import { streamSummaries, type StreamSummary } from '../../projections/streamSummaries.js';
+import { createProjectionRunner } from '../../src/engine/projectionRunner.js';
+import type { EventStore } from '../../src/ports/eventStore.js';
+import type { DocumentProjection } from '../../src/ports/projections.js';
+import { silentLogger } from '../../src/ports/logger.js';
+import { newEvents } from '../support/events.js';
+
+let db: Database;
+let store: EventStore;
+
+beforeAll(async () => {
+  db = await openPglite();
+  store = await createPostgresEventStore(db, { pollIntervalMs: 50 });
+});
+afterAll(async () => {
+  await store.close();
+  await db.close();
+});
+
+/** The same projection logic under another name, so each test owns its read model. */
+const summariesAs = (name: string, version = 1): DocumentProjection<StreamSummary> => ({
+  ...streamSummaries,
+  name,
+  version,
+});
+
+const fill = async (streams: number, eventsPerStream: number) => {
+  const ids: string[] = [];
+  for (let s = 0; s < streams; s++) {
+    const id = `job-${crypto.randomUUID()}`;
+    ids.push(id);
+    await store.append(id, newEvents(eventsPerStream), 'no_stream');
+  }
+  return ids;
+};
+
+const snapshot = async (name: string) =>
+  (await postgresReadModels(db).find<StreamSummary>(name, { orderBy: [{ field: 'streamId', direction: 'asc' }] }))
+    .items;
+
+describe('projection runner', () => {
+  it('replaying the same events twice gives the same read model', async () => {
+    await fill(5, 3);
+    const first = await postgresDocumentProjection(db, summariesAs('replay_a'));
+    const second = await postgresDocumentProjection(db, summariesAs('replay_b'));
+    const runner = createProjectionRunner(store, [first, second], { logger: silentLogger, batchSize: 4 });
+    await runner.start();
+    await runner.waitFor(await store.headPosition());
+    await runner.stop();
+    const a = await snapshot('replay_a');
+    expect(a.length).toBeGreaterThanOrEqual(5);
+    expect(await snapshot('replay_b')).toEqual(a);
+  });
+
+  it('follows new events live and lets a command wait for its own write', async () => {
+    const projection = await postgresDocumentProjection(db, summariesAs('live_follow'));
+    const runner = createProjectionRunner(store, [projection], { logger: silentLogger });
+    await runner.start();
+    const [stream] = await fill(1, 2);
+    const { position } = await store.append(stream!, newEvents(1), 1n);
+    await runner.waitFor(position);
+    const summary = await postgresReadModels(db).get<StreamSummary>('live_follow', stream!);
+    expect(summary).toMatchObject({ streamId: stream, events: 3, lastRevision: 2, lastPosition: position });
+    const [status] = await runner.status();
+    expect(status).toMatchObject({ name: 'live_follow', state: 'running', checkpoint: position, lagEvents: 0 });
+    await runner.stop();
+  });
+
+  it('two runners on one projection apply every event exactly once', async () => {
+    await fill(10, 2);
+    const counting: DocumentProjection<{ seen: number }> = {
+      name: 'exactly_once',
+      version: 1,
+      eventTypes: streamSummaries.eventTypes,
+      documentId: () => 'total',
+      evolve: (doc) => ({ seen: (doc?.seen ?? 0) + 1 }),
+    };
+    const runners = await Promise.all(
+      [0, 1].map(async () =>
+        createProjectionRunner(store, [await postgresDocumentProjection(db, counting)], {
+          logger: silentLogger,
+          batchSize: 3,
+        }),
+      ),
+    );
+    await Promise.all(runners.map((r) => r.start()));
+    const head = await store.headPosition();
+    await Promise.all(runners.map((r) => r.waitFor(head)));
+    await Promise.all(runners.map((r) => r.stop()));
+    const total = (await store.readAll({ maxCount: 100_000 })).length;
+    expect(await postgresReadModels(db).get('exactly_once', 'total')).toEqual({ seen: total });
+  });
+
+  it('rebuilds into a shadow copy while queries keep reading the live one, then swaps', async () => {
+    await fill(20, 2);
+    const projection = await postgresDocumentProjection(db, summariesAs('rebuilt'));
+    const runner = createProjectionRunner(store, [projection], { logger: silentLogger, batchSize: 10 });
+    await runner.start();
+    await runner.waitFor(await store.headPosition());
+    const before = await snapshot('rebuilt');
+
+    let reads = 0;
+    let readFailures = 0;
+    let rebuilding = true;
+    const reader = (async () => {
+      while (rebuilding) {
+        try {
+          const rows = await snapshot('rebuilt');
+          if (rows.length < before.length) readFailures++;
+          reads++;
+        } catch {
+          readFailures++;
+        }
+      }
+    })();
+    const progress: number[] = [];
+    const result = await runner.rebuild('rebuilt', (p) => progress.push(p.processedEvents));
+    rebuilding = false;
+    await reader;
+
+    expect(readFailures).toBe(0);
+    expect(reads).toBeGreaterThan(0);
+    expect(progress.length).toBeGreaterThan(1);
+    expect(result.processedEvents).toBe((await store.readAll({ maxCount: 100_000 })).length);
+    expect(await snapshot('rebuilt')).toEqual(before);
+    // Still following live events after the swap.
+    const [stream] = await fill(1, 1);
+    await runner.waitFor(await store.headPosition());
+    expect(await postgresReadModels(db).get('rebuilt', stream!)).toMatchObject({ events: 1 });
+    await runner.stop();
+  });
+
+  it('rebuilds by itself when the projection version changed', async () => {
+    await fill(3, 1);
+    const v1 = await postgresDocumentProjection(db, summariesAs('versioned', 1));
+    const first = createProjectionRunner(store, [v1], { logger: silentLogger });
+    await first.start();
+    await first.waitFor(await store.headPosition());
+    await first.stop();
+
+    const doubled: DocumentProjection<StreamSummary> = {
+      ...summariesAs('versioned', 2),
+      evolve: (doc, event) => {
+        const next = streamSummaries.evolve(doc, event)!;
+        return { ...next, events: (doc?.events ?? 0) + 2 };
+      },
+    };
+    const v2 = await postgresDocumentProjection(db, doubled);
+    const second = createProjectionRunner(store, [v2], { logger: silentLogger });
+    await second.start();
+    await expect.poll(async () => v2.liveVersion(), { timeout: 20_000 }).toBe(2);
+    const rows = await snapshot('versioned');
+    expect(rows.every((r) => r.events % 2 === 0)).toBe(true);
+    await second.stop();
+  });
+
+  it('says which projection it does not know', async () => {
+    const runner = createProjectionRunner(store, [], { logger: silentLogger });
+    await expect(runner.rebuild('nope')).rejects.toThrow(/No projection named 'nope'/);
+  });
+});
