@@ -1,0 +1,138 @@
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { streamId } from '../../src/domain/events.js';
+import { startServer, type RunningServer } from '../../src/main.js';
+import { ctxCommand } from '../support/cli.js';
+import { newEvent, newEvents } from '../support/events.js';
+import { openTestLedger, tempDataDir } from '../support/ledger.js';
+
+const structured = (result: unknown) => (result as { structuredContent: Record<string, unknown> }).structuredContent;
+const textOf = (result: unknown) =>
+  JSON.parse((result as { content: { type: string; text: string }[] }).content[0]!.text) as Record<string, unknown>;
+
+describe('MCP over Streamable HTTP', () => {
+  let server: RunningServer;
+  let client: Client;
+  const jobStream = streamId('job', crypto.randomUUID());
+
+  beforeAll(async () => {
+    const ledger = await openTestLedger();
+    await ledger.store.append(jobStream, newEvents(3, { project: 'alpha' }), 'no_stream');
+    await ledger.store.append(
+      streamId('connector', crypto.randomUUID()),
+      [
+        newEvent({
+          type: 'ConnectorRemoved',
+          schemaVersion: 1,
+          data: { connectorId: crypto.randomUUID() },
+        }),
+      ],
+      'no_stream',
+    );
+    server = await startServer(ledger);
+    client = new Client({ name: 'e2e', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
+  });
+  afterAll(async () => {
+    await client.close();
+    await server.close();
+  });
+
+  it('lists ledger.history with its input and output schemas', async () => {
+    const { tools } = await client.listTools();
+    const history = tools.find((t) => t.name === 'ledger.history');
+    expect(history?.inputSchema.properties).toHaveProperty('stream');
+    expect(history?.outputSchema?.properties).toHaveProperty('events');
+  });
+
+  it('returns the events of a stream in order, as structured content and as text', async () => {
+    const result = await client.callTool({ name: 'ledger.history', arguments: { stream: jobStream } });
+    const page = structured(result) as { events: { revision: number; type: string; streamId: string }[] };
+    expect(page.events.map((e) => e.revision)).toEqual([0, 1, 2]);
+    expect(page.events.every((e) => e.streamId === jobStream && e.type === 'IndexingJobStarted')).toBe(true);
+    expect(textOf(result)).toEqual(page);
+  });
+
+  it('pages through $all filtered by type with a cursor', async () => {
+    const first = structured(
+      await client.callTool({ name: 'ledger.history', arguments: { types: ['IndexingJobStarted'], limit: 2 } }),
+    ) as { events: unknown[]; nextCursor: string | null };
+    expect(first.events).toHaveLength(2);
+    expect(first.nextCursor).not.toBeNull();
+    const second = structured(
+      await client.callTool({
+        name: 'ledger.history',
+        arguments: { types: ['IndexingJobStarted'], limit: 2, cursor: first.nextCursor },
+      }),
+    ) as { events: unknown[]; nextCursor: string | null };
+    expect(second.events).toHaveLength(1);
+    expect(second.nextCursor).toBeNull();
+  });
+
+  it('answers an unknown stream with an empty history, not an error', async () => {
+    const result = await client.callTool({ name: 'ledger.history', arguments: { stream: 'job-unknown' } });
+    expect(result.isError).toBeFalsy();
+    expect(structured(result)).toEqual({ events: [], nextCursor: null });
+  });
+
+  it('reports bad input as an error result', async () => {
+    const result = await client.callTool({ name: 'ledger.history', arguments: { stream: 'job-x', cursor: 'abc' } });
+    expect(result.isError).toBe(true);
+    expect(JSON.stringify(result.content)).toMatch(/cursor/);
+  });
+
+  it('answers MCP at the base URL too', async () => {
+    const rootClient = new Client({ name: 'root', version: '1.0.0' });
+    await rootClient.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+    expect((await rootClient.listTools()).tools.map((t) => t.name)).toContain('ledger.history');
+    await rootClient.close();
+  });
+
+  it('serves /health', async () => {
+    const response = await fetch(`${server.url}/health`);
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: 'ok' });
+  });
+});
+
+describe('MCP over stdio', () => {
+  it('lists tools and calls ledger.history through `ctx mcp`', async () => {
+    const { command, args, cwd } = ctxCommand(['mcp', '--data-dir', tempDataDir()]);
+    const transport = new StdioClientTransport({ command, args, cwd, stderr: 'pipe' });
+    const client = new Client({ name: 'stdio-e2e', version: '1.0.0' });
+    await client.connect(transport);
+    try {
+      expect((await client.listTools()).tools.map((t) => t.name)).toContain('ledger.history');
+      const result = await client.callTool({ name: 'ledger.history', arguments: {} });
+      expect(structured(result)).toEqual({ events: [], nextCursor: null });
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('MCP over HTTP, 2025 protocol era', () => {
+  it('answers a classic initialize handshake and tools/list without a session', async () => {
+    const ledger = await openTestLedger();
+    const server = await startServer(ledger);
+    try {
+      const post = (body: object) =>
+        fetch(`${server.url}/mcp`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          body: JSON.stringify(body),
+        }).then((r) => r.text());
+      const init = await post({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'legacy', version: '1' } },
+      });
+      expect(init).toContain('"protocolVersion":"2025-06-18"');
+      expect(await post({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} })).toContain('ledger.history');
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -1,0 +1,15 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { loadConfig } from '../../src/config.js';
+import { openLedger, type Ledger } from '../../src/main.js';
+
+export const tempDataDir = (prefix = 'ctx-test-') => mkdtempSync(path.join(tmpdir(), prefix));
+
+/** A real ledger on a fresh embedded data directory, bound to an ephemeral loopback port. */
+export const openTestLedger = (env: NodeJS.ProcessEnv = {}): Promise<Ledger> =>
+  openLedger(
+    loadConfig({ env, overrides: { storage: { dataDir: tempDataDir() }, server: { bind: '127.0.0.1:0' } } }),
+    { logger: pino({ level: 'silent' }) },
+  );
