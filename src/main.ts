@@ -3,63 +3,82 @@ import { pino, type Logger as PinoLogger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { connectPostgres, openPglite, type Database } from '../infra/postgres/database.js';
 import { lockDataDir } from '../infra/postgres/dataDirLock.js';
-import { postgresDocumentProjection, postgresReadModels } from '../infra/postgres/documentReadModels.js';
+import { postgresReadModels } from '../infra/postgres/documentReadModels.js';
 import { createPostgresEventStore } from '../infra/eventstore/postgresEventStore.js';
-import { streamSummaries } from '../projections/streamSummaries.js';
-import { readHistoryOperation } from '../queries/readHistory.js';
 import type { Config } from './config.js';
 import { createProjectionRunner, type ProjectionRunner } from './engine/projectionRunner.js';
+import { NotFoundError } from './errors.js';
 import { buildApp } from './http/app.js';
 import { createMcpServerFactory } from './mcp/server.js';
-import type { Operation } from './operations.js';
-import type { EventStore } from './ports/eventStore.js';
-import type { ReadModels } from './ports/projections.js';
+import type { LedgerHandle, LedgerModule, ModuleContext, ModuleParts } from './module.js';
+import { MODULES } from './modules/index.js';
 
 export const PRODUCT = { name: 'context-ledger', version: '0.1.0' } as const;
 
 /** Everything a transport needs, built once from validated config. */
-export interface Ledger {
-  config: Config;
-  logger: PinoLogger;
-  db: Database;
-  store: EventStore;
-  readModels: ReadModels;
+export interface Ledger extends LedgerHandle {
   projections: ProjectionRunner;
-  operations: readonly Operation[];
+  parts: readonly ModuleParts[];
   createMcpServer: ReturnType<typeof createMcpServerFactory>;
+  /** Starts projections and every module's background work. */
+  start(): Promise<void>;
   close(): Promise<void>;
 }
 
 export interface OpenLedgerOptions {
   logger?: PinoLogger;
+  modules?: readonly LedgerModule[];
 }
 
-/** The composition root: opens the stores, wires projections and operations. */
+const openDatabase = async (config: Config): Promise<Database> =>
+  config.storage.postgresUrl
+    ? connectPostgres(config.storage.postgresUrl)
+    : openPglite(path.join(config.storage.dataDir, 'pgdata'));
+
+/** The composition root: opens the stores, then lets every module wire itself in. */
 export const openLedger = async (config: Config, options: OpenLedgerOptions = {}): Promise<Ledger> => {
   const logger = options.logger ?? pino({ level: config.log.level });
   const lock = config.storage.postgresUrl ? null : lockDataDir(config.storage.dataDir);
   let db: Database | undefined;
+  const parts: ModuleParts[] = [];
   try {
-    db = config.storage.postgresUrl
-      ? connectPostgres(config.storage.postgresUrl)
-      : await openPglite(path.join(config.storage.dataDir, 'pgdata'));
+    db = await openDatabase(config);
     const store = await createPostgresEventStore(db);
-    const projections = createProjectionRunner(store, [await postgresDocumentProjection(db, streamSummaries)], {
-      batchSize: config.projections.batchSize,
-      logger,
-    });
-    const operations = [readHistoryOperation(store)];
-    const database = db;
-    return {
+    let runner: ProjectionRunner | undefined;
+    const context: ModuleContext = {
       config,
       logger,
       db,
       store,
       readModels: postgresReadModels(db),
+      waitForProjections: (position, timeoutMs) => runner!.waitFor(position, { timeoutMs }),
+    };
+    for (const module of options.modules ?? MODULES) parts.push(await module.setup(context));
+    runner = createProjectionRunner(
+      store,
+      parts.flatMap((p) => p.projections ?? []),
+      { batchSize: config.projections.batchSize, logger },
+    );
+    const projections = runner;
+    const operations = parts.flatMap((p) => p.operations ?? []);
+    const database = db;
+    return {
+      ...context,
       projections,
       operations,
+      parts,
+      operation: (name) => {
+        const found = operations.find((o) => o.name === name);
+        if (!found) throw new NotFoundError(`No operation named '${name}'`);
+        return found;
+      },
       createMcpServer: createMcpServerFactory({ ...PRODUCT, operations, logger }),
+      start: async () => {
+        await projections.start();
+        for (const part of parts) await part.start?.();
+      },
       close: async () => {
+        for (const part of [...parts].reverse()) await part.close?.();
         await projections.stop();
         await store.close();
         await database.close();
@@ -67,6 +86,7 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
       },
     };
   } catch (error) {
+    for (const part of parts) await part.close?.().catch(() => undefined);
     await db?.close().catch(() => undefined);
     lock?.release();
     throw error;
@@ -76,7 +96,7 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
 export interface RunningServer {
   app: FastifyInstance;
   url: string;
-  /** Drains HTTP, stops the projection runners, closes the database. */
+  /** Drains HTTP, stops background work and projections, closes the database. */
   close(): Promise<void>;
 }
 
@@ -86,7 +106,8 @@ export const startServer = async (ledger: Ledger): Promise<RunningServer> => {
     bodyLimitBytes: ledger.config.server.bodyLimitBytes,
     createMcpServer: ledger.createMcpServer,
   });
-  await ledger.projections.start();
+  for (const part of ledger.parts) await part.routes?.(app);
+  await ledger.start();
   const [host, port] = ledger.config.server.bind.split(':') as [string, string];
   await app.listen({ host, port: Number(port) });
   const address = app.server.address();

@@ -1,0 +1,48 @@
+import type { Command } from 'commander';
+import type { FastifyInstance } from 'fastify';
+import type { Logger as PinoLogger } from 'pino';
+import type { Database } from '../infra/postgres/database.js';
+import type { Config } from './config.js';
+import type { ProjectionRunner } from './engine/projectionRunner.js';
+import type { Position } from './domain/position.js';
+import type { Operation } from './operations.js';
+import type { EventStore } from './ports/eventStore.js';
+import type { ReadModels, RunnableProjection } from './ports/projections.js';
+
+/** What a module can use while it wires itself in. */
+export interface ModuleContext {
+  config: Config;
+  logger: PinoLogger;
+  db: Database;
+  store: EventStore;
+  readModels: ReadModels;
+  /** Resolves once every projection has applied the event at `position` (read-your-writes). */
+  waitForProjections(position: Position, timeoutMs?: number): Promise<void>;
+}
+
+export interface ModuleParts {
+  projections?: RunnableProjection[];
+  operations?: Operation[];
+  /** Routes beyond the generic ones, for surfaces with their own shapes. */
+  routes?(app: FastifyInstance): void | Promise<void>;
+  /** Background work that runs while the server does (e.g. a process manager). */
+  start?(): Promise<void>;
+  close?(): Promise<void>;
+}
+
+/** Runs a one-shot CLI command against an opened ledger. */
+export type WithLedger = <T>(command: Command, work: (ledger: LedgerHandle) => Promise<T>) => Promise<T>;
+
+/** The slice of an opened ledger a CLI command sees. */
+export interface LedgerHandle extends ModuleContext {
+  projections: ProjectionRunner;
+  operations: readonly Operation[];
+  operation(name: string): Operation;
+}
+
+/** A feature of the ledger: its read models, operations, routes and CLI verbs, wired in one place. */
+export interface LedgerModule {
+  name: string;
+  setup(context: ModuleContext): Promise<ModuleParts>;
+  cli?(program: Command, withLedger: WithLedger): void;
+}

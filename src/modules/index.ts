@@ -1,0 +1,5 @@
+import type { LedgerModule } from '../module.js';
+import { ledgerModule } from './ledgerModule.js';
+
+/** Every feature of the product, in the order they are wired. */
+export const MODULES: readonly LedgerModule[] = [ledgerModule];

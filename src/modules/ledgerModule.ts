@@ -1,0 +1,65 @@
+import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
+import { streamSummaries } from '../../projections/streamSummaries.js';
+import { readHistory, readHistoryOperation } from '../../queries/readHistory.js';
+import { formatHistory, formatProjectionStatus } from '../cli/format.js';
+import { print } from '../cli/output.js';
+import type { LedgerModule } from '../module.js';
+
+/** The event ledger itself: history of any stream, and the projections that serve it. */
+export const ledgerModule: LedgerModule = {
+  name: 'ledger',
+  setup: async ({ db, store }) => ({
+    projections: [await postgresDocumentProjection(db, streamSummaries)],
+    operations: [readHistoryOperation(store)],
+  }),
+  cli(program, withLedger) {
+    program
+      .command('history')
+      .description('list the events of a stream, or of all streams')
+      .argument('[stream]', 'a stream id such as job-<uuid>; all streams when omitted')
+      .option('--type <type...>', 'only these event types')
+      .option('--since <iso>', 'only events recorded at or after this time')
+      .option('--until <iso>', 'only events recorded at or before this time')
+      .option('--limit <n>', 'events per page', (v) => Number(v), 50)
+      .option('--cursor <cursor>', 'continue from a previous page')
+      .option('--backwards', 'newest first')
+      .option('--json', 'print JSON')
+      .action(async (stream: string | undefined, options: Record<string, unknown>, command) => {
+        const page = await withLedger(command, (ledger) =>
+          readHistory(ledger.store, {
+            stream,
+            types: options.type as never,
+            since: options.since as string | undefined,
+            until: options.until as string | undefined,
+            limit: options.limit as number,
+            cursor: options.cursor as string | undefined,
+            direction: options.backwards ? 'backwards' : 'forwards',
+          }),
+        );
+        print(options.json ? JSON.stringify(page, null, 2) : formatHistory(page));
+      });
+
+    const projections = program.command('projections').description('inspect and rebuild read models');
+    projections
+      .command('status')
+      .description('checkpoint, lag and throughput of every projection')
+      .option('--json', 'print JSON')
+      .action(async (options: { json?: boolean }, command) => {
+        const status = await withLedger(command, (ledger) => ledger.projections.status());
+        print(options.json ? JSON.stringify(status, null, 2) : formatProjectionStatus(status));
+      });
+    projections
+      .command('rebuild')
+      .description('rebuild a projection from the first event into a shadow copy, then swap it in')
+      .argument('<name>', 'projection name (see `ctx projections status`)')
+      .action(async (name: string, _options: object, command) => {
+        const result = await withLedger(command, (ledger) =>
+          ledger.projections.rebuild(name, (p) =>
+            process.stderr.write(`\rrebuilding ${name}: ${p.processedEvents} events`),
+          ),
+        );
+        process.stderr.write('\n');
+        print(`rebuilt ${name} from ${result.processedEvents} events`);
+      });
+  },
+};
