@@ -3,6 +3,7 @@ import { deterministicUuid, newId } from '../domain/ids.js';
 import type { Actor, EventMetadata } from '../domain/metadata.js';
 import type { Position } from '../domain/position.js';
 import { ConcurrencyError } from '../errors.js';
+import { loadAggregateAsOf } from './asOf.js';
 import type { EventStore, ExpectedRevision, NewEvent } from '../ports/eventStore.js';
 
 /** Who issues a command and why; time and ids arrive here so that `decide` stays pure. */
@@ -62,16 +63,6 @@ export const metadataFor = (context: CommandContext, index: number): EventMetada
   occurredAt: context.now,
 });
 
-export const loadAggregate = async <State, Event extends DomainEvent>(
-  store: EventStore,
-  streamId: string,
-  decider: Pick<Decider<State, unknown, Event>, 'initialState' | 'evolve'>,
-): Promise<{ state: State; revision: bigint | null; events: StoredEvent[] }> => {
-  const events = await store.readStream(streamId);
-  const state = events.reduce((s, e) => decider.evolve(s, e as StoredEvent<Event>), decider.initialState());
-  return { state, revision: events.length ? events[events.length - 1]!.revision : null, events };
-};
-
 /** Load the stream, fold, decide, append with the loaded revision. */
 export const handleCommand = async <State, Command, Event extends DomainEvent>(
   store: EventStore,
@@ -82,7 +73,7 @@ export const handleCommand = async <State, Command, Event extends DomainEvent>(
   { retries = 0 }: HandleOptions = {},
 ): Promise<CommandResult<State>> => {
   for (let attempt = 0; ; attempt++) {
-    const loaded = await loadAggregate(store, streamId, decider);
+    const loaded = await loadAggregateAsOf(store, streamId, decider);
     const decided = decider.decide(command, loaded.state, context);
     if (decided.length === 0) return { events: [], state: loaded.state, revision: loaded.revision, position: null };
     const expected: ExpectedRevision = loaded.revision ?? 'no_stream';
