@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
+import { DEFAULT_VOCABULARY } from './domain/annotations.js';
 import { AppError, describeIssues } from './errors.js';
 
 const bind = z
@@ -30,6 +31,15 @@ export const ConfigSchema = z
     projections: z
       .object({
         batchSize: z.coerce.number().int().min(1).max(10_000).default(500),
+      })
+      .strict()
+      .prefault({}),
+    /** The vocabulary annotators may use; seed 003's when not set. */
+    annotations: z
+      .object({
+        categories: z.array(z.string().min(1)).min(1).default([...DEFAULT_VOCABULARY.categories]),
+        labels: z.array(z.string().min(1)).min(1).default([...DEFAULT_VOCABULARY.labels]),
+        subtypes: z.array(z.string().min(1)).min(1).default([...DEFAULT_VOCABULARY.subtypes]),
       })
       .strict()
       .prefault({}),

@@ -23,6 +23,12 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodO
   input: I;
   output: O;
   run(input: z.output<I>, context: OperationContext): Promise<z.output<O>>;
+  /**
+   * For MCP tools whose specification fixes its own error objects: maps an error to the object
+   * sent as the error result's text, or undefined for the generic mapping. An operation with this
+   * hook validates its own input (in `run`), so that bad input is answered in its shape too.
+   */
+  mcpError?: (error: unknown, correlationId: string) => Record<string, unknown> | undefined;
 }
 
 export const defineOperation = <I extends z.ZodObject, O extends z.ZodObject>(operation: Operation<I, O>) =>

@@ -31,8 +31,10 @@ const asParams = (params?: readonly unknown[]): unknown[] | undefined =>
 /** Opens PGlite, in memory when `dataDir` is undefined, with pgvector and pg_textsearch loaded. */
 export const openPglite = async (dataDir?: string): Promise<Database> => {
   const db = await PGlite.create(dataDir, { extensions: { vector, pg_textsearch } });
-  const run = (runner: Pick<PGlite, 'query'>) => ({
+  // Without parameters, the simple protocol does in one exchange what the extended one does in five.
+  const run = (runner: Pick<PGlite, 'query' | 'exec'>) => ({
     async query<R>(text: string, params?: readonly unknown[]): Promise<R[]> {
+      if (!params?.length) return ((await runner.exec(text)).at(-1)?.rows ?? []) as R[];
       return (await runner.query<R>(text, asParams(params))).rows;
     },
   });

@@ -1,15 +1,14 @@
-import { START, type Position } from '../../src/domain/position.js';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { ValidationError } from '../../src/errors.js';
-import {
-  CheckpointMovedError,
-  type DocumentProjection,
-  type FindQuery,
-  type ProjectionSink,
-  type ReadModels,
-  type RunnableProjection,
-  type ShadowSink,
+import type {
+  DocumentProjection,
+  FindQuery,
+  ProjectionSink,
+  ReadModels,
+  RunnableProjection,
+  ShadowSink,
 } from '../../src/ports/projections.js';
+import { projectionCheckpoints } from './checkpoints.js';
 import type { Database, Sql } from './database.js';
 
 const COLLECTION = /^[a-z][a-z0-9_]{0,40}$/;
@@ -23,43 +22,9 @@ const checked = (pattern: RegExp, name: string): string => {
 const tableOf = (collection: string) => `rm_${checked(COLLECTION, collection)}`;
 const SHADOW = '__shadow';
 
-export const CHECKPOINTS_SCHEMA = `
-CREATE TABLE IF NOT EXISTS projection_checkpoints (
-  name text NOT NULL,
-  slot text NOT NULL CHECK (slot IN ('live', 'shadow')),
-  version integer NOT NULL,
-  position text NOT NULL,
-  updated_at timestamptz NOT NULL DEFAULT now(),
-  PRIMARY KEY (name, slot)
-);`;
-
 const createTable = (table: string) => `
 CREATE TABLE IF NOT EXISTS ${table} (id text PRIMARY KEY, doc jsonb NOT NULL);
 CREATE INDEX IF NOT EXISTS ${table}_doc ON ${table} USING gin (doc jsonb_path_ops);`;
-
-/** Moves a checkpoint by compare-and-set, so two runners never both apply one batch. */
-export const advanceCheckpoint = async (
-  tx: Sql,
-  name: string,
-  slot: 'live' | 'shadow',
-  from: Position,
-  to: Position,
-): Promise<void> => {
-  const moved = await tx.query(
-    `UPDATE projection_checkpoints SET position = $4, updated_at = now()
-     WHERE name = $1 AND slot = $2 AND position = $3 RETURNING 1`,
-    [name, slot, from, to],
-  );
-  if (moved.length === 0) throw new CheckpointMovedError(`Checkpoint of '${name}' (${slot}) is no longer ${from}`);
-};
-
-export const readCheckpoint = async (db: Sql, name: string, slot: 'live' | 'shadow'): Promise<Position> => {
-  const [row] = await db.query<{ position: Position }>(
-    'SELECT position FROM projection_checkpoints WHERE name = $1 AND slot = $2',
-    [name, slot],
-  );
-  return row?.position ?? START;
-};
 
 /** Applies a batch to a document table: loads every touched document once, writes each once. */
 const applyToTable = async <Doc>(
@@ -100,18 +65,15 @@ export const postgresDocumentProjection = async <Doc>(
   const { name, version } = projection;
   const live = tableOf(name);
   const shadow = `${live}${SHADOW}`;
-  await db.exec(CHECKPOINTS_SCHEMA + createTable(live));
-  await db.query(
-    `INSERT INTO projection_checkpoints (name, slot, version, position) VALUES ($1, 'live', $2, $3)
-     ON CONFLICT DO NOTHING`,
-    [name, version, START],
-  );
+  const checkpoints = projectionCheckpoints(db, name, version);
+  await checkpoints.register();
+  await db.exec(createTable(live));
 
   const sink = (table: string, slot: 'live' | 'shadow'): ProjectionSink => ({
-    checkpoint: () => readCheckpoint(db, name, slot),
+    checkpoint: () => checkpoints.read(slot),
     apply: (events, from, to) =>
       db.transaction(async (tx) => {
-        await advanceCheckpoint(tx, name, slot, from, to);
+        await checkpoints.advance(tx, slot, from, to);
         await applyToTable(tx, table, projection, events);
       }),
   });
@@ -121,22 +83,12 @@ export const postgresDocumentProjection = async <Doc>(
     version,
     eventTypes: projection.eventTypes,
     live: sink(live, 'live'),
-    liveVersion: async () => {
-      const [row] = await db.query<{ version: number }>(
-        `SELECT version FROM projection_checkpoints WHERE name = $1 AND slot = 'live'`,
-        [name],
-      );
-      return row?.version ?? null;
-    },
+    liveVersion: () => checkpoints.liveVersion(),
     openShadow: async (): Promise<ShadowSink> => {
       await db.transaction(async (tx) => {
         await tx.query(`DROP TABLE IF EXISTS ${shadow}`);
         await tx.query(`CREATE TABLE ${shadow} (id text PRIMARY KEY, doc jsonb NOT NULL)`);
-        await tx.query(
-          `INSERT INTO projection_checkpoints (name, slot, version, position) VALUES ($1, 'shadow', $2, $3)
-           ON CONFLICT (name, slot) DO UPDATE SET version = excluded.version, position = excluded.position`,
-          [name, version, START],
-        );
+        await checkpoints.resetShadow(tx);
       });
       return {
         ...sink(shadow, 'shadow'),
@@ -144,19 +96,15 @@ export const postgresDocumentProjection = async <Doc>(
           db.transaction(async (tx) => {
             await tx.query(`DROP TABLE ${live}`);
             await tx.query(`ALTER TABLE ${shadow} RENAME TO ${live}`);
+            await tx.query(`ALTER INDEX ${shadow}_pkey RENAME TO ${live}_pkey`);
             await tx.query(`CREATE INDEX IF NOT EXISTS ${live}_doc ON ${live} USING gin (doc jsonb_path_ops)`);
-            await tx.query(
-              `UPDATE projection_checkpoints AS l SET version = s.version, position = s.position, updated_at = now()
-               FROM projection_checkpoints AS s
-               WHERE l.name = $1 AND l.slot = 'live' AND s.name = $1 AND s.slot = 'shadow'`,
-              [name],
-            );
-            await tx.query(`DELETE FROM projection_checkpoints WHERE name = $1 AND slot = 'shadow'`, [name]);
+            await checkpoints.promoteShadow(tx);
           }),
-        discard: async () => {
-          await db.exec(`DROP TABLE IF EXISTS ${shadow}`);
-          await db.query(`DELETE FROM projection_checkpoints WHERE name = $1 AND slot = 'shadow'`, [name]);
-        },
+        discard: () =>
+          db.transaction(async (tx) => {
+            await tx.query(`DROP TABLE IF EXISTS ${shadow}`);
+            await checkpoints.dropShadow(tx);
+          }),
       };
     },
   };

@@ -1,23 +1,71 @@
 import { z } from 'zod';
+import { IllegalStateError, NotFoundError, ValidationError } from '../errors.js';
+import type { StoredEvent } from './events.js';
 
 export const RelationTypeSchema = z.enum(['dependencies', 'footnotes', 'references']);
+export type RelationType = z.infer<typeof RelationTypeSchema>;
+
+/**
+ * The words annotators may use. Events store plain strings, so a deployment can change its
+ * vocabulary (`[annotations]` in ctx.toml) without invalidating what was written before.
+ */
+export interface AnnotationVocabulary {
+  categories: readonly string[];
+  labels: readonly string[];
+  subtypes: readonly string[];
+}
+
+export const DEFAULT_VOCABULARY: AnnotationVocabulary = {
+  categories: ['fee_schedule', 'footnotes'],
+  labels: ['Fee Schedule', 'Footnotes'],
+  subtypes: [
+    'participant_fee',
+    'legal_regulatory_fee',
+    'port_fees_and_other_services',
+    'market_data_fees',
+    'fees_and_rebates',
+    'reference',
+  ],
+};
 
 export const SessionChunkSchema = z.object({
   chunkId: z.string().min(1),
   position: z.number().int().nonnegative(),
   text: z.string(),
 });
+export type SessionChunk = z.infer<typeof SessionChunkSchema>;
 
 /** The annotatable fields; a `ChunkAnnotated` event carries only the ones that changed. */
 export const AnnotationFieldsSchema = z.object({
   categories: z.array(z.string()),
   labels: z.array(z.string()),
-  subtypes: z.array(z.string()),
+  /** Subtype per category, e.g. `{ fee_schedule: 'participant_fee' }`. */
+  subtypes: z.record(z.string(), z.string()),
   keywords: z.array(z.string()),
   tags: z.array(z.string()),
   notes: z.string(),
   summary: z.string(),
 });
+export type AnnotationFields = z.infer<typeof AnnotationFieldsSchema>;
+export type AnnotationField = keyof AnnotationFields;
+export const ANNOTATION_FIELDS = Object.keys(AnnotationFieldsSchema.shape) as AnnotationField[];
+
+export const emptyAnnotation = (): AnnotationFields => ({
+  categories: [],
+  labels: [],
+  subtypes: {},
+  keywords: [],
+  tags: [],
+  notes: '',
+  summary: '',
+});
+
+export const SessionSourceSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('chunks') }),
+  z.object({ kind: z.literal('documents'), documentIds: z.array(z.string()).min(1) }),
+  z.object({ kind: z.literal('query'), query: z.string().min(1), limit: z.number().int().positive() }),
+]);
+export type SessionSource = z.infer<typeof SessionSourceSchema>;
 
 export const AnnotationSessionStartedSchema = z.object({
   type: z.literal('AnnotationSessionStarted'),
@@ -25,6 +73,17 @@ export const AnnotationSessionStartedSchema = z.object({
   data: z.object({
     sessionId: z.uuid(),
     name: z.string().nullable(),
+    source: SessionSourceSchema,
+    /** Chunks follow in `SessionChunksAdded` events; the session is open once all have arrived. */
+    chunkCount: z.number().int().positive(),
+  }),
+});
+
+export const SessionChunksAddedSchema = z.object({
+  type: z.literal('SessionChunksAdded'),
+  schemaVersion: z.literal(1),
+  data: z.object({
+    sessionId: z.uuid(),
     chunks: z.array(SessionChunkSchema).min(1),
   }),
 });
@@ -35,6 +94,7 @@ export const ChunkAnnotatedSchema = z.object({
   data: z.object({
     sessionId: z.uuid(),
     chunkId: z.string().min(1),
+    /** Only the fields that changed; empty when a pending chunk is marked annotated as it is. */
     changes: AnnotationFieldsSchema.partial(),
   }),
 });
@@ -44,14 +104,144 @@ export const RelationAddedSchema = z.object({
   schemaVersion: z.literal(1),
   data: z.object({
     sessionId: z.uuid(),
-    fromChunkId: z.string().min(1),
-    toChunkId: z.string().min(1),
+    sourceChunkId: z.string().min(1),
+    targetChunkId: z.string().min(1),
     relationType: RelationTypeSchema,
   }),
 });
 
 export const AnnotationEventSchemas = [
   AnnotationSessionStartedSchema,
+  SessionChunksAddedSchema,
   ChunkAnnotatedSchema,
   RelationAddedSchema,
 ] as const;
+
+export type AnnotationEvent =
+  | z.infer<typeof AnnotationSessionStartedSchema>
+  | z.infer<typeof SessionChunksAddedSchema>
+  | z.infer<typeof ChunkAnnotatedSchema>
+  | z.infer<typeof RelationAddedSchema>;
+
+export const ANNOTATION_EVENT_TYPES = AnnotationEventSchemas.map((s) => s.shape.type.value);
+
+export const annotationStream = (sessionId: string): string => `annotation-${sessionId}`;
+
+/** One chunk of a session as the command side sees it. */
+export interface ChunkState {
+  chunkId: string;
+  position: number;
+  text: string;
+  annotated: boolean;
+  fields: AnnotationFields;
+  /** Targets per relation type, in the order they were added. */
+  relations: Partial<Record<RelationType, string[]>>;
+}
+
+export interface SessionState {
+  sessionId: string | null;
+  name: string | null;
+  expectedChunks: number;
+  chunks: Map<string, ChunkState>;
+}
+
+export const initialSessionState = (): SessionState => ({
+  sessionId: null,
+  name: null,
+  expectedChunks: 0,
+  chunks: new Map(),
+});
+
+/**
+ * Folds one event into the state, updating it in place: a session holds up to tens of thousands
+ * of chunks, and copying them for every event would make folding a long stream quadratic. Every
+ * fold starts from a fresh `initialSessionState()`, so nothing else sees the mutation.
+ */
+export const evolveSession = (state: SessionState, event: StoredEvent<AnnotationEvent> | AnnotationEvent): SessionState => {
+  switch (event.type) {
+    case 'AnnotationSessionStarted':
+      state.sessionId = event.data.sessionId;
+      state.name = event.data.name;
+      state.expectedChunks = event.data.chunkCount;
+      return state;
+    case 'SessionChunksAdded':
+      for (const chunk of event.data.chunks) {
+        state.chunks.set(chunk.chunkId, { ...chunk, annotated: false, fields: emptyAnnotation(), relations: {} });
+      }
+      return state;
+    case 'ChunkAnnotated': {
+      const chunk = state.chunks.get(event.data.chunkId);
+      if (chunk) {
+        chunk.annotated = true;
+        chunk.fields = { ...chunk.fields, ...event.data.changes };
+      }
+      return state;
+    }
+    case 'RelationAdded': {
+      const chunk = state.chunks.get(event.data.sourceChunkId);
+      if (chunk) {
+        const targets = chunk.relations[event.data.relationType] ?? [];
+        if (!targets.includes(event.data.targetChunkId)) {
+          chunk.relations = { ...chunk.relations, [event.data.relationType]: [...targets, event.data.targetChunkId] };
+        }
+      }
+      return state;
+    }
+    default: {
+      const unknown: never = event;
+      return unknown;
+    }
+  }
+};
+
+/** Errors with the names seed 003's clients match on (`type` in its error objects). */
+export class SessionNotFoundError extends NotFoundError {
+  override name = 'SessionNotFound';
+  constructor(sessionId: string) {
+    super(`Session '${sessionId}' not found`, { sessionId });
+  }
+}
+
+export class ChunkNotFoundError extends NotFoundError {
+  override name = 'ChunkNotFound';
+  constructor(sessionId: string, chunkId: string) {
+    super(`Chunk '${chunkId}' not found in session '${sessionId}'`, { sessionId, chunkId });
+  }
+}
+
+export interface IssueDetail {
+  path: (string | number)[];
+  message: string;
+  code?: string;
+}
+
+export class InvalidConfigError extends ValidationError {
+  override name = 'InvalidConfig';
+  constructor(issues: IssueDetail[]) {
+    super('Config validation failed', { issues });
+  }
+}
+
+export class SessionIncompleteError extends IllegalStateError {
+  override name = 'SessionIncomplete';
+  constructor(sessionId: string, received: number, expected: number) {
+    super(`Session '${sessionId}' has ${received} of its ${expected} chunks: it was never completely created`, {
+      sessionId,
+    });
+  }
+}
+
+/** The session, or SessionNotFound; also refuses one whose chunks never all arrived. */
+export const requireOpenSession = (state: SessionState, sessionId: string): SessionState => {
+  if (state.sessionId === null) throw new SessionNotFoundError(sessionId);
+  if (state.chunks.size < state.expectedChunks) {
+    throw new SessionIncompleteError(sessionId, state.chunks.size, state.expectedChunks);
+  }
+  return state;
+};
+
+export const requireChunk = (state: SessionState, sessionId: string, chunkId: string): ChunkState => {
+  const chunk = state.chunks.get(chunkId);
+  if (!chunk) throw new ChunkNotFoundError(sessionId, chunkId);
+  return chunk;
+};

@@ -1,5 +1,9 @@
 import { z } from 'zod';
+import type { StoredEvent } from './events.js';
 
+const SHA256 = z.string().regex(/^[a-f0-9]{64}$/);
+
+/** A chunk as a chunker produces it. */
 export const ChunkSchema = z.object({
   id: z.uuid(),
   index: z.number().int().nonnegative(),
@@ -12,27 +16,39 @@ export const ChunkSchema = z.object({
 });
 export type Chunk = z.infer<typeof ChunkSchema>;
 
+/**
+ * A chunk as an event records it: its text lives in the content store under `textHash`, so events
+ * stay small whatever the document's size, and content can be forgotten without rewriting history.
+ */
+export const ChunkRefSchema = ChunkSchema.omit({ text: true }).extend({ textHash: SHA256 });
+export type ChunkRef = z.infer<typeof ChunkRefSchema>;
+
+export const DocumentFieldsSchema = z.object({
+  source: z.string().min(1),
+  sourceId: z.string().min(1),
+  sourceUrl: z.string().nullable(),
+  title: z.string().nullable(),
+  author: z.string().nullable(),
+  createdAt: z.iso.datetime({ offset: true }),
+  updatedAt: z.iso.datetime({ offset: true }),
+  contentType: z.string().min(1),
+  tags: z.array(z.string()),
+  metadata: z.record(z.string(), z.unknown()),
+});
+export type DocumentFields = z.infer<typeof DocumentFieldsSchema>;
+
 export const DocumentIngestedSchema = z.object({
   type: z.literal('DocumentIngested'),
   schemaVersion: z.literal(1),
-  data: z.object({
+  data: DocumentFieldsSchema.extend({
     documentId: z.uuid(),
-    source: z.string().min(1),
-    sourceId: z.string().min(1),
-    sourceUrl: z.string().nullable(),
-    title: z.string().nullable(),
-    author: z.string().nullable(),
-    createdAt: z.iso.datetime({ offset: true }),
-    updatedAt: z.iso.datetime({ offset: true }),
-    contentType: z.string().min(1),
-    tags: z.array(z.string()),
-    metadata: z.record(z.string(), z.unknown()),
-    /** sha256 of the body; the body itself lives in the content-addressed body store. */
-    bodyHash: z.string().regex(/^[a-f0-9]{64}$/),
+    /** sha256 of the body; the body itself lives in the content store. */
+    bodyHash: SHA256,
     bodyBytes: z.number().int().nonnegative(),
-    chunks: z.array(ChunkSchema),
+    chunks: z.array(ChunkRefSchema),
   }),
 });
+export type DocumentIngested = z.infer<typeof DocumentIngestedSchema>;
 
 export const DocumentRemovedSchema = z.object({
   type: z.literal('DocumentRemoved'),
@@ -44,3 +60,21 @@ export const DocumentRemovedSchema = z.object({
 });
 
 export const DocumentEventSchemas = [DocumentIngestedSchema, DocumentRemovedSchema] as const;
+export type DocumentEvent = z.infer<(typeof DocumentEventSchemas)[number]>;
+
+/** A document aggregate: its latest version, or nothing when never ingested or removed. */
+export interface DocumentState {
+  current: DocumentIngested['data'] | null;
+  versions: number;
+}
+
+export const initialDocumentState = (): DocumentState => ({ current: null, versions: 0 });
+
+export const evolveDocument = (state: DocumentState, event: StoredEvent<DocumentEvent>): DocumentState => {
+  switch (event.type) {
+    case 'DocumentIngested':
+      return { current: event.data, versions: state.versions + 1 };
+    case 'DocumentRemoved':
+      return { ...state, current: null };
+  }
+};

@@ -1,5 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/server';
+import type { z } from 'zod';
 import { newId } from '../domain/ids.js';
+import { AppError } from '../errors.js';
 import type { Actor } from '../domain/metadata.js';
 import type { Operation } from '../operations.js';
 import type { Logger } from '../ports/logger.js';
@@ -12,6 +14,15 @@ export interface McpServerOptions {
   logger: Logger;
 }
 
+/**
+ * The operation's schema as listed to clients, but accepting any arguments: the operation checks
+ * them itself and answers bad input with its own error objects.
+ */
+const advertisedOnly = (schema: z.ZodObject): z.ZodObject => {
+  const standard = schema['~standard'];
+  return { '~standard': { ...standard, validate: (value: unknown) => ({ value }) } } as unknown as z.ZodObject;
+};
+
 /** Builds a fresh MCP server with every operation as a tool; the SDK calls this per request or connection. */
 export const createMcpServerFactory =
   ({ name, version, operations, logger }: McpServerOptions) =>
@@ -23,7 +34,7 @@ export const createMcpServerFactory =
         {
           title: operation.title,
           description: operation.description,
-          inputSchema: operation.input,
+          inputSchema: operation.mcpError ? advertisedOnly(operation.input) : operation.input,
           outputSchema: operation.output,
           annotations: { readOnlyHint: !operation.writes },
         },
@@ -33,7 +44,10 @@ export const createMcpServerFactory =
             const output = await operation.run(input, { actor, correlationId });
             return toolSuccess(output as Record<string, unknown>);
           } catch (error) {
-            return toolFailure(error, logger, correlationId);
+            const own = operation.mcpError?.(error, correlationId);
+            if (!own) return toolFailure(error, logger, correlationId);
+            if (!(error instanceof AppError)) logger.error({ err: error, correlationId }, 'MCP tool failed');
+            return { content: [{ type: 'text', text: JSON.stringify(own) }], isError: true };
           }
         },
       );

@@ -5,7 +5,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openPglite } from '../../infra/postgres/database.js';
 import { lockDataDir } from '../../infra/postgres/dataDirLock.js';
-import { postgresReadModels, readCheckpoint } from '../../infra/postgres/documentReadModels.js';
+import { readLiveCheckpoint } from '../../infra/postgres/checkpoints.js';
+import { postgresReadModels } from '../../infra/postgres/documentReadModels.js';
 import { createPostgresEventStore } from '../../infra/eventstore/postgresEventStore.js';
 import type { StreamSummary } from '../../projections/streamSummaries.js';
 
@@ -48,7 +49,7 @@ describe('after kill -9', () => {
         const events = await store.readStream(stream);
         expect(events.at(-1)?.revision, stream).toBe(BigInt(revision));
       }
-      const checkpoint = await readCheckpoint(db, 'streams', 'live');
+      const checkpoint = await readLiveCheckpoint(db, 'streams');
       const all = await store.readAll({ maxCount: 1_000_000 });
       const applied = all.filter((e) => e.position <= checkpoint);
       const { items } = await postgresReadModels(db).find<StreamSummary>('streams', { limit: 1_000_000 });

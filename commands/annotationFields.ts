@@ -1,0 +1,86 @@
+import { z } from 'zod';
+import {
+  ANNOTATION_FIELDS,
+  type AnnotationFields,
+  type AnnotationVocabulary,
+  type ChunkState,
+  type IssueDetail,
+} from '../src/domain/annotations.js';
+import { ValidationError } from '../src/errors.js';
+
+const enumOf = (values: readonly string[]) => z.enum(values as [string, ...string[]]);
+
+/** The annotatable fields as input, checked against a deployment's vocabulary. */
+export const annotationFieldsInput = (vocabulary: AnnotationVocabulary) =>
+  z.object({
+    categories: z.array(enumOf(vocabulary.categories)).optional(),
+    labels: z.array(enumOf(vocabulary.labels)).optional(),
+    subtypes: z
+      .record(enumOf(vocabulary.categories), enumOf(vocabulary.subtypes))
+      .optional()
+      .describe('Subtype per category, e.g. {"fee_schedule": "participant_fee"}'),
+    keywords: z.array(z.string()).optional(),
+    tags: z.array(z.string()).optional(),
+    notes: z.string().optional(),
+    summary: z.string().optional(),
+  });
+export type AnnotationFieldsInput = Partial<AnnotationFields>;
+
+export const SessionIdSchema = z.uuid().describe('The session id returned by start_session');
+
+/** A chunk as seed 003 exports it. */
+export const ExportedChunkSchema = z.object({
+  chunk_id: z.string(),
+  position: z.number().int(),
+  categories: z.array(z.string()),
+  labels: z.array(z.string()),
+  subtypes: z.record(z.string(), z.string()),
+  keywords: z.array(z.string()),
+  tags: z.array(z.string()),
+  relations: z.record(z.string(), z.array(z.string())),
+  notes: z.string(),
+  summary: z.string(),
+});
+export type ExportedChunk = z.infer<typeof ExportedChunkSchema>;
+
+export const exportChunk = (chunk: Pick<ChunkState, 'chunkId' | 'position' | 'fields' | 'relations'>): ExportedChunk => ({
+  chunk_id: chunk.chunkId,
+  position: chunk.position,
+  ...chunk.fields,
+  relations: chunk.relations as Record<string, string[]>,
+});
+
+/** The fields of `input` whose value differs from `current`. */
+export const changedFields = (current: AnnotationFields, input: AnnotationFieldsInput): Partial<AnnotationFields> => {
+  const changes: Record<string, unknown> = {};
+  for (const field of ANNOTATION_FIELDS) {
+    const value = input[field];
+    if (value !== undefined && !sameValue(current[field], value)) changes[field] = value;
+  }
+  return changes as Partial<AnnotationFields>;
+};
+
+export const sameValue = (a: unknown, b: unknown): boolean => JSON.stringify(sortKeys(a)) === JSON.stringify(sortKeys(b));
+
+const sortKeys = (value: unknown): unknown =>
+  value && typeof value === 'object' && !Array.isArray(value)
+    ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+    : value;
+
+export const issuesOf = (error: z.ZodError): IssueDetail[] =>
+  error.issues.map((issue) => ({
+    path: issue.path.map((p) => (typeof p === 'number' ? p : String(p))),
+    message: issue.message,
+    code: issue.code,
+  }));
+
+/** Parses with `schema`; bad input is one ValidationError whose details list every issue. */
+export const parseOrThrow = <S extends z.ZodType>(schema: S, input: unknown): z.output<S> => {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) return parsed.data;
+  const issues = issuesOf(parsed.error);
+  throw new ValidationError(
+    `Invalid input: ${issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
+    { issues },
+  );
+};

@@ -1,0 +1,85 @@
+import { START, type Position } from '../../src/domain/position.js';
+import { CheckpointMovedError } from '../../src/ports/projections.js';
+import type { Database, Sql } from './database.js';
+
+type Slot = 'live' | 'shadow';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS projection_checkpoints (
+  name text NOT NULL,
+  slot text NOT NULL CHECK (slot IN ('live', 'shadow')),
+  version integer NOT NULL,
+  position text NOT NULL,
+  updated_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (name, slot)
+);`;
+
+/**
+ * Checkpoints of Postgres read models, stored beside them so that a batch and its checkpoint
+ * commit together. `live` is what queries read; `shadow` is a rebuild in progress.
+ */
+export const projectionCheckpoints = (db: Database, name: string, version: number) => ({
+  /** Creates the live checkpoint at the start, unless the projection was built before. */
+  async register(): Promise<void> {
+    await db.exec(SCHEMA);
+    await db.query(
+      `INSERT INTO projection_checkpoints (name, slot, version, position) VALUES ($1, 'live', $2, $3)
+       ON CONFLICT DO NOTHING`,
+      [name, version, START],
+    );
+  },
+
+  async read(slot: Slot): Promise<Position> {
+    const [row] = await db.query<{ position: Position }>(
+      'SELECT position FROM projection_checkpoints WHERE name = $1 AND slot = $2',
+      [name, slot],
+    );
+    return row?.position ?? START;
+  },
+
+  /** Compare-and-set, so two runners never both apply one batch. */
+  async advance(tx: Sql, slot: Slot, from: Position, to: Position): Promise<void> {
+    const moved = await tx.query(
+      `UPDATE projection_checkpoints SET position = $4, updated_at = now()
+       WHERE name = $1 AND slot = $2 AND position = $3 RETURNING 1`,
+      [name, slot, from, to],
+    );
+    if (moved.length === 0) throw new CheckpointMovedError(`Checkpoint of '${name}' (${slot}) is no longer ${from}`);
+  },
+
+  async liveVersion(): Promise<number | null> {
+    const [row] = await db.query<{ version: number }>(
+      `SELECT version FROM projection_checkpoints WHERE name = $1 AND slot = 'live'`,
+      [name],
+    );
+    return row?.version ?? null;
+  },
+
+  async resetShadow(tx: Sql): Promise<void> {
+    await tx.query(
+      `INSERT INTO projection_checkpoints (name, slot, version, position) VALUES ($1, 'shadow', $2, $3)
+       ON CONFLICT (name, slot) DO UPDATE SET version = excluded.version, position = excluded.position`,
+      [name, version, START],
+    );
+  },
+
+  /** Inside the swap transaction: the shadow's checkpoint and version become the live ones. */
+  async promoteShadow(tx: Sql): Promise<void> {
+    await tx.query(
+      `UPDATE projection_checkpoints AS l SET version = s.version, position = s.position, updated_at = now()
+       FROM projection_checkpoints AS s
+       WHERE l.name = $1 AND l.slot = 'live' AND s.name = $1 AND s.slot = 'shadow'`,
+      [name],
+    );
+    await this.dropShadow(tx);
+  },
+
+  async dropShadow(tx: Sql): Promise<void> {
+    await tx.query(`DELETE FROM projection_checkpoints WHERE name = $1 AND slot = 'shadow'`, [name]);
+  },
+});
+
+export type ProjectionCheckpoints = ReturnType<typeof projectionCheckpoints>;
+
+/** The checkpoint of a projection, for tests and tools that look from outside the runner. */
+export const readLiveCheckpoint = (db: Database, name: string) => projectionCheckpoints(db, name, 0).read('live');

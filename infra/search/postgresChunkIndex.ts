@@ -1,0 +1,152 @@
+import { searchChunkChanges, SEARCH_EVENT_TYPES, type SearchChunk } from '../../projections/searchChunks.js';
+import type { StoredEvent } from '../../src/domain/events.js';
+import type { ContentStore } from '../../src/ports/contentStore.js';
+import type { ProjectionSink, RunnableProjection, ShadowSink } from '../../src/ports/projections.js';
+import type { SearchFilters } from '../../src/ports/searchIndex.js';
+import type { Database, Sql } from '../postgres/database.js';
+import { projectionCheckpoints } from '../postgres/checkpoints.js';
+
+/** How one chunk table differs from another: the value it keeps per chunk, and how it indexes it. */
+export interface ChunkTableSpec {
+  name: string;
+  version: number;
+  table: string;
+  /** Column definition of `value`, e.g. `text` or `vector(384)`. */
+  valueType: string;
+  /** Index over `value`, named `index`, on `table`. */
+  valueIndex(table: string, index: string): string;
+  /** The value of each chunk, computed before the write transaction opens (embedding can be slow). */
+  values(chunks: readonly SearchChunk[], texts: ReadonlyMap<string, string>): Promise<string[]>;
+}
+
+const columns = (table: string, valueType: string) => `
+CREATE TABLE IF NOT EXISTS ${table} (
+  chunk_id text PRIMARY KEY,
+  document_id text NOT NULL,
+  project text NOT NULL,
+  source text NOT NULL,
+  source_id text NOT NULL,
+  title text,
+  tags text[] NOT NULL,
+  updated_at timestamptz NOT NULL,
+  chunk_index integer NOT NULL,
+  value ${valueType} NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ${table}_document ON ${table} (document_id);`;
+
+export const valueIndexName = (table: string) => `${table}_value`;
+
+/** Keeps, per document, only the last change of a batch: each change replaces all its chunks. */
+const lastChanges = (events: readonly StoredEvent[]) => {
+  const byDocument = new Map<string, SearchChunk[]>();
+  for (const event of events) {
+    const change = searchChunkChanges(event);
+    if (change) byDocument.set(change.documentId, change.chunks);
+  }
+  return byDocument;
+};
+
+const write = async (tx: Sql, table: string, documentIds: string[], chunks: SearchChunk[], values: string[]) => {
+  await tx.query(`DELETE FROM ${table} WHERE document_id = ANY($1::text[])`, [documentIds]);
+  if (chunks.length === 0) return;
+  const rows = chunks.map((c, i) => ({
+    chunk_id: c.chunkId,
+    document_id: c.documentId,
+    project: c.project,
+    source: c.source,
+    source_id: c.sourceId,
+    title: c.title,
+    tags: c.tags,
+    updated_at: c.updatedAt,
+    chunk_index: c.chunkIndex,
+    value: values[i],
+  }));
+  await tx.query(
+    `INSERT INTO ${table} SELECT x.chunk_id, x.document_id, x.project, x.source, x.source_id, x.title,
+       ARRAY(SELECT jsonb_array_elements_text(x.tags)), x.updated_at, x.chunk_index, x.value
+     FROM jsonb_to_recordset($1::jsonb) AS x(chunk_id text, document_id text, project text, source text,
+       source_id text, title text, tags jsonb, updated_at timestamptz, chunk_index integer, value text)
+     ON CONFLICT (chunk_id) DO UPDATE SET value = excluded.value`,
+    [JSON.stringify(rows)],
+  );
+};
+
+/**
+ * A search index kept in a Postgres table of chunks, fed from document events. The batch's values
+ * are computed first; then the rows and the checkpoint are written in one transaction.
+ */
+export const postgresChunkIndexProjection = async (
+  db: Database,
+  content: ContentStore,
+  spec: ChunkTableSpec,
+): Promise<RunnableProjection> => {
+  const { name, version, table } = spec;
+  const shadowTable = `${table}__shadow`;
+  const checkpoints = projectionCheckpoints(db, name, version);
+  await checkpoints.register();
+  await db.exec(
+    columns(table, spec.valueType) +
+      spec.valueIndex(table, valueIndexName(table)).replace('CREATE INDEX', 'CREATE INDEX IF NOT EXISTS'),
+  );
+
+  const sink = (target: string, slot: 'live' | 'shadow'): ProjectionSink => ({
+    checkpoint: () => checkpoints.read(slot),
+    apply: async (events, from, to) => {
+      const changes = lastChanges(events);
+      const chunks = [...changes.values()].flat();
+      const texts = await content.get(chunks.map((c) => c.textHash));
+      const present = chunks.filter((c) => texts.has(c.textHash));
+      const values = await spec.values(present, texts);
+      await db.transaction(async (tx) => {
+        await checkpoints.advance(tx, slot, from, to);
+        if (changes.size > 0) await write(tx, target, [...changes.keys()], present, values);
+      });
+    },
+  });
+
+  return {
+    name,
+    version,
+    eventTypes: SEARCH_EVENT_TYPES,
+    live: sink(table, 'live'),
+    liveVersion: () => checkpoints.liveVersion(),
+    openShadow: async (): Promise<ShadowSink> => {
+      // The value index is built after the bulk load, at promotion: much faster than row by row.
+      await db.exec(`DROP TABLE IF EXISTS ${shadowTable}; ${columns(shadowTable, spec.valueType)}`);
+      await db.transaction((tx) => checkpoints.resetShadow(tx));
+      return {
+        ...sink(shadowTable, 'shadow'),
+        promote: async () => {
+          await db.exec(spec.valueIndex(shadowTable, valueIndexName(shadowTable)));
+          await db.transaction(async (tx) => {
+            await tx.query(`DROP TABLE ${table}`);
+            await tx.query(`ALTER TABLE ${shadowTable} RENAME TO ${table}`);
+            await tx.query(`ALTER INDEX ${valueIndexName(shadowTable)} RENAME TO ${valueIndexName(table)}`);
+            await tx.query(`ALTER INDEX ${shadowTable}_document RENAME TO ${table}_document`);
+            await tx.query(`ALTER INDEX ${shadowTable}_pkey RENAME TO ${table}_pkey`);
+            await checkpoints.promoteShadow(tx);
+          });
+        },
+        discard: () =>
+          db.transaction(async (tx) => {
+            await tx.query(`DROP TABLE IF EXISTS ${shadowTable}`);
+            await checkpoints.dropShadow(tx);
+          }),
+      };
+    },
+  };
+};
+
+/** SQL conditions for the common filters; parameters are appended to `params`. */
+export const filterConditions = (filters: SearchFilters, params: unknown[]): string[] => {
+  const add = (sql: (p: string) => string, value: unknown) => {
+    params.push(value);
+    return sql(`$${params.length}`);
+  };
+  const where = [add((p) => `project = ${p}`, filters.project)];
+  if (filters.source) where.push(add((p) => `source = ${p}`, filters.source));
+  if (filters.tags?.length) where.push(add((p) => `tags @> ${p}::text[]`, filters.tags));
+  if (filters.since) where.push(add((p) => `updated_at >= ${p}::timestamptz`, filters.since));
+  if (filters.until) where.push(add((p) => `updated_at <= ${p}::timestamptz`, filters.until));
+  return where;
+};

@@ -1,0 +1,38 @@
+import type { ChunkRef, DocumentFields } from '../src/domain/documents.js';
+import type { DocumentProjection } from '../src/ports/projections.js';
+
+/** The current version of every document, as `get` and `sources` read it. */
+export interface DocumentView extends DocumentFields {
+  id: string;
+  project: string;
+  version: number;
+  bodyHash: string;
+  bodyBytes: number;
+  chunks: ChunkRef[];
+  ingestedAt: string;
+}
+
+export const documentsProjection: DocumentProjection<DocumentView> = {
+  name: 'documents',
+  version: 1,
+  eventTypes: ['DocumentIngested', 'DocumentRemoved'],
+  documentId: (event) => ('documentId' in event.data ? event.data.documentId : null),
+  evolve: (doc, event) => {
+    switch (event.type) {
+      case 'DocumentIngested': {
+        const { documentId, ...fields } = event.data;
+        return {
+          ...fields,
+          id: documentId,
+          project: event.metadata.project,
+          version: (doc?.version ?? 0) + 1,
+          ingestedAt: event.recordedAt,
+        };
+      }
+      case 'DocumentRemoved':
+        return null;
+      default:
+        return doc;
+    }
+  },
+};

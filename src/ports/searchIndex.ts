@@ -1,0 +1,26 @@
+/** Filters every index applies before ranking. */
+export interface SearchFilters {
+  project: string;
+  source?: string;
+  tags?: readonly string[];
+  /** Documents updated at or after / at or before (ISO 8601). */
+  since?: string;
+  until?: string;
+}
+
+export interface ScoredChunk {
+  chunkId: string;
+  documentId: string;
+  /** Higher is better; comparable only within one index's answer. */
+  score: number;
+}
+
+/** Full-text ranking (BM25) over chunk texts. */
+export interface KeywordIndex {
+  search(query: string, filters: SearchFilters, limit: number): Promise<ScoredChunk[]>;
+}
+
+/** Nearest chunks by embedding (cosine similarity). */
+export interface VectorIndex {
+  search(vector: Float32Array, filters: SearchFilters, limit: number): Promise<ScoredChunk[]>;
+}
