@@ -1,6 +1,7 @@
-import { ConcurrencyError, PayloadTooLargeError } from '../../src/errors.js';
-import { categoryOf, parseStoredEvent, type StoredEvent } from '../../src/domain/events.js';
-import type { EventMetadata } from '../../src/domain/metadata.js';
+import { ConcurrencyError, PayloadTooLargeError, ValidationError, describeIssues } from '../../src/errors.js';
+import pg from 'pg';
+import { categoryOf, validateEvent, type StoredEvent } from '../../src/domain/events.js';
+import { EventMetadataSchema, type EventMetadata } from '../../src/domain/metadata.js';
 import { START, position, positionParts, type Position } from '../../src/domain/position.js';
 import {
   MAX_APPEND_BYTES,
@@ -15,34 +16,11 @@ import {
   type Subscription,
 } from '../../src/ports/eventStore.js';
 import type { Database, Sql } from '../postgres/database.js';
+import { eventReader } from './postgresEventRows.js';
 import { EVENT_STORE_SCHEMA } from './postgresSchema.js';
-
-interface EventRow {
-  global_position: string;
-  transaction_id: string;
-  stream_id: string;
-  stream_revision: string;
-  event_type: string;
-  schema_version: number;
-  data: unknown;
-  metadata: EventMetadata;
-  recorded_at: Date | string;
-}
-
-const COLUMNS = `global_position::text, transaction_id::text, stream_id, stream_revision::text, event_type,
-  schema_version, data, metadata, recorded_at`;
 
 /** Only transactions that began before every one still running are certain to be complete. */
 const VISIBLE = `transaction_id < pg_snapshot_xmin(pg_current_snapshot())`;
-
-const toStored = (row: EventRow): StoredEvent => ({
-  ...parseStoredEvent(row.event_type, row.schema_version, row.data),
-  streamId: row.stream_id,
-  revision: BigInt(row.stream_revision),
-  position: position(row.transaction_id, row.global_position),
-  metadata: row.metadata,
-  recordedAt: new Date(row.recorded_at).toISOString(),
-});
 
 const POLL_INTERVAL_MS = 1_000;
 const DEFAULT_BATCH = 500;
@@ -53,27 +31,40 @@ interface AppendRow {
   global_position: string;
 }
 
+const validMetadata = (metadata: unknown): EventMetadata => {
+  const parsed = EventMetadataSchema.safeParse(metadata);
+  if (!parsed.success) {
+    throw new ValidationError(`Invalid event metadata: ${describeIssues(parsed.error.issues).join('; ')}`);
+  }
+  return parsed.data;
+};
+
 /**
- * The one statement an append runs, refused before it reaches the database when it is too large.
+ * The one statement an append runs. Events are validated against the catalog here (readers rely on
+ * it), and an append too large is refused before it reaches the database.
  * Exported so that tests can run it inside a transaction they hold open.
  */
 export const appendStatement = (
   streamId: string,
   events: readonly NewEvent[],
   expected: ExpectedRevision,
-): { text: string; params: unknown[] } => {
+): { text: string; params: string[] } => {
   if (events.length === 0) throw new TypeError('append needs at least one event');
   const category = categoryOf(streamId);
   const payload = JSON.stringify(
-    events.map(({ type, schemaVersion, data, metadata }) => ({
-      eventId: metadata.eventId,
-      type,
-      schemaVersion,
-      data,
-      metadata,
-      category,
-      project: metadata.project,
-    })),
+    events.map((event) => {
+      const { type, schemaVersion, data } = validateEvent(event);
+      const metadata = validMetadata(event.metadata);
+      return {
+        eventId: metadata.eventId,
+        type,
+        schemaVersion,
+        data,
+        metadata,
+        category,
+        project: metadata.project,
+      };
+    }),
   );
   const bytes = Buffer.byteLength(payload);
   if (bytes > MAX_APPEND_BYTES) {
@@ -88,9 +79,19 @@ export const appendStatement = (
   };
 };
 
+/**
+ * The statement with its parameters written in as quoted literals. PGlite runs a statement without
+ * parameters in one protocol exchange instead of five, which makes an append markedly cheaper.
+ */
+const inlined = ({ text, params }: { text: string; params: string[] }): string =>
+  text.replace(/\$(\d+)/g, (_, n: string) => pg.escapeLiteral(params[Number(n) - 1] ?? ''));
+
 const appendResult = (rows: readonly AppendRow[]): AppendResult => {
   const last = rows.reduce((a, b) => (BigInt(a.global_position) > BigInt(b.global_position) ? a : b));
-  return { nextExpectedRevision: BigInt(last.revision), position: position(last.transaction_id, last.global_position) };
+  return {
+    nextExpectedRevision: BigInt(last.revision),
+    position: position(last.transaction_id, last.global_position),
+  };
 };
 
 const translateAppendError = (error: unknown, streamId: string, expected: ExpectedRevision): unknown => {
@@ -110,6 +111,8 @@ export const createPostgresEventStore = async (
   options: PostgresEventStoreOptions = {},
 ): Promise<EventStore> => {
   await db.exec(EVENT_STORE_SCHEMA);
+  const readEvents = eventReader(db.engine);
+  const inlineAppends = db.engine === 'pglite';
   const pollIntervalMs = options.pollIntervalMs ?? POLL_INTERVAL_MS;
 
   const wakers = new Set<() => void>();
@@ -122,7 +125,9 @@ export const createPostgresEventStore = async (
   ): Promise<AppendResult> => {
     const statement = appendStatement(streamId, events, expected);
     try {
-      const rows = await db.query<AppendRow>(statement.text, statement.params);
+      const rows = inlineAppends
+        ? await db.query<AppendRow>(inlined(statement))
+        : await db.query<AppendRow>(statement.text, statement.params);
       return appendResult(rows);
     } catch (error) {
       throw translateAppendError(error, streamId, expected);
@@ -140,12 +145,12 @@ export const createPostgresEventStore = async (
     if (options.fromRevision !== undefined) bound(backwards ? '<=' : '>=', options.fromRevision);
     if (options.toRevision !== undefined) bound(backwards ? '>=' : '<=', options.toRevision);
     params.push(options.maxCount ?? null);
-    const rows = await db.query<EventRow>(
-      `SELECT ${COLUMNS} FROM ledger_events WHERE ${where.join(' AND ')}
-       ORDER BY stream_revision ${backwards ? 'DESC' : 'ASC'} LIMIT $${params.length}`,
+    return readEvents(db, {
+      where,
+      orderBy: `stream_revision ${backwards ? 'DESC' : 'ASC'}`,
+      limit: `$${params.length}`,
       params,
-    );
-    return rows.map(toStored);
+    });
   };
 
   const filterSql = (filter: AllFilter | undefined, params: unknown[]): string[] => {
@@ -173,12 +178,12 @@ export const createPostgresEventStore = async (
     }
     params.push(options.maxCount ?? null);
     const order = backwards ? 'DESC' : 'ASC';
-    const rows = await sql.query<EventRow>(
-      `SELECT ${COLUMNS} FROM ledger_events WHERE ${where.join(' AND ')}
-       ORDER BY transaction_id ${order}, global_position ${order} LIMIT $${params.length}`,
+    return readEvents(sql, {
+      where,
+      orderBy: `transaction_id ${order}, global_position ${order}`,
+      limit: `$${params.length}`,
       params,
-    );
-    return rows.map(toStored);
+    });
   };
 
   const headPosition = async (): Promise<Position> => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DomainEvent, StoredEvent } from '../../src/domain/events.js';
 import type { Position } from '../../src/domain/position.js';
-import { ConcurrencyError, PayloadTooLargeError } from '../../src/errors.js';
+import { ConcurrencyError, PayloadTooLargeError, ValidationError } from '../../src/errors.js';
 import {
   MAX_APPEND_BYTES,
   type EventStore,
@@ -33,7 +33,8 @@ export interface EventStoreContractOptions {
 
 const uniqueStream = (category = 'job'): string => `${category}-${randomUUID()}`;
 const uniqueProject = (): string => `project-${randomUUID()}`;
-const ids = (events: readonly { metadata: { eventId: string } }[]): string[] => events.map((e) => e.metadata.eventId);
+const ids = (events: readonly { metadata: { eventId: string } }[]): string[] =>
+  events.map((e) => e.metadata.eventId);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const eventually = async (check: () => void, timeoutMs = 5_000): Promise<void> => {
@@ -178,6 +179,16 @@ export const describeEventStoreContract = (
         expect(await store.readStream(stream)).toEqual([]);
       });
 
+      it('refuses an event the catalog does not accept, and stores nothing', async () => {
+        const stream = uniqueStream();
+        const valid = newEvent();
+        const invalid = { ...newEvent(), data: { jobId: 'not-a-uuid' } } as unknown as NewEvent;
+        await expect(store.append(stream, [valid, invalid], 'any')).rejects.toBeInstanceOf(ValidationError);
+        const badMetadata = { ...newEvent(), metadata: { ...newEvent().metadata, eventId: 'nope' } };
+        await expect(store.append(stream, [badMetadata], 'any')).rejects.toBeInstanceOf(ValidationError);
+        expect(await store.readStream(stream)).toEqual([]);
+      });
+
       it('accepts an append just under the size limit', async () => {
         const stream = uniqueStream();
         const large = newEvent(jobFailed('z'.repeat(MAX_APPEND_BYTES - 4_096)));
@@ -203,7 +214,11 @@ export const describeEventStoreContract = (
         expect(stored).toHaveLength(5);
         stored.forEach((event, index) => {
           const written = appended[index]!;
-          expect(event).toMatchObject({ type: written.type, schemaVersion: written.schemaVersion, streamId: stream });
+          expect(event).toMatchObject({
+            type: written.type,
+            schemaVersion: written.schemaVersion,
+            streamId: stream,
+          });
           expect(event.data).toEqual(written.data);
           expect(event.metadata).toEqual(written.metadata);
           expect(event.revision).toBe(BigInt(index));
@@ -212,7 +227,9 @@ export const describeEventStoreContract = (
       });
 
       it('reads forwards within revision bounds and a maximum count', async () => {
-        expect(revisions(await store.readStream(stream, { fromRevision: 1n, toRevision: 3n }))).toEqual([1, 2, 3]);
+        expect(revisions(await store.readStream(stream, { fromRevision: 1n, toRevision: 3n }))).toEqual([
+          1, 2, 3,
+        ]);
         expect(revisions(await store.readStream(stream, { fromRevision: 2n }))).toEqual([2, 3, 4]);
         expect(revisions(await store.readStream(stream, { maxCount: 2 }))).toEqual([0, 1]);
         expect(revisions(await store.readStream(stream, { fromRevision: 3n, maxCount: 1 }))).toEqual([3]);
@@ -223,12 +240,12 @@ export const describeEventStoreContract = (
         const backwards = { direction: 'backwards' } as const;
         expect(revisions(await store.readStream(stream, backwards))).toEqual([4, 3, 2, 1, 0]);
         expect(revisions(await store.readStream(stream, { ...backwards, maxCount: 2 }))).toEqual([4, 3]);
-        expect(revisions(await store.readStream(stream, { ...backwards, fromRevision: 3n, toRevision: 1n }))).toEqual([
-          3, 2, 1,
-        ]);
-        expect(revisions(await store.readStream(stream, { ...backwards, fromRevision: 2n, maxCount: 5 }))).toEqual([
-          2, 1, 0,
-        ]);
+        expect(
+          revisions(await store.readStream(stream, { ...backwards, fromRevision: 3n, toRevision: 1n })),
+        ).toEqual([3, 2, 1]);
+        expect(
+          revisions(await store.readStream(stream, { ...backwards, fromRevision: 2n, maxCount: 5 })),
+        ).toEqual([2, 1, 0]);
       });
 
       it('reads an unknown stream as empty', async () => {
@@ -267,7 +284,11 @@ export const describeEventStoreContract = (
 
         const backwards = await store.readAll({ direction: 'backwards', maxCount: 4 });
         expect(ids(backwards)).toEqual(ids(written).reverse());
-        const before = await store.readAll({ direction: 'backwards', from: forwards[3]!.position, maxCount: 2 });
+        const before = await store.readAll({
+          direction: 'backwards',
+          from: forwards[3]!.position,
+          maxCount: 2,
+        });
         expect(ids(before)).toEqual([written[2]!, written[1]!].map((e) => e.metadata.eventId));
       });
 
@@ -290,16 +311,23 @@ export const describeEventStoreContract = (
         await store.append(uniqueStream('connector'), [connector], 'no_stream');
         await store.append(uniqueStream('doc'), [document], 'no_stream');
 
-        const read = (filter: Parameters<EventStore['readAll']>[0]) => store.readAll({ from: head, ...filter });
+        const read = (filter: Parameters<EventStore['readAll']>[0]) =>
+          store.readAll({ from: head, ...filter });
         expect(ids(await read({ filter: { eventTypes: ['ConnectorAdded'] } }))).toEqual(ids([connector]));
         expect(ids(await read({ filter: { eventTypes: ['ConnectorAdded', 'DocumentRemoved'] } }))).toEqual(
           ids([connector, document]),
         );
         expect(ids(await read({ filter: { categories: ['job', 'doc'] } }))).toEqual(ids([job, document]));
         expect(ids(await read({ filter: { project: mine } }))).toEqual(ids([job, connector]));
-        expect(ids(await read({ filter: { project: mine, categories: ['connector'] } }))).toEqual(ids([connector]));
+        expect(ids(await read({ filter: { project: mine, categories: ['connector'] } }))).toEqual(
+          ids([connector]),
+        );
         expect(await read({ filter: { project: theirs, eventTypes: ['IndexingJobStarted'] } })).toEqual([]);
-        const latestOfMine = await store.readAll({ direction: 'backwards', filter: { project: mine }, maxCount: 1 });
+        const latestOfMine = await store.readAll({
+          direction: 'backwards',
+          filter: { project: mine },
+          maxCount: 1,
+        });
         expect(ids(latestOfMine)).toEqual(ids([connector]));
       });
 

@@ -24,10 +24,15 @@ export const sampleEvent = (): DomainEvent => ({
 });
 
 /** Any catalog event made ready to append: validated, with metadata (fresh ids unless overridden). */
-export const newEvent = (event: DomainEvent = sampleEvent(), metadata: Partial<EventMetadata> = {}): NewEvent => ({
+export const newEvent = (
+  event: DomainEvent = sampleEvent(),
+  metadata: Partial<EventMetadata> = {},
+): NewEvent => ({
   ...validateEvent(event),
   metadata: testMetadata(metadata),
 });
 
-export const newEvents = (count: number, metadata: Partial<Omit<EventMetadata, 'eventId'>> = {}): NewEvent[] =>
-  Array.from({ length: count }, () => newEvent(sampleEvent(), metadata));
+export const newEvents = (
+  count: number,
+  metadata: Partial<Omit<EventMetadata, 'eventId'>> = {},
+): NewEvent[] => Array.from({ length: count }, () => newEvent(sampleEvent(), metadata));

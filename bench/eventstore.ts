@@ -1,0 +1,169 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { createPostgresEventStore } from '../infra/eventstore/postgresEventStore.js';
+import { connectPostgres, openPglite, type Database } from '../infra/postgres/database.js';
+import { START } from '../src/domain/position.js';
+import type { EventStore } from '../src/ports/eventStore.js';
+import { newEvents } from '../test/support/events.js';
+import { createTestDatabase } from '../test/support/postgres.js';
+
+/**
+ * Event store throughput on each engine: single-event appends (1 and 8 writers on distinct
+ * streams), 10-event appends, and `$all` reads in batches of 1000.
+ */
+
+interface Target {
+  name: string;
+  open: () => Promise<{ db: Database; dispose: () => Promise<void> }>;
+}
+
+interface Measure {
+  label: string;
+  /** Returns a rate per second. */
+  measure: (store: EventStore, db: Database) => Promise<number>;
+}
+
+const SINGLE_APPENDS = 2_000;
+const BATCH_APPENDS = 400;
+const BATCH_SIZE = 10;
+const READ_BATCH = 1_000;
+/** Untimed appends first, so that the figures are not those of cold code and caches. */
+const WARM_UP_APPENDS = 400;
+
+const perSecond = (count: number, startedAt: number): number =>
+  count / ((performance.now() - startedAt) / 1000);
+
+/** `writers` concurrent loops, each appending `appends` batches of `size` events to its own stream. */
+const appendConcurrently = async (store: EventStore, writers: number, appends: number, size: number) => {
+  const plans = Array.from({ length: writers }, () => ({
+    stream: `job-${randomUUID()}`,
+    batches: Array.from({ length: appends }, () => newEvents(size, { project: 'bench' })),
+  }));
+  const startedAt = performance.now();
+  await Promise.all(
+    plans.map(async ({ stream, batches }) => {
+      let revision = -1n;
+      for (const batch of batches) {
+        revision = (await store.append(stream, batch, revision < 0n ? 'no_stream' : revision))
+          .nextExpectedRevision;
+      }
+    }),
+  );
+  return perSecond(writers * appends * size, startedAt);
+};
+
+const readAllInBatches = async (store: EventStore): Promise<number> => {
+  const startedAt = performance.now();
+  let from = START;
+  let read = 0;
+  for (;;) {
+    const batch = await store.readAll({ from, maxCount: READ_BATCH });
+    const last = batch.at(-1);
+    if (!last) break;
+    read += batch.length;
+    from = last.position;
+  }
+  return perSecond(read, startedAt);
+};
+
+const MEASURES: Measure[] = [
+  { label: 'appends/s, 1 writer', measure: (store) => appendConcurrently(store, 1, SINGLE_APPENDS, 1) },
+  { label: 'appends/s, 8 writers', measure: (store) => appendConcurrently(store, 8, SINGLE_APPENDS / 8, 1) },
+  {
+    label: `events/s, ${BATCH_SIZE}-event appends, 8 writers`,
+    measure: (store) => appendConcurrently(store, 8, BATCH_APPENDS / 8, BATCH_SIZE),
+  },
+  { label: `$all events/s (batches of ${READ_BATCH})`, measure: (store) => readAllInBatches(store) },
+  ...projectionCatchUpMeasures(),
+];
+
+/**
+ * Slot for projection catch-up figures (events/s a projection folds from position 0).
+ * Return measures here; they run after the others, on the events those wrote.
+ */
+function projectionCatchUpMeasures(): Measure[] {
+  return [];
+}
+
+const serverUrl = (): string | undefined =>
+  process.env.CTX_BENCH_PG_URL || process.env.CTX_TEST_PG_URL || undefined;
+
+const TARGETS: Target[] = [
+  {
+    name: 'PGlite (memory)',
+    open: async () => {
+      const db = await openPglite();
+      return { db, dispose: () => db.close() };
+    },
+  },
+  {
+    name: 'PGlite (data dir)',
+    open: async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'ctx-bench-'));
+      const db = await openPglite(dir);
+      return {
+        db,
+        dispose: async () => {
+          await db.close();
+          await rm(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  },
+  {
+    name: 'PostgreSQL server',
+    open: async () => {
+      const database = await createTestDatabase(serverUrl()!, 'ctx_bench');
+      const db = connectPostgres(database.url, { max: 10 });
+      return {
+        db,
+        dispose: async () => {
+          await db.close();
+          await database.drop();
+        },
+      };
+    },
+  },
+];
+
+const formatRate = (rate: number): string => Math.round(rate).toLocaleString('en-US');
+
+const printTable = (rows: { target: string; figures: (string | number)[] }[]): void => {
+  const header = ['engine', ...MEASURES.map((m) => m.label)];
+  const cells = [
+    header,
+    ...rows.map((r) => [r.target, ...r.figures.map((f) => (typeof f === 'number' ? formatRate(f) : f))]),
+  ];
+  const widths = header.map((_, i) => Math.max(...cells.map((row) => (row[i] ?? '').length)));
+  const line = (row: string[]) =>
+    `| ${row.map((cell, i) => (i === 0 ? cell.padEnd(widths[i]!) : cell.padStart(widths[i]!))).join(' | ')} |`;
+  console.log(line(header));
+  console.log(`|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`);
+  for (const row of cells.slice(1)) console.log(line(row));
+};
+
+export async function run(): Promise<void> {
+  const rows: { target: string; figures: (string | number)[] }[] = [];
+  for (const target of TARGETS) {
+    if (target.name === 'PostgreSQL server' && !serverUrl()) {
+      console.log('PostgreSQL server: skipped (set CTX_BENCH_PG_URL or CTX_TEST_PG_URL to include it)');
+      rows.push({ target: target.name, figures: MEASURES.map(() => 'skipped') });
+      continue;
+    }
+    const { db, dispose } = await target.open();
+    try {
+      const store = await createPostgresEventStore(db);
+      await appendConcurrently(store, 2, WARM_UP_APPENDS / 2, 1);
+      const figures: number[] = [];
+      for (const { measure } of MEASURES) figures.push(await measure(store, db));
+      await store.close();
+      rows.push({ target: target.name, figures });
+      console.log(`${target.name}: done`);
+    } finally {
+      await dispose();
+    }
+  }
+  printTable(rows);
+}
