@@ -6,7 +6,7 @@ import {
   type ChunkState,
   type IssueDetail,
 } from '../src/domain/annotations.js';
-import { ValidationError } from '../src/errors.js';
+import { AppError, ValidationError } from '../src/errors.js';
 
 const enumOf = (values: readonly string[]) => z.enum(values as [string, ...string[]]);
 
@@ -84,3 +84,27 @@ export const parseOrThrow = <S extends z.ZodType>(schema: S, input: unknown): z.
     { issues },
   );
 };
+
+/** Seed 003's error object: `type` names the error, `issues` lists bad input when there is some. */
+export interface AnnotationErrorObject {
+  type: string;
+  message: string;
+  issues?: unknown[];
+}
+
+export const annotationErrorObject = (error: unknown, correlationId?: string): AnnotationErrorObject => {
+  if (error instanceof AppError) {
+    const issues = error.details?.issues;
+    return { type: error.name, message: error.message, ...(Array.isArray(issues) ? { issues } : {}) };
+  }
+  return {
+    type: 'InternalError',
+    message: `Internal error${correlationId ? ` (correlation id ${correlationId})` : ''}`,
+  };
+};
+
+export const AnnotationErrorObjectSchema = z.object({
+  type: z.string(),
+  message: z.string(),
+  issues: z.array(z.unknown()).optional(),
+});

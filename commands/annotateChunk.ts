@@ -1,0 +1,91 @@
+import { z } from 'zod';
+import {
+  requireChunk,
+  requireOpenSession,
+  type AnnotationEvent,
+  type AnnotationVocabulary,
+  type SessionState,
+} from '../src/domain/annotations.js';
+import { commandContext } from '../src/engine/commands.js';
+import { defineOperation } from '../src/operations.js';
+import {
+  annotationFieldsInput,
+  changedFields,
+  exportChunk,
+  ExportedChunkSchema,
+  parseOrThrow,
+  SessionIdSchema,
+  type AnnotationFieldsInput,
+  type ExportedChunk,
+} from './annotationFields.js';
+import type { SessionRepository } from './annotationSessionRepository.js';
+
+export const annotateChunkInput = (vocabulary: AnnotationVocabulary) =>
+  z
+    .object({
+      sessionId: SessionIdSchema,
+      chunkId: z.string().min(1),
+    })
+    .extend(annotationFieldsInput(vocabulary).shape);
+
+export interface AnnotateChunk {
+  sessionId: string;
+  chunkId: string;
+  fields: AnnotationFieldsInput;
+}
+
+/**
+ * Sets the given fields of one chunk. The event carries only what changed; a call that changes
+ * nothing on an already annotated chunk appends nothing. `pending` holds chunks already changed
+ * earlier in the same batch, whose state is not folded yet.
+ */
+export const decideAnnotateChunk = (
+  command: AnnotateChunk,
+  state: SessionState,
+  pending: ReadonlyMap<string, ExportedChunk> = new Map(),
+): { event: AnnotationEvent | null; chunk: ExportedChunk } => {
+  requireOpenSession(state, command.sessionId);
+  const stored = requireChunk(state, command.sessionId, command.chunkId);
+  const current = pending.get(command.chunkId);
+  const fields = current
+    ? { categories: current.categories, labels: current.labels, subtypes: current.subtypes, keywords: current.keywords,
+        tags: current.tags, notes: current.notes, summary: current.summary }
+    : stored.fields;
+  const changes = changedFields(fields, command.fields);
+  const chunk = exportChunk({ ...stored, fields: { ...fields, ...changes } });
+  const annotated = stored.annotated || current !== undefined;
+  if (Object.keys(changes).length === 0 && annotated) return { event: null, chunk };
+  return {
+    event: {
+      type: 'ChunkAnnotated',
+      schemaVersion: 1,
+      data: { sessionId: command.sessionId, chunkId: command.chunkId, changes },
+    },
+    chunk,
+  };
+};
+
+export const annotateChunkOperation = (sessions: SessionRepository, vocabulary: AnnotationVocabulary) => {
+  const input = annotateChunkInput(vocabulary);
+  return defineOperation({
+    name: 'annotate_chunk',
+    title: 'Annotate a chunk',
+    description: 'Annotate a single chunk with categories, subtypes, and metadata. Given fields replace the stored ones.',
+    toolset: 'annotations',
+    writes: true,
+    input,
+    output: ExportedChunkSchema,
+    run: async (rawInput, { actor, correlationId }) => {
+      const { sessionId, chunkId, ...fields } = parseOrThrow(input, rawInput);
+      const { result } = await sessions.execute(
+        sessionId,
+        (state) => {
+          const { event, chunk } = decideAnnotateChunk({ sessionId, chunkId, fields }, state);
+          return { events: event ? [event] : [], result: chunk };
+        },
+        commandContext(actor, { correlationId }),
+      );
+      return result;
+    },
+  });
+};

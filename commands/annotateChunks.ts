@@ -1,0 +1,102 @@
+import { z } from 'zod';
+import { requireOpenSession, type AnnotationEvent, type AnnotationVocabulary, type SessionState } from '../src/domain/annotations.js';
+import { commandContext } from '../src/engine/commands.js';
+import { defineOperation } from '../src/operations.js';
+import { decideAnnotateChunk } from './annotateChunk.js';
+import {
+  annotationErrorObject,
+  AnnotationErrorObjectSchema,
+  annotationFieldsInput,
+  ExportedChunkSchema,
+  parseOrThrow,
+  SessionIdSchema,
+  type AnnotationErrorObject,
+  type ExportedChunk,
+} from './annotationFields.js';
+import type { SessionRepository } from './annotationSessionRepository.js';
+
+export const MAX_BATCH = 1_000;
+
+const itemInput = (vocabulary: AnnotationVocabulary) =>
+  z.object({ chunkId: z.string().min(1) }).extend(annotationFieldsInput(vocabulary).shape);
+
+export const annotateChunksInput = (vocabulary: AnnotationVocabulary) =>
+  z.object({
+    sessionId: SessionIdSchema,
+    annotations: z.array(itemInput(vocabulary)).min(1).max(MAX_BATCH),
+  });
+
+/** Items are checked one by one, so the call itself only needs a session id and a list. */
+const EnvelopeSchema = z.object({
+  sessionId: SessionIdSchema,
+  annotations: z.array(z.unknown()).min(1).max(MAX_BATCH),
+});
+
+export type BatchItemResult =
+  | { chunkId: string; success: true; data: ExportedChunk }
+  | { chunkId: string; success: false; error: AnnotationErrorObject };
+
+export const AnnotateChunksOutputSchema = z.object({
+  results: z.array(
+    z.union([
+      z.object({ chunkId: z.string(), success: z.literal(true), data: ExportedChunkSchema }),
+      z.object({ chunkId: z.string(), success: z.literal(false), error: AnnotationErrorObjectSchema }),
+    ]),
+  ),
+  successCount: z.number().int(),
+  errorCount: z.number().int(),
+});
+export type AnnotateChunksOutput = z.infer<typeof AnnotateChunksOutputSchema>;
+
+/**
+ * Partial success: each item is validated and decided on its own, on the state left by the items
+ * before it; an item that fails gets an error result and changes nothing. The events of the items
+ * that succeed are appended together.
+ */
+export const decideAnnotateChunks = (
+  sessionId: string,
+  items: readonly unknown[],
+  state: SessionState,
+  vocabulary: AnnotationVocabulary,
+): { events: AnnotationEvent[]; result: AnnotateChunksOutput } => {
+  requireOpenSession(state, sessionId);
+  const schema = itemInput(vocabulary);
+  const pending = new Map<string, ExportedChunk>();
+  const events: AnnotationEvent[] = [];
+  const results = items.map((item): BatchItemResult => {
+    const chunkId = String((item as { chunkId?: unknown } | null)?.chunkId ?? '');
+    try {
+      const { chunkId: id, ...fields } = parseOrThrow(schema, item);
+      const { event, chunk } = decideAnnotateChunk({ sessionId, chunkId: id, fields }, state, pending);
+      if (event) events.push(event);
+      pending.set(id, chunk);
+      return { chunkId: id, success: true, data: chunk };
+    } catch (error) {
+      return { chunkId, success: false, error: annotationErrorObject(error) };
+    }
+  });
+  const successCount = results.filter((r) => r.success).length;
+  return { events, result: { results, successCount, errorCount: results.length - successCount } };
+};
+
+export const annotateChunksOperation = (sessions: SessionRepository, vocabulary: AnnotationVocabulary) =>
+  defineOperation({
+    name: 'annotate_chunks',
+    title: 'Annotate several chunks',
+    description:
+      'Annotate multiple chunks in a single call (partial success semantics): one result per item, ' +
+      'with the annotated chunk or the error, plus successCount and errorCount.',
+    toolset: 'annotations',
+    writes: true,
+    input: annotateChunksInput(vocabulary),
+    output: AnnotateChunksOutputSchema,
+    run: async (rawInput, { actor, correlationId }) => {
+      const { sessionId, annotations } = parseOrThrow(EnvelopeSchema, rawInput);
+      const { result } = await sessions.execute(
+        sessionId,
+        (state) => decideAnnotateChunks(sessionId, annotations, state, vocabulary),
+        commandContext(actor, { correlationId }),
+      );
+      return result;
+    },
+  });
