@@ -43,6 +43,24 @@ export const ConfigSchema = z
       })
       .strict()
       .prefault({}),
+    extensions: z
+      .object({
+        /** Lua tools (`*.lua`); a missing folder means none. */
+        toolsDir: z.string().min(1).default('./tools'),
+        /** Agents (`*.toml` or `*.lua`). */
+        agentsDir: z.string().min(1).default('./agents'),
+        /** Lua connectors (`*.lua`), synced with `ctx sync <name>`. */
+        connectorsDir: z.string().min(1).default('./connectors'),
+        timeoutMs: z.coerce.number().int().positive().default(5000),
+        memoryMb: z.coerce.number().positive().max(1024).default(64),
+        instructionBudget: z.coerce.number().int().positive().default(1_000_000_000),
+        /** Hosts (`host` or `host:port`) scripts may GET through `ctx.http.get`; empty disables it. */
+        httpAllowlist: z
+          .preprocess((v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : v), z.array(z.string().min(1)))
+          .default([]),
+      })
+      .strict()
+      .prefault({}),
     log: z
       .object({
         level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

@@ -6,6 +6,7 @@ import { DocumentEventSchemas } from './documents.js';
 import { JobEventSchemas } from './jobs.js';
 import type { EventMetadata } from './metadata.js';
 import type { Position } from './position.js';
+import { ToolEventSchemas } from './tools.js';
 
 /** The one event catalog: every event the ledger has ever written, by `type`. */
 export const DomainEventSchema = z.discriminatedUnion('type', [
@@ -13,6 +14,7 @@ export const DomainEventSchema = z.discriminatedUnion('type', [
   ...JobEventSchemas,
   ...AnnotationEventSchemas,
   ...ConnectorEventSchemas,
+  ...ToolEventSchemas,
 ]);
 export type DomainEvent = z.infer<typeof DomainEventSchema>;
 export type EventType = DomainEvent['type'];
@@ -30,7 +32,7 @@ export type StoredEvent<E extends DomainEvent = DomainEvent> = E & {
   recordedAt: string;
 };
 
-export const STREAM_CATEGORIES = ['doc', 'job', 'annotation', 'connector'] as const;
+export const STREAM_CATEGORIES = ['doc', 'job', 'annotation', 'connector', 'tool'] as const;
 export type StreamCategory = (typeof STREAM_CATEGORIES)[number];
 
 export const streamId = (category: StreamCategory, id: string): string => `${category}-${id}`;

@@ -1,0 +1,36 @@
+import { AppError } from '../../src/errors.js';
+
+/** A script raised an error (or broke a limit other than time): seed 000's `tool_error`, 500. */
+export class ToolError extends AppError {
+  override name = 'ToolError';
+  constructor(message: string, details?: Record<string, unknown>) {
+    super('tool_error', 500, message, details);
+  }
+}
+
+/** A script ran past its wall-clock timeout or its instruction budget: seed 000's `timeout`, 408. */
+export class ToolTimeoutError extends AppError {
+  override name = 'ToolTimeoutError';
+  constructor(message: string) {
+    super('timeout', 408, message);
+  }
+}
+
+/** Parameters or arguments that do not match what a tool or agent declares: seed 000's `bad_request`. */
+export class BadRequestError extends AppError {
+  override name = 'BadRequestError';
+  constructor(message: string, details?: Record<string, unknown>) {
+    super('bad_request', 400, message, details);
+  }
+}
+
+/** A script file that cannot be loaded; the message names the file. */
+export class ScriptLoadError extends AppError {
+  override name = 'ScriptLoadError';
+  constructor(
+    readonly file: string,
+    message: string,
+  ) {
+    super('invalid_script', 422, `${file}: ${message}`, { file });
+  }
+}

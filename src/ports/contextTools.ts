@@ -1,0 +1,16 @@
+export interface ContextSearchOptions {
+  mode?: 'keyword' | 'semantic' | 'hybrid';
+  limit?: number;
+  source?: string;
+}
+
+/**
+ * The read-only context queries scripts may call as `ctx.search`, `ctx.get` and `ctx.sources`.
+ * Answers are plain JSON (seed 000's shapes); an unknown id or a disabled mode rejects with the
+ * query's own AppError.
+ */
+export interface ContextTools {
+  search(query: string, options: ContextSearchOptions): Promise<unknown>;
+  get(id: string): Promise<unknown>;
+  sources(): Promise<unknown>;
+}
