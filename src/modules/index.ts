@@ -1,5 +1,7 @@
 import type { LedgerModule } from '../module.js';
+import { annotationsModule } from './annotationsModule.js';
+import { extensionsModule } from './extensionsModule.js';
 import { ledgerModule } from './ledgerModule.js';
 
 /** Every feature of the product, in the order they are wired. */
-export const MODULES: readonly LedgerModule[] = [ledgerModule];
+export const MODULES: readonly LedgerModule[] = [ledgerModule, annotationsModule, extensionsModule];

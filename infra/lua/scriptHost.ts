@@ -1,0 +1,84 @@
+import type { Actor } from '../../src/domain/metadata.js';
+import { newId } from '../../src/domain/ids.js';
+import { DEFAULT_PROJECT, type Operation } from '../../src/operations.js';
+import type { ContextSearchOptions, ContextTools } from '../../src/ports/contextTools.js';
+import type { Logger } from '../../src/ports/logger.js';
+import { parseInput } from '../../src/validation.js';
+import type { LuaHost } from './luaRuntime.js';
+
+const MAX_HTTP_BODY_BYTES = 1024 * 1024;
+
+/**
+ * Context tools answered by the ledger's `search`, `get` and `sources` operations, looked up at
+ * call time so that the module providing them may be wired in after this one.
+ */
+export const contextToolsFromOperations = (operations: () => readonly Operation[], actor: Actor): ContextTools => {
+  const run = async (name: string, input: Record<string, unknown>) => {
+    const operation = operations().find((o) => o.name === name);
+    if (!operation) throw new Error(`${name} is not available`);
+    return operation.run(parseInput(operation.input, input), { actor, correlationId: newId(), project: DEFAULT_PROJECT });
+  };
+  return {
+    search: (query, options) => run('search', { query, ...options }),
+    get: (id) => run('get', { id }),
+    sources: () => run('sources', {}),
+  };
+};
+
+const searchOptions = (options: Record<string, unknown>): ContextSearchOptions => {
+  const picked: ContextSearchOptions = {};
+  if (options.mode !== undefined) picked.mode = options.mode as ContextSearchOptions['mode'];
+  if (options.limit !== undefined) picked.limit = options.limit as number;
+  if (options.source !== undefined) picked.source = options.source as string;
+  return picked;
+};
+
+const allowedHost = (allowlist: readonly string[], url: URL) =>
+  allowlist.includes(url.host) || (url.port === '' && allowlist.includes(url.hostname));
+
+/** GET on allow-listed hosts only; redirects are not followed, so they cannot leave the list. */
+const httpGetFor =
+  (allowlist: readonly string[], timeoutMs: number) =>
+  async (target: unknown, options: Record<string, unknown>) => {
+    if (typeof target !== 'string') throw new Error('http.get expects a URL string');
+    let url: URL;
+    try {
+      url = new URL(target);
+    } catch {
+      throw new Error(`invalid URL '${target}'`);
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('only http and https URLs are allowed');
+    if (!allowedHost(allowlist, url)) throw new Error(`host '${url.host}' is not in the HTTP allow-list`);
+    const headers = (options.headers ?? {}) as Record<string, string>;
+    const response = await fetch(url, { headers, redirect: 'manual', signal: AbortSignal.timeout(timeoutMs) });
+    const body = await response.text();
+    if (Buffer.byteLength(body) > MAX_HTTP_BODY_BYTES) throw new Error(`response larger than ${MAX_HTTP_BODY_BYTES} bytes`);
+    return { status: response.status, body };
+  };
+
+export interface ScriptHostOptions {
+  contextTools: ContextTools;
+  logger: Logger;
+  /** Names the script in log lines. */
+  script: string;
+  httpAllowlist: readonly string[];
+  timeoutMs: number;
+}
+
+/** The host functions one script call sees as `ctx`. */
+export const scriptHost = ({ contextTools, logger, script, httpAllowlist, timeoutMs }: ScriptHostOptions): LuaHost => ({
+  search: (query, options) => {
+    if (typeof query !== 'string' || query.length === 0) return Promise.reject(new Error('search expects a query string'));
+    return contextTools.search(query, searchOptions(options));
+  },
+  get: (id) => (typeof id === 'string' ? contextTools.get(id) : Promise.reject(new Error('get expects an id string'))),
+  sources: () => contextTools.sources(),
+  log: (line) => logger.info({ script }, line),
+  ...(httpAllowlist.length > 0 ? { httpGet: httpGetFor(httpAllowlist, timeoutMs) } : {}),
+});
+
+/** A host for loading scripts: their top level only declares, so every context call fails. */
+export const loadingHost = (logger: Logger): LuaHost => {
+  const unavailable = () => Promise.reject(new Error('context queries are not available while a script loads'));
+  return { search: unavailable, get: unavailable, sources: unavailable, log: (line) => logger.info({}, line) };
+};

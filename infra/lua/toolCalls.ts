@@ -1,0 +1,142 @@
+import { createHash } from 'node:crypto';
+import { z } from 'zod';
+import { streamId } from '../../src/domain/events.js';
+import type { Actor } from '../../src/domain/metadata.js';
+import { toolStreamKey, type ToolCallOutcome } from '../../src/domain/tools.js';
+import { commandContext, metadataFor } from '../../src/engine/commands.js';
+import { AppError, NotFoundError, ValidationError, describeIssues } from '../../src/errors.js';
+import { DEFAULT_PROJECT, type Operation } from '../../src/operations.js';
+import type { EventStore } from '../../src/ports/eventStore.js';
+import type { Logger } from '../../src/ports/logger.js';
+import type { ExtensionRegistry } from './extensionRegistry.js';
+import { BadRequestError, ToolError, ToolTimeoutError } from './luaErrors.js';
+import { runLua, type LuaHost, type LuaLimits } from './luaRuntime.js';
+
+export interface ToolDescription {
+  name: string;
+  description: string;
+  builtin: boolean;
+  parameters: Record<string, unknown>;
+}
+
+export interface ToolCaller {
+  list(): Promise<ToolDescription[]>;
+  call(name: string, params: unknown, actor: Actor, correlationId: string): Promise<{ result: unknown }>;
+}
+
+export interface ToolCallerOptions {
+  registry: ExtensionRegistry;
+  builtins(): readonly Operation[];
+  hostFor(script: string, actor: Actor): LuaHost;
+  limits: LuaLimits;
+  store: EventStore;
+  logger: Logger;
+}
+
+const canonical = (value: unknown): unknown => {
+  if (Array.isArray(value)) return value.map(canonical);
+  if (value && typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, canonical(v)]));
+  }
+  return value;
+};
+
+export const paramsHash = (params: unknown): string =>
+  createHash('sha256').update(JSON.stringify(canonical(params ?? {}))).digest('hex');
+
+const outcomeOf = (error: unknown): ToolCallOutcome | null => {
+  if (error instanceof ToolTimeoutError) return 'timeout';
+  if (error instanceof BadRequestError || error instanceof ValidationError) return 'bad_request';
+  if (error instanceof NotFoundError) return null;
+  return 'tool_error';
+};
+
+const parseParams = (schema: z.ZodType, params: unknown, tool: string) => {
+  if (params === undefined || params === null) params = {};
+  if (typeof params !== 'object' || Array.isArray(params)) throw new BadRequestError(`Parameters of '${tool}' must be a JSON object`);
+  const parsed = schema.safeParse(params);
+  if (!parsed.success) {
+    const issues = describeIssues(parsed.error.issues);
+    throw new BadRequestError(`Invalid parameters for '${tool}': ${issues.join('; ')}`, { issues });
+  }
+  return parsed.data as Record<string, unknown>;
+};
+
+const inputJsonSchema = (operation: Operation): Record<string, unknown> => {
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(operation.input, { io: 'input', unrepresentable: 'any' });
+  return schema;
+};
+
+/** Lists and calls tools (built-in operations and Lua scripts), recording each call. */
+export const createToolCaller = ({ registry, builtins, hostFor, limits, store, logger }: ToolCallerOptions): ToolCaller => {
+  const record = async (tool: string, builtin: boolean, actor: Actor, correlationId: string, params: unknown, startedAt: number, outcome: ToolCallOutcome) => {
+    try {
+      const context = commandContext(actor, { correlationId });
+      await store.append(
+        streamId('tool', toolStreamKey(tool)),
+        [
+          {
+            type: 'ToolCalled',
+            schemaVersion: 1,
+            data: {
+              tool,
+              builtin,
+              caller: `${actor.via}:${actor.subject}`,
+              paramsHash: paramsHash(params),
+              durationMs: Math.max(0, performance.now() - startedAt),
+              outcome,
+            },
+            metadata: metadataFor(context, 0),
+          },
+        ],
+        'any',
+      );
+    } catch (error) {
+      logger.error({ err: error, tool, correlationId }, 'could not record a tool call');
+    }
+  };
+
+  const runTool = async (name: string, params: unknown, actor: Actor, correlationId: string) => {
+    const builtin = builtins().find((o) => o.name === name);
+    if (builtin) {
+      const input = parseParams(builtin.input, params, name);
+      return { builtin: true, result: await builtin.run(input, { actor, correlationId, project: DEFAULT_PROJECT }) as unknown };
+    }
+    const tool = (await registry.current()).tools.get(name);
+    if (!tool) throw new NotFoundError(`No tool named '${name}'`);
+    const input = parseParams(tool.input, params, name);
+    const result = await runLua(
+      { source: tool.script.source, chunkName: tool.script.shownAs, kind: 'tool', entry: 'execute', input },
+      hostFor(tool.script.shownAs, actor),
+      limits,
+    );
+    return { builtin: false, result };
+  };
+
+  return {
+    list: async () => {
+      const { tools } = await registry.current();
+      return [
+        ...builtins().map((o) => ({ name: o.name, description: o.description, builtin: true, parameters: inputJsonSchema(o) })),
+        ...[...tools.values()].map((t) => ({ name: t.name, description: t.description, builtin: false, parameters: { ...t.parameters } })),
+      ];
+    },
+    call: async (name, params, actor, correlationId) => {
+      const startedAt = performance.now();
+      const builtin = builtins().some((o) => o.name === name);
+      try {
+        const { result } = await runTool(name, params, actor, correlationId);
+        await record(name, builtin, actor, correlationId, params, startedAt, 'ok');
+        return { result };
+      } catch (error) {
+        const outcome = outcomeOf(error);
+        if (outcome) await record(name, builtin, actor, correlationId, params, startedAt, outcome);
+        if (error instanceof ValidationError) throw new BadRequestError(error.message, error.details);
+        if (error instanceof AppError) throw error;
+        // A built-in's unexpected failure stays masked by the transport's error mapping.
+        if (builtin) throw error;
+        throw new ToolError((error as Error).message);
+      }
+    },
+  };
+};

@@ -1,0 +1,230 @@
+import type { McpServer } from '@modelcontextprotocol/server';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { z } from 'zod';
+import type { Agent } from '../../infra/lua/agents.js';
+import { createExtensionRegistry } from '../../infra/lua/extensionRegistry.js';
+import { syncLuaConnector, type SyncSummary } from '../../infra/lua/luaConnectors.js';
+import { BadRequestError } from '../../infra/lua/luaErrors.js';
+import type { LuaLimits } from '../../infra/lua/luaRuntime.js';
+import { contextToolsFromOperations, loadingHost, scriptHost } from '../../infra/lua/scriptHost.js';
+import { createToolCaller, type ToolCaller } from '../../infra/lua/toolCalls.js';
+import { print } from '../cli/output.js';
+import { streamId } from '../domain/events.js';
+import { newId } from '../domain/ids.js';
+import type { Actor } from '../domain/metadata.js';
+import { scriptedSourceStreamKey } from '../domain/tools.js';
+import { commandContext, metadataFor } from '../engine/commands.js';
+import { NotFoundError, UnavailableError } from '../errors.js';
+import type { LedgerModule, ModuleContext, ModuleParts } from '../module.js';
+import { DEFAULT_PROJECT, defineOperation, type Operation } from '../operations.js';
+import type { ContextTools } from '../ports/contextTools.js';
+import type { DocumentSink } from '../ports/documentSink.js';
+import type { EventStore } from '../ports/eventStore.js';
+
+export interface ExtensionsModuleOptions {
+  /** Answers `ctx.search/get/sources`; without it, the ledger's `search`, `get` and `sources` operations. */
+  contextTools?: ContextTools;
+  /** The ledger's operations, looked up at call time: built-in tools are those of the `search` toolset. */
+  operations?: () => readonly Operation[];
+  /** Where Lua connectors' documents go. */
+  documentSink?: DocumentSink;
+}
+
+/** Extra parts this module offers: MCP prompts for agents, registered on each MCP server. */
+export interface ExtensionsParts extends ModuleParts {
+  mcp(server: McpServer, actor: Actor): void;
+  tools: ToolCaller;
+}
+
+const httpActor: Actor = { subject: 'anonymous', tenant: null, via: 'tools' };
+
+const bodyObject = (request: FastifyRequest): Record<string, unknown> => {
+  const body = request.body ?? {};
+  if (typeof body !== 'object' || Array.isArray(body)) throw new BadRequestError('The request body must be a JSON object');
+  return body as Record<string, unknown>;
+};
+
+const describeAgent = (agent: Agent) => ({
+  name: agent.name,
+  description: agent.description,
+  tools: agent.tools,
+  source: agent.source,
+  arguments: agent.arguments,
+});
+
+const lastCursor = async (store: EventStore, connector: string): Promise<string | null> => {
+  const [last] = await store.readStream(streamId('tool', scriptedSourceStreamKey(connector)), { direction: 'backwards', maxCount: 1 });
+  return last?.type === 'ScriptedSourceSynced' ? last.data.cursor : null;
+};
+
+const SyncInputSchema = z.object({ name: z.string().min(1).describe('The Lua connector to sync') }).strict();
+const SyncOutputSchema = z.object({
+  connector: z.string(),
+  pages: z.number().int(),
+  documents: z.number().int(),
+  created: z.number().int(),
+  updated: z.number().int(),
+  unchanged: z.number().int(),
+  cursor: z.string().nullable(),
+});
+
+const ToolResultSchema = z.object({ result: z.unknown() });
+
+const setupExtensions = async (context: ModuleContext, options: ExtensionsModuleOptions): Promise<ExtensionsParts> => {
+  const { config, logger, store } = context;
+  const settings = config.extensions;
+  const limits: LuaLimits = {
+    timeoutMs: settings.timeoutMs,
+    memoryBytes: Math.round(settings.memoryMb * 1024 * 1024),
+    instructionBudget: settings.instructionBudget,
+  };
+  const operations = options.operations ?? (() => []);
+  const builtins = () => operations().filter((o) => o.toolset === 'search');
+  const registry = createExtensionRegistry({
+    folders: settings,
+    builtinNames: () => new Set(builtins().map((o) => o.name)),
+    host: loadingHost(logger),
+    limits,
+    onProblem: (problem) => logger.warn(problem, `skipped ${problem.file}: ${problem.message}`),
+  });
+  const hostFor = (script: string, actor: Actor) =>
+    scriptHost({
+      contextTools: options.contextTools ?? contextToolsFromOperations(operations, actor),
+      logger,
+      script,
+      httpAllowlist: settings.httpAllowlist,
+      timeoutMs: settings.timeoutMs,
+    });
+  const tools = createToolCaller({ registry, builtins, hostFor, limits, store, logger });
+
+  // The last loaded extensions, for the MCP hook, which must register synchronously.
+  let latest = await registry.current();
+  const current = async () => (latest = await registry.current());
+
+  const findAgent = async (name: string) => {
+    const agent = (await current()).agents.get(name);
+    if (!agent) throw new NotFoundError(`No agent named '${name}'`);
+    return agent;
+  };
+
+  const sync = async (name: string, actor: Actor, correlationId: string): Promise<SyncSummary> => {
+    const connector = (await current()).connectors.get(name);
+    if (!connector) throw new NotFoundError(`No Lua connector named '${name}'`);
+    const sink = options.documentSink;
+    if (!sink) throw new UnavailableError('Document ingestion is not available');
+    const stream = streamId('tool', scriptedSourceStreamKey(name));
+    return syncLuaConnector({
+      connector,
+      sink,
+      host: hostFor(connector.script.shownAs, actor),
+      limits,
+      cursor: await lastCursor(store, name),
+      onPage: async (page) => {
+        const metadata = metadataFor(commandContext(actor, { correlationId }), 0);
+        await store.append(stream, [{ type: 'ScriptedSourceSynced', schemaVersion: 1, data: { connector: name, ...page }, metadata }], 'any');
+      },
+    });
+  };
+
+  const syncOperation = defineOperation({
+    name: 'extensions.sync',
+    title: 'Sync a Lua connector',
+    description: 'Runs a Lua connector from where its last sync stopped and ingests the documents it returns.',
+    toolset: 'extensions',
+    writes: true,
+    input: SyncInputSchema,
+    output: SyncOutputSchema,
+    run: async ({ name }, { actor, correlationId }) => ({ connector: name, ...(await sync(name, actor, correlationId)) }),
+  });
+
+  // Lua tools present at start-up are MCP tools too; each call runs the tool's current script.
+  const luaToolOperations = [...latest.tools.values()].map((tool) =>
+    defineOperation({
+      name: tool.name,
+      title: tool.name,
+      description: tool.description,
+      toolset: 'extensions',
+      writes: false,
+      input: tool.input,
+      output: ToolResultSchema,
+      run: (input, { actor, correlationId }) => tools.call(tool.name, input, actor, correlationId),
+    }),
+  );
+
+  const routes = (app: FastifyInstance) => {
+    app.get('/tools/list', async () => ({ tools: await tools.list() }));
+    app.post<{ Params: { name: string } }>('/tools/:name', async (request) =>
+      tools.call(request.params.name, bodyObject(request), httpActor, request.id),
+    );
+    app.get('/agents/list', async () => ({ agents: [...(await current()).agents.values()].map(describeAgent) }));
+    app.post<{ Params: { name: string } }>('/agents/:name/prompt', async (request) => {
+      const agent = await findAgent(request.params.name);
+      return agent.render(bodyObject(request), hostFor(agent.file, httpActor), limits);
+    });
+  };
+
+  const mcp = (server: McpServer, actor: Actor) => {
+    // Prompts are fixed when the server is built (once per request or connection); refresh for the next one.
+    for (const agent of latest.agents.values()) registerAgentPrompt(server, agent, () => hostFor(agent.file, actor), limits);
+    current().catch((error: unknown) => logger.error({ err: error }, 'could not reload extensions'));
+  };
+
+  return {
+    operations: [...luaToolOperations, syncOperation],
+    routes,
+    mcp,
+    tools,
+    close: () => {
+      registry.close();
+      return Promise.resolve();
+    },
+  };
+};
+
+/** An agent as an MCP prompt: its system prompt and messages become the prompt's messages. */
+export const registerAgentPrompt = (server: McpServer, agent: Agent, host: () => ReturnType<typeof scriptHost>, limits: LuaLimits) => {
+  const argsSchema = z.object(
+    Object.fromEntries(
+      agent.arguments.map((a) => {
+        const field = z.string().describe(a.description);
+        return [a.name, a.required ? field : field.optional()];
+      }),
+    ),
+  );
+  server.registerPrompt(agent.name, { title: agent.name, description: agent.description, argsSchema }, async (args: Record<string, unknown>) => {
+    const rendered = await agent.render(args, host(), limits);
+    const messages = [
+      ...(rendered.system ? [{ role: 'user' as const, content: { type: 'text' as const, text: rendered.system } }] : []),
+      ...rendered.messages.map((m) => ({
+        role: m.role === 'assistant' ? ('assistant' as const) : ('user' as const),
+        content: { type: 'text' as const, text: m.content },
+      })),
+    ];
+    return { description: agent.description, messages };
+  });
+};
+
+/** Lua tools, agents and Lua connectors from the configured folders. */
+export const createExtensionsModule = (options: ExtensionsModuleOptions = {}): LedgerModule => ({
+  name: 'extensions',
+  setup: (context) => setupExtensions(context, options),
+  cli(program, withLedger) {
+    program
+      .command('sync')
+      .description('sync a Lua connector: ingest what it returns since its last sync')
+      .argument('<name>', 'the connector name its script declares')
+      .option('--json', 'print JSON')
+      .action(async (name: string, flags: { json?: boolean }, command) => {
+        const summary = (await withLedger(command, (ledger) =>
+          ledger.operation('extensions.sync').run({ name }, { actor: { subject: 'local', tenant: null, via: 'cli' }, correlationId: newId(), project: DEFAULT_PROJECT }),
+        )) as z.infer<typeof SyncOutputSchema>;
+        print(
+          flags.json
+            ? JSON.stringify(summary, null, 2)
+            : `synced ${summary.connector}: ${summary.documents} documents in ${summary.pages} pages (${summary.created} created, ${summary.updated} updated, ${summary.unchanged} unchanged)`,
+        );
+      });
+  },
+});
+
+export const extensionsModule = createExtensionsModule();
