@@ -23,6 +23,9 @@ import { EVENT_STORE_SCHEMA } from './postgresSchema.js';
 const VISIBLE = `transaction_id < pg_snapshot_xmin(pg_current_snapshot())`;
 
 const POLL_INTERVAL_MS = 1_000;
+const CHANNEL = 'ledger_events';
+/** Appends that finish within this window share one NOTIFY. */
+const NOTIFY_COALESCE_MS = 5;
 const DEFAULT_BATCH = 500;
 
 interface AppendRow {
@@ -116,7 +119,22 @@ export const createPostgresEventStore = async (
   const pollIntervalMs = options.pollIntervalMs ?? POLL_INTERVAL_MS;
 
   const wakers = new Set<() => void>();
-  const unlisten = await db.listen('ledger_events', () => wakers.forEach((wake) => wake()));
+  const wakeAll = () => wakers.forEach((wake) => wake());
+  const unlisten = await db.listen(CHANNEL, wakeAll);
+
+  // Subscribers in this process are woken at once; those of other processes sharing a server by one
+  // NOTIFY per burst of appends. PGlite has no other processes.
+  let pendingNotify: NodeJS.Timeout | undefined;
+  const notify = async () => {
+    pendingNotify = undefined;
+    await db.query(`SELECT pg_notify('${CHANNEL}', '')`).catch(() => undefined);
+  };
+  const announceAppend = () => {
+    wakeAll();
+    if (db.engine === 'postgres' && !pendingNotify) {
+      pendingNotify = setTimeout(() => void notify(), NOTIFY_COALESCE_MS);
+    }
+  };
 
   const append = async (
     streamId: string,
@@ -128,6 +146,7 @@ export const createPostgresEventStore = async (
       const rows = inlineAppends
         ? await db.query<AppendRow>(inlined(statement))
         : await db.query<AppendRow>(statement.text, statement.params);
+      announceAppend();
       return appendResult(rows);
     } catch (error) {
       throw translateAppendError(error, streamId, expected);
@@ -245,7 +264,11 @@ export const createPostgresEventStore = async (
     headPosition,
     subscribe,
     close: async () => {
-      wakers.forEach((w) => w());
+      wakeAll();
+      if (pendingNotify) {
+        clearTimeout(pendingNotify);
+        await notify();
+      }
       await unlisten();
     },
   };

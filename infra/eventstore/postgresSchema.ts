@@ -56,6 +56,7 @@ BEGIN
            x.ev->'data', x.ev->'metadata', x.ev->>'category', x.ev->>'project'
     FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(ev, ord)
     RETURNING e.stream_revision, e.transaction_id::text, e.global_position;
-  PERFORM pg_notify('ledger_events', '');
+  -- No NOTIFY here: a notifying transaction holds a global lock through its commit, which would
+  -- serialise every append's WAL flush. The store announces appends after they commit instead.
 END $$;
 `;

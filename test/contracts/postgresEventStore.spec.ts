@@ -1,8 +1,11 @@
 import pg from 'pg';
-import { describe, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendStatement, createPostgresEventStore } from '../../infra/eventstore/postgresEventStore.js';
 import { connectPostgres, openPglite } from '../../infra/postgres/database.js';
-import { createTestDatabase, testPostgresUrl } from '../support/postgres.js';
+import type { StoredEvent } from '../../src/domain/events.js';
+import type { EventStore } from '../../src/ports/eventStore.js';
+import { newEvents } from '../support/events.js';
+import { createTestDatabase, testPostgresUrl, type TestDatabase } from '../support/postgres.js';
 import { describeEventStoreContract, type OpenAppend } from './eventStore.contract.js';
 
 // One PGlite instance for the whole file (opening one takes seconds); tests isolate by fresh stream ids.
@@ -58,6 +61,49 @@ if (serverUrl) {
     },
     { concurrentRaces: true },
   );
+
+  describe('postgres event store on a server, across processes', () => {
+    let database: TestDatabase;
+    const closers: (() => Promise<void>)[] = [];
+    const openStore = async (pollIntervalMs: number): Promise<EventStore> => {
+      const db = connectPostgres(database.url, { max: 2 });
+      const store = await createPostgresEventStore(db, { pollIntervalMs });
+      closers.push(async () => {
+        await store.close();
+        await db.close();
+      });
+      return store;
+    };
+
+    beforeAll(async () => {
+      database = await createTestDatabase(serverUrl);
+    });
+    afterAll(async () => {
+      for (const close of closers.reverse()) await close();
+      await database.drop();
+    });
+
+    it('wakes a subscriber on another connection pool by notification, long before it would poll', async () => {
+      const writer = await openStore(60_000);
+      const reader = await openStore(60_000);
+      const head = await reader.headPosition();
+      const received: StoredEvent[] = [];
+      const subscription = reader.subscribe(
+        async (events) => {
+          received.push(...events);
+          await Promise.resolve();
+        },
+        { from: head },
+      );
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await writer.append('job-notified', newEvents(2), 'no_stream');
+      const deadline = Date.now() + 5_000;
+      while (received.length < 2 && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      await subscription.stop();
+      expect(received).toHaveLength(2);
+    });
+  });
 } else {
   console.log('Skipping the PostgreSQL server event store contract: CTX_TEST_PG_URL is not set.');
   describe.skip('EventStore contract: postgres on a PostgreSQL server (CTX_TEST_PG_URL not set)', () => {
