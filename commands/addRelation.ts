@@ -52,13 +52,14 @@ export const addRelationOperation = (sessions: SessionRepository) =>
     writes: true,
     input: AddRelationInputSchema,
     output: AddRelationOutputSchema,
-    run: async (rawInput, { actor, correlationId }) => {
+    run: async (rawInput, { actor, correlationId, project }) => {
       const command = parseOrThrow(AddRelationInputSchema, rawInput);
       await sessions.execute(
         command.sessionId,
         (state) => ({ events: decideAddRelation(command, state), result: undefined }),
-        commandContext(actor, { correlationId }),
+        commandContext(actor, { correlationId, project }),
       );
-      return { message: 'Relation added', ...command };
+      const { sourceChunkId, targetChunkId, relationType } = command;
+      return { message: 'Relation added', sourceChunkId, targetChunkId, relationType };
     },
   });

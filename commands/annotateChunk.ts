@@ -75,7 +75,7 @@ export const annotateChunkOperation = (sessions: SessionRepository, vocabulary: 
     writes: true,
     input,
     output: ExportedChunkSchema,
-    run: async (rawInput, { actor, correlationId }) => {
+    run: async (rawInput, { actor, correlationId, project }) => {
       const { sessionId, chunkId, ...fields } = parseOrThrow(input, rawInput);
       const { result } = await sessions.execute(
         sessionId,
@@ -83,7 +83,7 @@ export const annotateChunkOperation = (sessions: SessionRepository, vocabulary: 
           const { event, chunk } = decideAnnotateChunk({ sessionId, chunkId, fields }, state);
           return { events: event ? [event] : [], result: chunk };
         },
-        commandContext(actor, { correlationId }),
+        commandContext(actor, { correlationId, project }),
       );
       return result;
     },

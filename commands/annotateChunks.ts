@@ -90,12 +90,12 @@ export const annotateChunksOperation = (sessions: SessionRepository, vocabulary:
     writes: true,
     input: annotateChunksInput(vocabulary),
     output: AnnotateChunksOutputSchema,
-    run: async (rawInput, { actor, correlationId }) => {
+    run: async (rawInput, { actor, correlationId, project }) => {
       const { sessionId, annotations } = parseOrThrow(EnvelopeSchema, rawInput);
       const { result } = await sessions.execute(
         sessionId,
         (state) => decideAnnotateChunks(sessionId, annotations, state, vocabulary),
-        commandContext(actor, { correlationId }),
+        commandContext(actor, { correlationId, project }),
       );
       return result;
     },

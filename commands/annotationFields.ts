@@ -16,7 +16,8 @@ export const annotationFieldsInput = (vocabulary: AnnotationVocabulary) =>
     categories: z.array(enumOf(vocabulary.categories)).optional(),
     labels: z.array(enumOf(vocabulary.labels)).optional(),
     subtypes: z
-      .record(enumOf(vocabulary.categories), enumOf(vocabulary.subtypes))
+      .partialRecord(enumOf(vocabulary.categories), enumOf(vocabulary.subtypes))
+      .transform((subtypes) => subtypes as Record<string, string>)
       .optional()
       .describe('Subtype per category, e.g. {"fee_schedule": "participant_fee"}'),
     keywords: z.array(z.string()).optional(),

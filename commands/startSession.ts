@@ -175,14 +175,14 @@ export const startSessionOperation = (store: EventStore, chunkSource?: ChunkSour
     writes: true,
     input: StartSessionInputSchema,
     output: StartSessionOutputSchema,
-    run: async (rawInput, { actor, correlationId }) => {
+    run: async (rawInput, { actor, correlationId, project }) => {
       const parsed = StartSessionInputSchema.safeParse(rawInput);
       if (!parsed.success) throw new InvalidConfigError(issuesOf(parsed.error));
       const { config, name } = parsed.data;
       const { source, chunks } = await chunksOf(config, chunkSource);
       const sessionId = newId();
       const events = decideStartSession({ sessionId, name: name ?? null, source, chunks });
-      await appendSession(store, events, commandContext(actor, { correlationId }));
+      await appendSession(store, events, commandContext(actor, { correlationId, project }));
       return { sessionId, chunkCount: chunks.length, message: 'Session created successfully' };
     },
   });

@@ -1,0 +1,117 @@
+import { z } from 'zod';
+import {
+  ANNOTATION_FIELDS,
+  emptyAnnotation,
+  SessionNotFoundError,
+  type SessionState,
+} from '../src/domain/annotations.js';
+import { AsOfSchema, parseAsOf, type AsOf } from '../src/engine/asOf.js';
+import { defineOperation } from '../src/operations.js';
+import type { EventStore } from '../src/ports/eventStore.js';
+import { parseOrThrow, SessionIdSchema, sameValue } from '../commands/annotationFields.js';
+import { FieldChangeSchema } from './annotationHistory.js';
+import { foldSessionUntil, readSessionEvents } from './annotationSessionFold.js';
+
+export const DiffAnnotationsInputSchema = z.object({
+  sessionId: SessionIdSchema,
+  from: AsOfSchema.describe('The earlier moment: a position from annotation_history or an ISO timestamp'),
+  to: AsOfSchema.optional().describe('The later moment; now when omitted'),
+});
+
+const ChunkDiffSchema = z.object({
+  chunkId: z.string(),
+  changes: z.record(z.string(), FieldChangeSchema),
+});
+export type ChunkDiff = z.infer<typeof ChunkDiffSchema>;
+
+export const DiffAnnotationsOutputSchema = z.object({
+  from: z.string(),
+  to: z.string().nullable(),
+  added: z.array(ChunkDiffSchema).describe('Chunks annotated (or related) at `to` but not at `from`'),
+  changed: z.array(ChunkDiffSchema).describe('Chunks annotated at both moments whose fields differ'),
+  removed: z.array(ChunkDiffSchema).describe('Chunks annotated at `from` but not at `to`'),
+});
+export type AnnotationDiff = z.infer<typeof DiffAnnotationsOutputSchema>;
+
+type Snapshot = Map<string, { position: number; values: Record<string, unknown> }>;
+
+const hasRelations = (relations: object) => Object.keys(relations).length > 0;
+
+/** The chunks that carry annotations at this moment, with their values (relations included). */
+const snapshot = (state: SessionState): Snapshot => {
+  const taken: Snapshot = new Map();
+  for (const chunk of state.chunks.values()) {
+    if (chunk.annotated || hasRelations(chunk.relations)) {
+      taken.set(chunk.chunkId, { position: chunk.position, values: { ...chunk.fields, relations: chunk.relations } });
+    }
+  }
+  return taken;
+};
+
+const EMPTY: Record<string, unknown> = { ...emptyAnnotation(), relations: {} };
+
+const changesBetween = (before: Record<string, unknown>, after: Record<string, unknown>) => {
+  const changes: Record<string, { from: unknown; to: unknown }> = {};
+  for (const field of [...ANNOTATION_FIELDS, 'relations']) {
+    if (!sameValue(before[field], after[field])) changes[field] = { from: before[field], to: after[field] };
+  }
+  return changes;
+};
+
+const isEarlier = (a: AsOf, b: AsOf): boolean =>
+  'position' in a && 'position' in b
+    ? a.position <= b.position
+    : 'timestamp' in a && 'timestamp' in b
+      ? Date.parse(a.timestamp) <= Date.parse(b.timestamp)
+      : true;
+
+/** What changed between two moments of a session, chunk by chunk and field by field. */
+export const diffAnnotations = async (store: EventStore, rawInput: unknown): Promise<AnnotationDiff> => {
+  const input = parseOrThrow(DiffAnnotationsInputSchema, rawInput);
+  const from = parseAsOf(input.from);
+  const to = input.to === undefined ? undefined : parseAsOf(input.to);
+  const events = await readSessionEvents(store, input.sessionId);
+  if (events.length === 0) throw new SessionNotFoundError(input.sessionId);
+  // One pass: fold to the earlier moment, take a snapshot, fold on to the later one.
+  const forwards = to === undefined || isEarlier(from, to);
+  const first = foldSessionUntil(events, forwards ? from : to);
+  const early = snapshot(first.state);
+  const late = snapshot(foldSessionUntil(events, forwards ? to : from, first.state, first.next).state);
+  const [before, after] = forwards ? [early, late] : [late, early];
+
+  const added: ChunkDiff[] = [];
+  const changed: ChunkDiff[] = [];
+  const removed: ChunkDiff[] = [];
+  const byPosition = (a: ChunkDiff, b: ChunkDiff) =>
+    (after.get(a.chunkId) ?? before.get(a.chunkId))!.position - (after.get(b.chunkId) ?? before.get(b.chunkId))!.position;
+  for (const [chunkId, now] of after) {
+    const then = before.get(chunkId);
+    const changes = changesBetween(then?.values ?? EMPTY, now.values);
+    if (!then) added.push({ chunkId, changes });
+    else if (Object.keys(changes).length > 0) changed.push({ chunkId, changes });
+  }
+  for (const [chunkId, then] of before) {
+    if (!after.has(chunkId)) removed.push({ chunkId, changes: changesBetween(then.values, EMPTY) });
+  }
+  return {
+    from: input.from,
+    to: input.to ?? null,
+    added: added.sort(byPosition),
+    changed: changed.sort(byPosition),
+    removed: removed.sort(byPosition),
+  };
+};
+
+export const diffAnnotationsOperation = (store: EventStore) =>
+  defineOperation({
+    name: 'diff_annotations',
+    title: 'Compare two moments of a session',
+    description:
+      'Lists the chunks whose annotations were added, changed or removed between two moments (positions from ' +
+      'annotation_history or ISO timestamps), each with the changed fields before and after.',
+    toolset: 'annotations',
+    writes: false,
+    input: DiffAnnotationsInputSchema,
+    output: DiffAnnotationsOutputSchema,
+    run: (input) => diffAnnotations(store, input),
+  });

@@ -1,0 +1,58 @@
+import { z } from 'zod';
+import { emptyAnnotation, SessionNotFoundError, type SessionState } from '../src/domain/annotations.js';
+import { AsOfSchema, parseAsOf } from '../src/engine/asOf.js';
+import { defineOperation } from '../src/operations.js';
+import type { ReadModels } from '../src/ports/projections.js';
+import { exportChunk, ExportedChunkSchema, parseOrThrow, SessionIdSchema, type ExportedChunk } from '../commands/annotationFields.js';
+import { ANNOTATION_CHUNK_LISTS, type AnnotationChunkList } from '../projections/annotationChunkLists.js';
+import { ANNOTATION_CHUNKS, type AnnotationChunkRow } from '../projections/annotationChunks.js';
+import { awaitSessionReadModels, sessionAsOf } from './annotationSessionFold.js';
+import type { ProgressDeps } from './getAnnotationProgress.js';
+
+export const ExportAnnotationsInputSchema = z.object({
+  sessionId: SessionIdSchema,
+  asOf: AsOfSchema.optional(),
+});
+
+export const ExportSchema = z.object({ chunks: z.array(ExportedChunkSchema) });
+export type AnnotationExport = z.infer<typeof ExportSchema>;
+
+export const exportOfState = (state: SessionState): AnnotationExport => ({
+  chunks: [...state.chunks.values()].sort((a, b) => a.position - b.position).map(exportChunk),
+});
+
+const exportOfReadModels = async (readModels: ReadModels, sessionId: string): Promise<AnnotationExport> => {
+  const list = await readModels.get<AnnotationChunkList>(ANNOTATION_CHUNK_LISTS, sessionId);
+  if (!list) throw new SessionNotFoundError(sessionId);
+  const { items } = await readModels.find<AnnotationChunkRow>(ANNOTATION_CHUNKS, { where: { sessionId } });
+  const rows = new Map(items.map((row) => [row.chunkId, row]));
+  return {
+    chunks: list.chunks.map(([chunkId, position]): ExportedChunk => {
+      const row = rows.get(chunkId);
+      const { categories, labels, subtypes, keywords, tags, notes, summary } = row ?? emptyAnnotation();
+      return { chunk_id: chunkId, position, categories, labels, subtypes, keywords, tags, relations: row?.relations ?? {}, notes, summary };
+    }),
+  };
+};
+
+/** The session's annotations now (from read models) or exactly as they were at `asOf` (folded from events). */
+export const exportAnnotations = async (deps: ProgressDeps, rawInput: unknown): Promise<AnnotationExport> => {
+  const { sessionId, asOf } = parseOrThrow(ExportAnnotationsInputSchema, rawInput);
+  if (asOf) return exportOfState(await sessionAsOf(deps.store, sessionId, parseAsOf(asOf)));
+  await awaitSessionReadModels(deps.store, deps.waitForProjections, sessionId);
+  return exportOfReadModels(deps.readModels, sessionId);
+};
+
+export const exportAnnotationsOperation = (deps: ProgressDeps) =>
+  defineOperation({
+    name: 'export_annotations',
+    title: 'Export annotations',
+    description:
+      'Export complete annotation JSON for the session, one entry per chunk in position order. ' +
+      'With `asOf` (a position from annotation_history or an ISO timestamp), exactly as it was then.',
+    toolset: 'annotations',
+    writes: false,
+    input: ExportAnnotationsInputSchema,
+    output: ExportSchema,
+    run: (input) => exportAnnotations(deps, input),
+  });

@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import type { DocumentView } from '../projections/documents.js';
+import { NotFoundError } from '../src/errors.js';
+import { defineOperation } from '../src/operations.js';
+import type { ContentStore } from '../src/ports/contentStore.js';
+import type { ReadModels } from '../src/ports/projections.js';
+import { parseInput } from '../src/validation.js';
+
+export const GetDocumentInputSchema = z.object({
+  id: z.uuid('id must be a document uuid').describe('A document id, as returned by search'),
+});
+
+export const GetDocumentOutputSchema = z.object({
+  id: z.string(),
+  source: z.string(),
+  source_id: z.string(),
+  source_url: z.string().nullable(),
+  title: z.string().nullable(),
+  author: z.string().nullable(),
+  created_at: z.string(),
+  updated_at: z.string(),
+  content_type: z.string(),
+  body: z.string(),
+  metadata: z.record(z.string(), z.unknown()),
+  chunks: z.array(z.object({ index: z.number().int(), text: z.string() })),
+});
+export type GetDocumentOutput = z.infer<typeof GetDocumentOutputSchema>;
+
+export interface GetDocumentDeps {
+  readModels: ReadModels;
+  content: ContentStore;
+}
+
+/** A whole document: its current version's body and chunks. */
+export const getDocument = async (
+  { readModels, content }: GetDocumentDeps,
+  rawInput: unknown,
+  project: string,
+): Promise<GetDocumentOutput> => {
+  const { id } = parseInput(GetDocumentInputSchema, rawInput);
+  const doc = await readModels.get<DocumentView>('documents', id);
+  // Another project's document is as unknown as a missing one.
+  if (!doc || doc.project !== project) throw new NotFoundError(`No document with id ${id}`);
+  const texts = await content.get([doc.bodyHash, ...doc.chunks.map((c) => c.textHash)]);
+  return {
+    id: doc.id,
+    source: doc.source,
+    source_id: doc.sourceId,
+    source_url: doc.sourceUrl,
+    title: doc.title,
+    author: doc.author,
+    created_at: doc.createdAt,
+    updated_at: doc.updatedAt,
+    content_type: doc.contentType,
+    body: texts.get(doc.bodyHash) ?? '',
+    metadata: doc.metadata,
+    chunks: doc.chunks.map((c) => ({ index: c.index, text: texts.get(c.textHash) ?? '' })),
+  };
+};
+
+export const getDocumentOperation = (deps: GetDocumentDeps) =>
+  defineOperation({
+    name: 'get',
+    title: 'Get document',
+    description: 'Retrieve a whole document by id (from search results): metadata, body and chunks.',
+    toolset: 'search',
+    writes: false,
+    input: GetDocumentInputSchema,
+    output: GetDocumentOutputSchema,
+    run: (input, context) => getDocument(deps, input, context.project),
+  });

@@ -1,0 +1,56 @@
+import { z } from 'zod';
+import { defineOperation } from '../src/operations.js';
+import type { ReadModels } from '../src/ports/projections.js';
+
+export const SourceSchema = z.object({
+  name: z.string(),
+  configured: z.boolean(),
+  healthy: z.boolean(),
+  notes: z.string().nullable(),
+  doc_count: z.number().int(),
+});
+export const ListSourcesOutputSchema = z.object({ sources: z.array(SourceSchema) });
+export type ListSourcesOutput = z.infer<typeof ListSourcesOutputSchema>;
+
+/** A configured source and whether it can be read now. */
+export interface SourceHealth {
+  name: string;
+  healthy: boolean;
+  notes: string | null;
+}
+
+export interface ListSourcesDeps {
+  readModels: ReadModels;
+  configuredSources(): Promise<SourceHealth[]>;
+}
+
+/** Configured sources with their health, plus every source documents were ingested from. */
+export const listSources = async (deps: ListSourcesDeps, project: string): Promise<ListSourcesOutput> => {
+  const configured = await deps.configuredSources();
+  const counts = await deps.readModels.count('documents', 'source', { project });
+  const names = [...new Set([...configured.map((s) => s.name), ...counts.keys()])].sort();
+  return {
+    sources: names.map((name) => {
+      const health = configured.find((s) => s.name === name);
+      return {
+        name,
+        configured: health !== undefined,
+        healthy: health?.healthy ?? true,
+        notes: health ? health.notes : 'ingested directly, not a configured source',
+        doc_count: counts.get(name) ?? 0,
+      };
+    }),
+  };
+};
+
+export const listSourcesOperation = (deps: ListSourcesDeps) =>
+  defineOperation({
+    name: 'sources',
+    title: 'List sources',
+    description: 'List the data sources: configured connectors with their health, and document counts.',
+    toolset: 'search',
+    writes: false,
+    input: z.object({}),
+    output: ListSourcesOutputSchema,
+    run: (_input, context) => listSources(deps, context.project),
+  });

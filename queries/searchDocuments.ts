@@ -1,0 +1,130 @@
+import { z } from 'zod';
+import type { DocumentView } from '../projections/documents.js';
+import { EmbeddingsDisabledError } from '../src/errors.js';
+import { defineOperation } from '../src/operations.js';
+import type { ContentStore } from '../src/ports/contentStore.js';
+import type { Embedder } from '../src/ports/embedder.js';
+import type { ReadModels } from '../src/ports/projections.js';
+import type { KeywordIndex, ScoredChunk, SearchFilters, VectorIndex } from '../src/ports/searchIndex.js';
+import { parseInput } from '../src/validation.js';
+import { fuse, type Fusion } from './fusion.js';
+import { snippetOf } from './snippet.js';
+
+const isoOrNull = z.iso.datetime({ offset: true }).nullable().optional();
+
+export const SearchInputSchema = z.object({
+  query: z.string().trim().min(1, 'query must not be empty').max(2000).describe('Search query'),
+  mode: z.enum(['keyword', 'semantic', 'hybrid']).default('keyword').describe('Ranking: BM25, embeddings, or both'),
+  limit: z.number().int().min(1).max(100).optional().describe('Maximum results (default from config)'),
+  source: z.string().nullable().optional().describe('Only documents from this source'),
+  filters: z
+    .object({
+      source: z.string().nullable().optional(),
+      tags: z.array(z.string()).optional(),
+      since: isoOrNull,
+      until: isoOrNull,
+    })
+    .optional(),
+  fusion: z.enum(['rrf', 'weighted']).default('rrf').describe('How hybrid mode combines the two rankings'),
+  explain: z.boolean().default(false).describe("Add each result's component scores"),
+});
+export type SearchInput = z.input<typeof SearchInputSchema>;
+
+const ExplainSchema = z.object({
+  chunk_id: z.string(),
+  keyword: z.object({ rank: z.number(), score: z.number() }).nullable(),
+  semantic: z.object({ rank: z.number(), score: z.number() }).nullable(),
+});
+
+export const SearchResultSchema = z.object({
+  id: z.string(),
+  score: z.number(),
+  title: z.string().nullable(),
+  source: z.string(),
+  source_id: z.string(),
+  updated_at: z.string(),
+  snippet: z.string(),
+  source_url: z.string().nullable(),
+  explain: ExplainSchema.optional(),
+});
+export const SearchOutputSchema = z.object({ results: z.array(SearchResultSchema) });
+export type SearchOutput = z.infer<typeof SearchOutputSchema>;
+
+export interface SearchDeps {
+  keyword: KeywordIndex;
+  semantic: { index: VectorIndex; embedder: Embedder } | { disabled: string };
+  readModels: ReadModels;
+  content: ContentStore;
+  defaultLimit: number;
+}
+
+/** Candidates drawn from each ranking before fusion and de-duplication by document. */
+const candidatesFor = (limit: number) => Math.max(50, limit * 4);
+
+/** Ranked documents for a query: the best chunk of each, with a snippet around the matched terms. */
+export const searchDocuments = async (deps: SearchDeps, rawInput: SearchInput, project: string): Promise<SearchOutput> => {
+  const input = parseInput(SearchInputSchema, rawInput);
+  const limit = input.limit ?? deps.defaultLimit;
+  const filters: SearchFilters = {
+    project,
+    source: input.filters?.source ?? input.source ?? undefined,
+    tags: input.filters?.tags,
+    since: input.filters?.since ?? undefined,
+    until: input.filters?.until ?? undefined,
+  };
+  const want = input.mode === 'keyword' ? limit * 3 : candidatesFor(limit);
+  const semanticSearch = async (): Promise<ScoredChunk[]> => {
+    if ('disabled' in deps.semantic) throw new EmbeddingsDisabledError(deps.semantic.disabled);
+    const [vector] = await deps.semantic.embedder.embed([input.query], 'query');
+    return deps.semantic.index.search(vector!, filters, want);
+  };
+  const [keyword, semantic] = await Promise.all([
+    input.mode === 'semantic' ? [] : deps.keyword.search(input.query, filters, want),
+    input.mode === 'keyword' ? [] : semanticSearch(),
+  ]);
+  const ranked = fuse(
+    { keyword, semantic },
+    input.mode === 'hybrid' ? (input.fusion as Fusion) : input.mode === 'keyword' ? 'keyword' : 'semantic',
+  );
+
+  const best = new Map<string, (typeof ranked)[number]>();
+  for (const hit of ranked) if (!best.has(hit.documentId)) best.set(hit.documentId, hit);
+  const top = [...best.values()].slice(0, limit);
+
+  const documents = await Promise.all(top.map((hit) => deps.readModels.get<DocumentView>('documents', hit.documentId)));
+  const chunkHashes = top.map((hit, i) => documents[i]?.chunks.find((c) => c.id === hit.chunkId)?.textHash);
+  const texts = await deps.content.get(chunkHashes.filter((h): h is string => h !== undefined));
+  const results = top.flatMap((hit, i) => {
+    const doc = documents[i];
+    if (!doc) return [];
+    const text = texts.get(chunkHashes[i] ?? '') ?? '';
+    return [
+      {
+        id: doc.id,
+        score: hit.score,
+        title: doc.title,
+        source: doc.source,
+        source_id: doc.sourceId,
+        updated_at: doc.updatedAt,
+        snippet: snippetOf(text, input.query),
+        source_url: doc.sourceUrl,
+        ...(input.explain ? { explain: { chunk_id: hit.chunkId, keyword: hit.keyword, semantic: hit.semantic } } : {}),
+      },
+    ];
+  });
+  return { results };
+};
+
+export const searchOperation = (deps: SearchDeps) =>
+  defineOperation({
+    name: 'search',
+    title: 'Search',
+    description:
+      'Search indexed documents and code by keyword (BM25), semantic (embeddings) or hybrid query; returns the best ' +
+      'matching documents with a snippet each. Filter by source, tags and update time.',
+    toolset: 'search',
+    writes: false,
+    input: SearchInputSchema,
+    output: SearchOutputSchema,
+    run: (input, context) => searchDocuments(deps, input, context.project),
+  });

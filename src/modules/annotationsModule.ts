@@ -1,0 +1,218 @@
+import { readFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import type { Command } from 'commander';
+import type { FastifyInstance } from 'fastify';
+import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
+import { addRelationOperation } from '../../commands/addRelation.js';
+import { annotateChunkOperation } from '../../commands/annotateChunk.js';
+import { annotateChunksOperation } from '../../commands/annotateChunks.js';
+import { annotationErrorObject } from '../../commands/annotationFields.js';
+import { createSessionRepository } from '../../commands/annotationSessionRepository.js';
+import { startSessionOperation } from '../../commands/startSession.js';
+import { annotationChunkLists } from '../../projections/annotationChunkLists.js';
+import { annotationChunks } from '../../projections/annotationChunks.js';
+import { annotationSessions } from '../../projections/annotationSessions.js';
+import { annotationHistoryOperation } from '../../queries/annotationHistory.js';
+import { diffAnnotationsOperation } from '../../queries/diffAnnotations.js';
+import { exportAnnotationsOperation } from '../../queries/exportAnnotations.js';
+import { getProgressOperation } from '../../queries/getAnnotationProgress.js';
+import { newId } from '../domain/ids.js';
+import type { Actor } from '../domain/metadata.js';
+import { print } from '../cli/output.js';
+import type { LedgerHandle, LedgerModule, WithLedger } from '../module.js';
+import { DEFAULT_PROJECT, type Operation } from '../operations.js';
+import type { ChunkSource } from '../ports/chunkSource.js';
+
+const REST_ACTOR: Actor = { subject: 'anonymous', tenant: null, via: 'rest' };
+
+/** Seed 003's tools answer errors as `{type, message, issues?}`. */
+const withSeedErrors = (operation: Operation): Operation => ({
+  ...operation,
+  mcpError: (error, correlationId) => ({ ...annotationErrorObject(error, correlationId) }),
+});
+
+const mountRoutes = (app: FastifyInstance, operations: ReadonlyMap<string, Operation>) => {
+  const call = (name: string, input: unknown) => operations.get(name)!.run(input as never, { actor: REST_ACTOR, correlationId: newId(), project: DEFAULT_PROJECT });
+  type Params = { Params: { id: string } };
+  type Query = Params & { Querystring: Record<string, string | undefined> };
+  const base = '/api/v1/annotations/sessions';
+  const body = (value: unknown) => (value && typeof value === 'object' ? value : {});
+  const limit = (value: string | undefined) => (value === undefined || Number.isNaN(Number(value)) ? value : Number(value));
+
+  app.post(base, async (request, reply) => reply.status(201).send(await call('start_session', request.body)));
+  app.post<Params>(`${base}/:id/annotations`, (request) =>
+    call('annotate_chunk', { ...body(request.body), sessionId: request.params.id }),
+  );
+  app.post<Params>(`${base}/:id/annotations/batch`, (request) =>
+    call('annotate_chunks', { ...body(request.body), sessionId: request.params.id }),
+  );
+  app.post<Params>(`${base}/:id/relations`, (request) =>
+    call('add_relation', { ...body(request.body), sessionId: request.params.id }),
+  );
+  app.get<Query>(`${base}/:id/progress`, (request) =>
+    call('get_progress', { sessionId: request.params.id, asOf: request.query.asOf }),
+  );
+  app.get<Query>(`${base}/:id/export`, (request) =>
+    call('export_annotations', { sessionId: request.params.id, asOf: request.query.asOf }),
+  );
+  app.get<Query>(`${base}/:id/history`, (request) =>
+    call('annotation_history', {
+      sessionId: request.params.id,
+      chunkId: request.query.chunkId,
+      cursor: request.query.cursor,
+      limit: limit(request.query.limit),
+    }),
+  );
+  app.get<Query>(`${base}/:id/diff`, (request) =>
+    call('diff_annotations', { sessionId: request.params.id, from: request.query.from, to: request.query.to }),
+  );
+};
+
+const cliActor = (): Actor => ({ subject: userInfo().username || 'cli', tenant: null, via: 'cli' });
+
+const runOperation = (ledger: LedgerHandle, name: string, input: unknown) =>
+  ledger.operation(name).run(input as never, { actor: cliActor(), correlationId: newId(), project: DEFAULT_PROJECT });
+
+const readJson = (file: string): unknown => JSON.parse(readFileSync(file, 'utf8'));
+
+const printJson = (value: unknown) => print(JSON.stringify(value, null, 2));
+
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+const mountCli = (program: Command, withLedger: WithLedger) => {
+  const annotations = program.command('annotations').description('annotation sessions: annotate chunks, audit and time-travel');
+  annotations
+    .command('start')
+    .description('start a session from a JSON config file ({"chunks": [{chunk_id, position, text}]}), document ids or a query')
+    .argument('[file]', 'config file: {"chunks": [...]} or {"config": {"chunks": [...]}}')
+    .option('--documents <ids...>', 'every chunk of these indexed documents')
+    .option('--query <query>', 'the indexed chunks that best match this query')
+    .option('--limit <n>', 'with --query: how many chunks at most', (v) => Number(v))
+    .option('--name <name>', 'a name for the session')
+    .action(async (file: string | undefined, options: Record<string, unknown>, command: Command) => {
+      const fromFile = file ? (readJson(file) as Record<string, unknown>) : {};
+      const config = 'config' in fromFile ? fromFile.config : fromFile;
+      const input = {
+        config: {
+          ...(config as object),
+          ...(options.documents ? { documentIds: options.documents } : {}),
+          ...(options.query ? { query: options.query } : {}),
+          ...(options.limit ? { limit: options.limit } : {}),
+        },
+        ...(options.name ? { name: options.name } : {}),
+      };
+      printJson(await withLedger(command, (ledger) => runOperation(ledger, 'start_session', input)));
+    });
+  annotations
+    .command('annotate')
+    .description('annotate one chunk from options, or many from a JSON file ([{chunkId, categories, ...}])')
+    .argument('<sessionId>')
+    .argument('[chunkId]')
+    .option('--file <file>', 'a JSON array of annotations (annotate_chunks)')
+    .option('--category <category>', 'a category (repeatable)', collect)
+    .option('--label <label>', 'a label (repeatable)', collect)
+    .option('--subtype <category=subtype>', 'a subtype of a category (repeatable)', collect)
+    .option('--keyword <keyword>', 'a keyword (repeatable)', collect)
+    .option('--tag <tag>', 'a tag (repeatable)', collect)
+    .option('--notes <notes>')
+    .option('--summary <summary>')
+    .action(async (sessionId: string, chunkId: string | undefined, options: Record<string, unknown>, command: Command) => {
+      const result = await withLedger(command, (ledger) => {
+        if (options.file) {
+          return runOperation(ledger, 'annotate_chunks', { sessionId, annotations: readJson(options.file as string) });
+        }
+        const subtypes = options.subtype
+          ? Object.fromEntries((options.subtype as string[]).map((pair) => pair.split('=', 2)))
+          : undefined;
+        return runOperation(ledger, 'annotate_chunk', {
+          sessionId,
+          chunkId,
+          categories: options.category,
+          labels: options.label,
+          subtypes,
+          keywords: options.keyword,
+          tags: options.tag,
+          notes: options.notes,
+          summary: options.summary,
+        });
+      });
+      printJson(result);
+    });
+  const asOfQuery = (name: string, description: string) =>
+    annotations
+      .command(name)
+      .description(description)
+      .argument('<sessionId>')
+      .option('--as-of <moment>', 'a position from `annotations history` or an ISO timestamp')
+      .action(async (sessionId: string, options: { asOf?: string }, command: Command) => {
+        const operation = name === 'progress' ? 'get_progress' : 'export_annotations';
+        const result = await withLedger(command, async (ledger) => {
+          if (!options.asOf) await ledger.projections.start();
+          return runOperation(ledger, operation, { sessionId, asOf: options.asOf });
+        });
+        printJson(result);
+      });
+  asOfQuery('progress', 'totals, completion and pending chunks of a session, now or at a past moment');
+  asOfQuery('export', 'the annotations of every chunk, now or exactly as they were at a past moment');
+  annotations
+    .command('history')
+    .description('who changed which annotation when, for a session or one chunk')
+    .argument('<sessionId>')
+    .option('--chunk <chunkId>', 'only this chunk')
+    .option('--limit <n>', 'events per page', (v) => Number(v))
+    .option('--cursor <cursor>', 'continue from a previous page')
+    .action(async (sessionId: string, options: { chunk?: string; limit?: number; cursor?: string }, command: Command) => {
+      printJson(
+        await withLedger(command, (ledger) =>
+          runOperation(ledger, 'annotation_history', { sessionId, chunkId: options.chunk, limit: options.limit, cursor: options.cursor }),
+        ),
+      );
+    });
+  annotations
+    .command('diff')
+    .description('chunks whose annotations were added, changed or removed between two moments')
+    .argument('<sessionId>')
+    .requiredOption('--from <moment>', 'the earlier moment: a position or an ISO timestamp')
+    .option('--to <moment>', 'the later moment (default: now)')
+    .action(async (sessionId: string, options: { from: string; to?: string }, command: Command) => {
+      printJson(await withLedger(command, (ledger) => runOperation(ledger, 'diff_annotations', { sessionId, ...options })));
+    });
+};
+
+export interface AnnotationsModuleOptions {
+  /** Lets sessions start from indexed documents or a query; without it only explicit chunks work. */
+  chunkSource?: ChunkSource;
+}
+
+/** Annotation sessions: commands, read models, seed 003's MCP tools, history and time travel, REST and CLI. */
+export const createAnnotationsModule = ({ chunkSource }: AnnotationsModuleOptions = {}): LedgerModule => ({
+  name: 'annotations',
+  setup: async ({ db, store, readModels, config, waitForProjections }) => {
+    const sessions = createSessionRepository(store);
+    const vocabulary = config.annotations;
+    const reads = { store, readModels, waitForProjections: (position: string) => waitForProjections(position as never) };
+    const operations = [
+      startSessionOperation(store, chunkSource),
+      annotateChunkOperation(sessions, vocabulary),
+      annotateChunksOperation(sessions, vocabulary),
+      addRelationOperation(sessions),
+      getProgressOperation(reads),
+      exportAnnotationsOperation(reads),
+      annotationHistoryOperation(store),
+      diffAnnotationsOperation(store),
+    ].map(withSeedErrors);
+    const byName = new Map(operations.map((o) => [o.name, o]));
+    return {
+      projections: [
+        await postgresDocumentProjection(db, annotationSessions),
+        await postgresDocumentProjection(db, annotationChunkLists),
+        await postgresDocumentProjection(db, annotationChunks),
+      ],
+      operations,
+      routes: (app) => mountRoutes(app, byName),
+    };
+  },
+  cli: mountCli,
+});
+
+export const annotationsModule = createAnnotationsModule();
