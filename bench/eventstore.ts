@@ -1,5 +1,5 @@
 import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createPostgresEventStore } from '../infra/eventstore/postgresEventStore.js';
@@ -166,4 +166,7 @@ export async function run(): Promise<void> {
     }
   }
   printTable(rows);
+  // Figures from a busy machine understate; say how busy it was.
+  const [oneMinute = 0] = loadavg();
+  console.log(`load average ${oneMinute.toFixed(2)} on ${cpus().length} CPUs`);
 }
