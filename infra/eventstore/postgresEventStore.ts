@@ -1,5 +1,5 @@
-import { ConcurrencyError, PayloadTooLargeError, ValidationError, describeIssues } from '../../src/errors.js';
 import pg from 'pg';
+import { ConcurrencyError, PayloadTooLargeError, ValidationError, describeIssues } from '../../src/errors.js';
 import { categoryOf, validateEvent, type StoredEvent } from '../../src/domain/events.js';
 import { EventMetadataSchema, type EventMetadata } from '../../src/domain/metadata.js';
 import { START, position, positionParts, type Position } from '../../src/domain/position.js';
