@@ -27,6 +27,8 @@ export interface SessionRepository {
     decide: (state: SessionState) => SessionDecision<R>,
     context: CommandContext,
   ): Promise<{ result: R; position: Position | null }>;
+  /** Reads the current state of a session this process holds, caught up from the stream; null if not held. */
+  readCached<R>(sessionId: string, read: (state: SessionState) => R): Promise<R | null>;
 }
 
 interface Cached {
@@ -107,16 +109,23 @@ export const createSessionRepository = (store: EventStore): SessionRepository =>
     }
   };
 
+  /** Work on one session runs one call at a time, in order. */
+  const enqueue = <T>(sessionId: string, work: () => Promise<T>): Promise<T> => {
+    const previous = queues.get(sessionId) ?? Promise.resolve();
+    const next = previous.catch(() => undefined).then(work);
+    const settled = next.catch(() => undefined);
+    queues.set(sessionId, settled);
+    void settled.then(() => {
+      if (queues.get(sessionId) === settled) queues.delete(sessionId);
+    });
+    return next;
+  };
+
   return {
-    execute(sessionId, decide, context) {
-      const previous = queues.get(sessionId) ?? Promise.resolve();
-      const next = previous.catch(() => undefined).then(() => run(sessionId, decide, context));
-      const settled = next.catch(() => undefined);
-      queues.set(sessionId, settled);
-      void settled.then(() => {
-        if (queues.get(sessionId) === settled) queues.delete(sessionId);
-      });
-      return next;
-    },
+    execute: (sessionId, decide, context) => enqueue(sessionId, () => run(sessionId, decide, context)),
+    readCached: (sessionId, read) =>
+      cache.has(sessionId)
+        ? enqueue(sessionId, async () => read((await catchUp(sessionId)).state))
+        : Promise.resolve(null),
   };
 };

@@ -18,7 +18,8 @@ export const ExportSchema = z.object({ chunks: z.array(ExportedChunkSchema) });
 export type AnnotationExport = z.infer<typeof ExportSchema>;
 
 export const exportOfState = (state: SessionState): AnnotationExport => ({
-  chunks: [...state.chunks.values()].sort((a, b) => a.position - b.position).map(exportChunk),
+  // Chunks are added in position order, so the map already iterates in that order.
+  chunks: [...state.chunks.values()].map(exportChunk),
 });
 
 const exportOfReadModels = async (readModels: ReadModels, sessionId: string): Promise<AnnotationExport> => {

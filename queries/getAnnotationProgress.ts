@@ -35,21 +35,28 @@ export const progressOf = (totalChunks: number, annotatedChunks: number, pending
 });
 
 export const progressOfState = (state: SessionState): Progress => {
-  const chunks = [...state.chunks.values()].sort((a, b) => a.position - b.position);
-  const pendingChunkIds = chunks.filter((c) => !c.annotated).map((c) => c.chunkId);
-  return progressOf(state.expectedChunks, chunks.length - pendingChunkIds.length, pendingChunkIds);
+  // Chunks are added in position order, so the map already iterates in that order.
+  const pendingChunkIds: string[] = [];
+  for (const chunk of state.chunks.values()) if (!chunk.annotated) pendingChunkIds.push(chunk.chunkId);
+  return progressOf(state.expectedChunks, state.chunks.size - pendingChunkIds.length, pendingChunkIds);
 };
 
 export interface ProgressDeps {
   store: EventStore;
   readModels: ReadModels;
   waitForProjections(position: Position): Promise<void>;
+  /** The current state of a session the command side holds in memory, or null. */
+  readCached?<R>(sessionId: string, read: (state: SessionState) => R): Promise<R | null>;
 }
 
-/** Progress now (from the session summary read model) or as it was at `asOf` (folded from events). */
+/** Progress now (from the command side's state or the session summary read model) or as it was at `asOf` (folded from events). */
 export const getAnnotationProgress = async (deps: ProgressDeps, rawInput: unknown): Promise<Progress> => {
   const { sessionId, asOf } = parseOrThrow(GetProgressInputSchema, rawInput);
   if (asOf) return progressOfState(await sessionAsOf(deps.store, sessionId, parseAsOf(asOf)));
+  // A session being annotated through this process is answered from its state, caught up from the
+  // stream, without waiting for the read models to apply the latest batch.
+  const cached = await deps.readCached?.(sessionId, progressOfState);
+  if (cached) return cached;
   await awaitSessionReadModels(deps.store, deps.waitForProjections, sessionId);
   const summary = await deps.readModels.get<AnnotationSessionSummary>(ANNOTATION_SESSIONS, sessionId);
   if (!summary) throw new SessionNotFoundError(sessionId);

@@ -18,6 +18,7 @@ import { exportAnnotationsOperation } from '../../queries/exportAnnotations.js';
 import { getProgressOperation } from '../../queries/getAnnotationProgress.js';
 import { newId } from '../domain/ids.js';
 import type { Actor } from '../domain/metadata.js';
+import type { Position } from '../domain/position.js';
 import { print } from '../cli/output.js';
 import type { LedgerHandle, LedgerModule, WithLedger } from '../module.js';
 import { DEFAULT_PROJECT, type Operation } from '../operations.js';
@@ -190,7 +191,12 @@ export const createAnnotationsModule = ({ chunkSource }: AnnotationsModuleOption
   setup: async ({ db, store, readModels, config, waitForProjections }) => {
     const sessions = createSessionRepository(store);
     const vocabulary = config.annotations;
-    const reads = { store, readModels, waitForProjections: (position: string) => waitForProjections(position as never) };
+    const reads = {
+      store,
+      readModels,
+      waitForProjections: (position: Position) => waitForProjections(position),
+      readCached: sessions.readCached,
+    };
     const operations = [
       startSessionOperation(store, chunkSource),
       annotateChunkOperation(sessions, vocabulary),
