@@ -73,7 +73,7 @@ export interface SyncOptions {
   /** Where the previous sync stopped. */
   cursor: string | null;
   /** Called after each page is ingested, so the next sync resumes after it. */
-  onPage(page: SyncPage): Promise<void>;
+  onPage: (page: SyncPage) => Promise<void>;
   maxPages?: number;
 }
 

@@ -9,7 +9,7 @@ export interface LuaHost {
   sources(): Promise<unknown>;
   log(line: string): void;
   /** Present only when a deployment allow-lists hosts. */
-  httpGet?(url: unknown, options: Record<string, unknown>): Promise<unknown>;
+  httpGet?: (url: unknown, options: Record<string, unknown>) => Promise<unknown>;
 }
 
 export interface LuaLimits {
@@ -48,9 +48,19 @@ const luaFactory = () => (factory ??= new LuaFactory());
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: string };
 
+/** Lua has no null: JSON nulls become absent keys (nil), as Lua JSON libraries do. */
+const withoutNulls = (value: unknown): unknown => {
+  if (value === null) return undefined;
+  if (Array.isArray(value)) return value.map(withoutNulls);
+  if (typeof value === 'object') {
+    return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null).map(([k, v]) => [k, withoutNulls(v)]));
+  }
+  return value;
+};
+
 const settle = async (work: () => Promise<unknown>): Promise<Outcome> => {
   try {
-    return { ok: true, value: (await work()) ?? null };
+    return { ok: true, value: withoutNulls(await work()) };
   } catch (error) {
     return { ok: false, error: error instanceof Error ? error.message : String(error) };
   }
@@ -59,7 +69,7 @@ const settle = async (work: () => Promise<unknown>): Promise<Outcome> => {
 const decodeJson = (text: unknown): Outcome => {
   if (typeof text !== 'string') return { ok: false, error: 'json.decode expects a string' };
   try {
-    return { ok: true, value: JSON.parse(text) as unknown };
+    return { ok: true, value: withoutNulls(JSON.parse(text)) };
   } catch (error) {
     return { ok: false, error: `invalid JSON: ${(error as Error).message}` };
   }
@@ -83,7 +93,7 @@ export const runLua = async (job: LuaJob, host: LuaHost, limits: LuaLimits): Pro
     traceAllocations: true,
   });
   const deadline = Date.now() + limits.timeoutMs;
-  let aborted: string | null = null;
+  let aborted = null as string | null;
   let instructions = 0;
   let sliceStart = Date.now();
   let driverThread = 0;
@@ -141,7 +151,7 @@ export const runLua = async (job: LuaJob, host: LuaHost, limits: LuaLimits): Pro
     const httpGet = host.httpGet;
     if (httpGet) hostFunctions.http_get = (url: unknown, options: Record<string, unknown>) => hostCall(() => httpGet(url, options));
     engine.global.set('__host', hostFunctions);
-    engine.global.set('__job', { source: job.source, chunkname: `@${job.chunkName}`, kind: job.kind, entry: job.entry, input: job.input });
+    engine.global.set('__job', { source: job.source, chunkname: `@${job.chunkName}`, kind: job.kind, entry: job.entry, input: withoutNulls(job.input) });
 
     const thread = engine.global.newThread();
     driverThread = thread.address;

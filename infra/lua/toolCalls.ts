@@ -6,7 +6,7 @@ import { toolStreamKey, type ToolCallOutcome } from '../../src/domain/tools.js';
 import { commandContext, metadataFor } from '../../src/engine/commands.js';
 import { AppError, NotFoundError, ValidationError, describeIssues } from '../../src/errors.js';
 import { DEFAULT_PROJECT, type Operation } from '../../src/operations.js';
-import type { EventStore } from '../../src/ports/eventStore.js';
+import type { EventStore, NewEvent } from '../../src/ports/eventStore.js';
 import type { Logger } from '../../src/ports/logger.js';
 import type { ExtensionRegistry } from './extensionRegistry.js';
 import { BadRequestError, ToolError, ToolTimeoutError } from './luaErrors.js';
@@ -22,12 +22,14 @@ export interface ToolDescription {
 export interface ToolCaller {
   list(): Promise<ToolDescription[]>;
   call(name: string, params: unknown, actor: Actor, correlationId: string): Promise<{ result: unknown }>;
+  /** Resolves once every call made so far is recorded. */
+  flush(): Promise<void>;
 }
 
 export interface ToolCallerOptions {
   registry: ExtensionRegistry;
-  builtins(): readonly Operation[];
-  hostFor(script: string, actor: Actor): LuaHost;
+  builtins: () => readonly Operation[];
+  hostFor: (script: string, actor: Actor) => LuaHost;
   limits: LuaLimits;
   store: EventStore;
   logger: Logger;
@@ -69,31 +71,40 @@ const inputJsonSchema = (operation: Operation): Record<string, unknown> => {
 
 /** Lists and calls tools (built-in operations and Lua scripts), recording each call. */
 export const createToolCaller = ({ registry, builtins, hostFor, limits, store, logger }: ToolCallerOptions): ToolCaller => {
-  const record = async (tool: string, builtin: boolean, actor: Actor, correlationId: string, params: unknown, startedAt: number, outcome: ToolCallOutcome) => {
-    try {
-      const context = commandContext(actor, { correlationId });
-      await store.append(
-        streamId('tool', toolStreamKey(tool)),
-        [
-          {
-            type: 'ToolCalled',
-            schemaVersion: 1,
-            data: {
-              tool,
-              builtin,
-              caller: `${actor.via}:${actor.subject}`,
-              paramsHash: paramsHash(params),
-              durationMs: Math.max(0, performance.now() - startedAt),
-              outcome,
-            },
-            metadata: metadataFor(context, 0),
-          },
-        ],
-        'any',
-      );
-    } catch (error) {
-      logger.error({ err: error, tool, correlationId }, 'could not record a tool call');
-    }
+  // Calls are recorded off the request path: queued, then appended one batch per tool stream.
+  const queue: NewEvent[] = [];
+  let flushing: Promise<void> = Promise.resolve();
+  const flush = (): Promise<void> => {
+    flushing = flushing.then(async () => {
+      const batch = queue.splice(0);
+      const byTool = new Map<string, NewEvent[]>();
+      for (const event of batch) {
+        const tool = event.type === 'ToolCalled' ? event.data.tool : '';
+        byTool.set(tool, [...(byTool.get(tool) ?? []), event]);
+      }
+      for (const [tool, events] of byTool) {
+        await store.append(streamId('tool', toolStreamKey(tool)), events, 'any').catch((error: unknown) => {
+          logger.error({ err: error, tool, calls: events.length }, 'could not record tool calls');
+        });
+      }
+    });
+    return flushing;
+  };
+  const record = (tool: string, builtin: boolean, actor: Actor, correlationId: string, params: unknown, startedAt: number, outcome: ToolCallOutcome) => {
+    queue.push({
+      type: 'ToolCalled',
+      schemaVersion: 1,
+      data: {
+        tool,
+        builtin,
+        caller: `${actor.via}:${actor.subject}`,
+        paramsHash: paramsHash(params),
+        durationMs: Math.max(0, performance.now() - startedAt),
+        outcome,
+      },
+      metadata: metadataFor(commandContext(actor, { correlationId }), 0),
+    });
+    if (queue.length === 1) void flush();
   };
 
   const runTool = async (name: string, params: unknown, actor: Actor, correlationId: string) => {
@@ -114,6 +125,7 @@ export const createToolCaller = ({ registry, builtins, hostFor, limits, store, l
   };
 
   return {
+    flush,
     list: async () => {
       const { tools } = await registry.current();
       return [
@@ -126,11 +138,11 @@ export const createToolCaller = ({ registry, builtins, hostFor, limits, store, l
       const builtin = builtins().some((o) => o.name === name);
       try {
         const { result } = await runTool(name, params, actor, correlationId);
-        await record(name, builtin, actor, correlationId, params, startedAt, 'ok');
+        record(name, builtin, actor, correlationId, params, startedAt, 'ok');
         return { result };
       } catch (error) {
         const outcome = outcomeOf(error);
-        if (outcome) await record(name, builtin, actor, correlationId, params, startedAt, outcome);
+        if (outcome) record(name, builtin, actor, correlationId, params, startedAt, outcome);
         if (error instanceof ValidationError) throw new BadRequestError(error.message, error.details);
         if (error instanceof AppError) throw error;
         // A built-in's unexpected failure stays masked by the transport's error mapping.

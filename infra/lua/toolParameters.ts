@@ -44,7 +44,7 @@ export const ObjectParametersSchema = z
   .preprocess((v) => v ?? { type: 'object' }, ParameterSchemaSchema)
   .refine((p) => p.type === 'object', 'parameters must have type "object"')
   .refine((p) => (p.required ?? []).every((name) => p.properties?.[name]), 'every required parameter must be declared in properties')
-  .transform((p) => ({ ...p, type: 'object', properties: p.properties ?? {}, required: p.required ?? [] }) as ObjectParameters);
+  .transform((p): ObjectParameters => ({ ...p, type: 'object', properties: p.properties ?? {}, required: p.required ?? [] }));
 
 const withBounds = <T extends z.ZodString | z.ZodNumber>(schema: T, min?: number, max?: number): T => {
   let bounded = schema;

@@ -1,4 +1,5 @@
 import type { McpServer } from '@modelcontextprotocol/server';
+import type { Command } from 'commander';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import type { Agent } from '../../infra/lua/agents.js';
@@ -174,9 +175,9 @@ const setupExtensions = async (context: ModuleContext, options: ExtensionsModule
     routes,
     mcp,
     tools,
-    close: () => {
+    close: async () => {
       registry.close();
-      return Promise.resolve();
+      await tools.flush();
     },
   };
 };
@@ -214,7 +215,7 @@ export const createExtensionsModule = (options: ExtensionsModuleOptions = {}): L
       .description('sync a Lua connector: ingest what it returns since its last sync')
       .argument('<name>', 'the connector name its script declares')
       .option('--json', 'print JSON')
-      .action(async (name: string, flags: { json?: boolean }, command) => {
+      .action(async (name: string, flags: { json?: boolean }, command: Command) => {
         const summary = (await withLedger(command, (ledger) =>
           ledger.operation('extensions.sync').run({ name }, { actor: { subject: 'local', tenant: null, via: 'cli' }, correlationId: newId(), project: DEFAULT_PROJECT }),
         )) as z.infer<typeof SyncOutputSchema>;

@@ -76,9 +76,9 @@ export interface ExtensionsLedgerOptions {
 }
 
 export const openExtensionsLedger = async (options: ExtensionsLedgerOptions): Promise<Ledger> => {
-  let ledger: Ledger | undefined;
+  const opened: { ledger?: Ledger } = {};
   const extensions = createExtensionsModule({
-    operations: () => [...(ledger?.operations ?? []), echoBuiltin],
+    operations: () => [...(opened.ledger?.operations ?? []), echoBuiltin],
     contextTools: options.contextTools,
     documentSink: options.documentSink,
   });
@@ -89,9 +89,9 @@ export const openExtensionsLedger = async (options: ExtensionsLedgerOptions): Pr
     CTX_EXTENSIONS__TIMEOUT_MS: String(options.timeoutMs ?? 1500),
     CTX_EXTENSIONS__MEMORY_MB: String(options.memoryMb ?? 16),
   };
-  ledger = await openLedger(
+  opened.ledger = await openLedger(
     loadConfig({ env, overrides: { storage: { dataDir: tempDataDir() }, server: { bind: '127.0.0.1:0' } } }),
     { logger: pino({ level: 'silent' }), modules: [...MODULES.filter((m) => m.name !== 'extensions'), extensions] },
   );
-  return ledger;
+  return opened.ledger;
 };

@@ -1,6 +1,8 @@
+/* eslint-disable @typescript-eslint/no-unsafe-assignment -- vitest's asymmetric matchers are typed any */
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { streamId } from '../../src/domain/events.js';
+import type { ExtensionsParts } from '../../src/modules/extensionsModule.js';
 import { startServer, type Ledger, type RunningServer } from '../../src/main.js';
 import { fixedContext, openExtensionsLedger, toolsFolder, writeScript } from './extensionsLedger.js';
 
@@ -149,6 +151,7 @@ describe('Lua tools over HTTP', () => {
 
   it('records every call: tool, caller, parameters hash, duration and outcome', async () => {
     await call('word_count', { text: 'audit me' });
+    await (ledger.parts.find((p) => 'tools' in p) as ExtensionsParts).tools.flush();
     const calls = await ledger.store.readStream(streamId('tool', 'word_count'));
     const outcomes = calls.map((e) => (e.type === 'ToolCalled' ? e.data.outcome : null));
     expect(outcomes).toContain('ok');
