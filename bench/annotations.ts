@@ -38,7 +38,8 @@ export async function run(): Promise<void> {
     correlationId: 'bench',
     project: DEFAULT_PROJECT,
   };
-  const call = <T>(name: string, input: object) => ledger.operation(name).run(input as never, context) as Promise<T>;
+  const call = <T>(name: string, input: object) =>
+    ledger.operation(name).run(input as never, context) as Promise<T>;
   try {
     await ledger.start();
     const chunks = Array.from({ length: CHUNKS }, (_, i) => ({
@@ -46,7 +47,9 @@ export async function run(): Promise<void> {
       position: i,
       text: `Section ${i}: fees, rebates and the footnotes that qualify them.`,
     }));
-    const [{ sessionId }, startMs] = await timed(() => call<{ sessionId: string }>('start_session', { config: { chunks } }));
+    const [{ sessionId }, startMs] = await timed(() =>
+      call<{ sessionId: string }>('start_session', { config: { chunks } }),
+    );
     console.log(`start_session (${CHUNKS} chunks): ${ms(startMs)}`);
 
     const annotate: number[] = [];
@@ -61,7 +64,9 @@ export async function run(): Promise<void> {
         keywords: ['fee', `k${i}`],
         summary: `summary of ${c.chunk_id}`,
       }));
-      const [result, annotateMs] = await timed(() => call<{ errorCount: number }>('annotate_chunks', { sessionId, annotations }));
+      const [result, annotateMs] = await timed(() =>
+        call<{ errorCount: number }>('annotate_chunks', { sessionId, annotations }),
+      );
       if (result.errorCount > 0) throw new Error('a batch item failed');
       annotate.push(annotateMs);
       progress.push((await timed(() => call('get_progress', { sessionId })))[1]);
@@ -69,15 +74,27 @@ export async function run(): Promise<void> {
     }
     const settled: number[] = [];
     for (let i = 0; i < 50; i++) settled.push((await timed(() => call('get_progress', { sessionId })))[1]);
-    const [exported, exportMs] = await timed(() => call<{ chunks: unknown[] }>('export_annotations', { sessionId }));
-    const [asOf, asOfMs] = await timed(() => call<{ chunks: { categories: string[] }[] }>('export_annotations', { sessionId, asOf: middle }));
+    const [exported, exportMs] = await timed(() =>
+      call<{ chunks: unknown[] }>('export_annotations', { sessionId }),
+    );
+    const [asOf, asOfMs] = await timed(() =>
+      call<{ chunks: { categories: string[] }[] }>('export_annotations', { sessionId, asOf: middle }),
+    );
     const annotatedThen = asOf.chunks.filter((c) => c.categories.length > 0).length;
 
-    console.log(`annotate_chunks (batch of ${BATCH}): p50 ${ms(percentile(annotate, 50))}, p95 ${ms(percentile(annotate, 95))} (target < 20 ms)`);
-    console.log(`get_progress right after a batch: p50 ${ms(percentile(progress, 50))}, p95 ${ms(percentile(progress, 95))} (target < 10 ms)`);
-    console.log(`get_progress, read models settled: p50 ${ms(percentile(settled, 50))}, p95 ${ms(percentile(settled, 95))}`);
+    console.log(
+      `annotate_chunks (batch of ${BATCH}): p50 ${ms(percentile(annotate, 50))}, p95 ${ms(percentile(annotate, 95))} (target < 20 ms)`,
+    );
+    console.log(
+      `get_progress right after a batch: p50 ${ms(percentile(progress, 50))}, p95 ${ms(percentile(progress, 95))} (target < 10 ms)`,
+    );
+    console.log(
+      `get_progress, read models settled: p50 ${ms(percentile(settled, 50))}, p95 ${ms(percentile(settled, 95))}`,
+    );
     console.log(`export_annotations (${exported.chunks.length} chunks): ${ms(exportMs)} (target < 1 s)`);
-    console.log(`export_annotations asOf the middle (${annotatedThen} annotated then): ${ms(asOfMs)} (target < 2 s)`);
+    console.log(
+      `export_annotations asOf the middle (${annotatedThen} annotated then): ${ms(asOfMs)} (target < 2 s)`,
+    );
   } finally {
     await ledger.close();
     await rm(dataDir, { recursive: true, force: true });

@@ -47,7 +47,8 @@ export const addRelationOperation = (sessions: SessionRepository) =>
   defineOperation({
     name: 'add_relation',
     title: 'Relate two chunks',
-    description: 'Define a directed relation (dependencies, footnotes or references) between two chunks of a session.',
+    description:
+      'Define a directed relation (dependencies, footnotes or references) between two chunks of a session.',
     toolset: 'annotations',
     writes: true,
     input: AddRelationInputSchema,

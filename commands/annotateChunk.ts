@@ -48,8 +48,15 @@ export const decideAnnotateChunk = (
   const stored = requireChunk(state, command.sessionId, command.chunkId);
   const current = pending.get(command.chunkId);
   const fields = current
-    ? { categories: current.categories, labels: current.labels, subtypes: current.subtypes, keywords: current.keywords,
-        tags: current.tags, notes: current.notes, summary: current.summary }
+    ? {
+        categories: current.categories,
+        labels: current.labels,
+        subtypes: current.subtypes,
+        keywords: current.keywords,
+        tags: current.tags,
+        notes: current.notes,
+        summary: current.summary,
+      }
     : stored.fields;
   const changes = changedFields(fields, command.fields);
   const chunk = exportChunk({ ...stored, fields: { ...fields, ...changes } });
@@ -70,7 +77,8 @@ export const annotateChunkOperation = (sessions: SessionRepository, vocabulary: 
   return defineOperation({
     name: 'annotate_chunk',
     title: 'Annotate a chunk',
-    description: 'Annotate a single chunk with categories, subtypes, and metadata. Given fields replace the stored ones.',
+    description:
+      'Annotate a single chunk with categories, subtypes, and metadata. Given fields replace the stored ones.',
     toolset: 'annotations',
     writes: true,
     input,

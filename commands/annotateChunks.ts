@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { requireOpenSession, type AnnotationEvent, type AnnotationVocabulary, type SessionState } from '../src/domain/annotations.js';
+import {
+  requireOpenSession,
+  type AnnotationEvent,
+  type AnnotationVocabulary,
+  type SessionState,
+} from '../src/domain/annotations.js';
 import { commandContext } from '../src/engine/commands.js';
 import { defineOperation } from '../src/operations.js';
 import { decideAnnotateChunk } from './annotateChunk.js';
@@ -64,7 +69,8 @@ export const decideAnnotateChunks = (
   const pending = new Map<string, ExportedChunk>();
   const events: AnnotationEvent[] = [];
   const results = items.map((item): BatchItemResult => {
-    const chunkId = String((item as { chunkId?: unknown } | null)?.chunkId ?? '');
+    const given = (item as { chunkId?: unknown } | null)?.chunkId;
+    const chunkId = typeof given === 'string' ? given : '';
     try {
       const { chunkId: id, ...fields } = parseOrThrow(schema, item);
       const { event, chunk } = decideAnnotateChunk({ sessionId, chunkId: id, fields }, state, pending);

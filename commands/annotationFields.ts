@@ -44,24 +44,30 @@ export const ExportedChunkSchema = z.object({
 });
 export type ExportedChunk = z.infer<typeof ExportedChunkSchema>;
 
-export const exportChunk = (chunk: Pick<ChunkState, 'chunkId' | 'position' | 'fields' | 'relations'>): ExportedChunk => ({
+export const exportChunk = (
+  chunk: Pick<ChunkState, 'chunkId' | 'position' | 'fields' | 'relations'>,
+): ExportedChunk => ({
   chunk_id: chunk.chunkId,
   position: chunk.position,
   ...chunk.fields,
-  relations: chunk.relations as Record<string, string[]>,
+  relations: chunk.relations,
 });
 
 /** The fields of `input` whose value differs from `current`. */
-export const changedFields = (current: AnnotationFields, input: AnnotationFieldsInput): Partial<AnnotationFields> => {
+export const changedFields = (
+  current: AnnotationFields,
+  input: AnnotationFieldsInput,
+): Partial<AnnotationFields> => {
   const changes: Record<string, unknown> = {};
   for (const field of ANNOTATION_FIELDS) {
     const value = input[field];
     if (value !== undefined && !sameValue(current[field], value)) changes[field] = value;
   }
-  return changes as Partial<AnnotationFields>;
+  return changes;
 };
 
-export const sameValue = (a: unknown, b: unknown): boolean => JSON.stringify(sortKeys(a)) === JSON.stringify(sortKeys(b));
+export const sameValue = (a: unknown, b: unknown): boolean =>
+  JSON.stringify(sortKeys(a)) === JSON.stringify(sortKeys(b));
 
 const sortKeys = (value: unknown): unknown =>
   value && typeof value === 'object' && !Array.isArray(value)

@@ -22,13 +22,13 @@ export interface SessionRepository {
    * Decides on the session's current state and appends the events, checking the stream revision.
    * `decide` must be pure: on a conflict it runs again on the fresher state.
    */
-  execute<R>(
+  execute: <R>(
     sessionId: string,
     decide: (state: SessionState) => SessionDecision<R>,
     context: CommandContext,
-  ): Promise<{ result: R; position: Position | null }>;
+  ) => Promise<{ result: R; position: Position | null }>;
   /** Reads the current state of a session this process holds, caught up from the stream; null if not held. */
-  readCached<R>(sessionId: string, read: (state: SessionState) => R): Promise<R | null>;
+  readCached: <R>(sessionId: string, read: (state: SessionState) => R) => Promise<R | null>;
 }
 
 interface Cached {

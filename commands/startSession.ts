@@ -30,7 +30,11 @@ export const StartSessionInputSchema = z.object({
         .min(1)
         .optional()
         .describe('Instead of chunks: every chunk of these indexed documents'),
-      query: z.string().min(1).optional().describe('Instead of chunks: the indexed chunks that best match this query'),
+      query: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('Instead of chunks: the indexed chunks that best match this query'),
       limit: z.number().int().min(1).max(10_000).default(100).describe('With query: how many chunks at most'),
     })
     .refine((c) => [c.chunks, c.documentIds, c.query].filter((v) => v !== undefined).length === 1, {
@@ -40,7 +44,11 @@ export const StartSessionInputSchema = z.object({
       const seen = new Set<string>();
       c.chunks?.forEach((chunk, index) => {
         if (seen.has(chunk.chunk_id)) {
-          ctx.addIssue({ code: 'custom', path: ['chunks', index, 'chunk_id'], message: `duplicate chunk_id '${chunk.chunk_id}'` });
+          ctx.addIssue({
+            code: 'custom',
+            path: ['chunks', index, 'chunk_id'],
+            message: `duplicate chunk_id '${chunk.chunk_id}'`,
+          });
         }
         seen.add(chunk.chunk_id);
       });
@@ -88,7 +96,9 @@ const packChunks = (chunks: readonly SessionChunk[]): SessionChunk[][] => {
 /** A new session: its start, then its chunks in position order. */
 export const decideStartSession = (command: StartSession): AnnotationEvent[] => {
   if (command.chunks.length === 0) {
-    throw new InvalidConfigError([{ path: ['chunks'], message: 'the session has no chunks', code: 'too_small' }]);
+    throw new InvalidConfigError([
+      { path: ['chunks'], message: 'the session has no chunks', code: 'too_small' },
+    ]);
   }
   const ids = new Set(command.chunks.map((c) => c.chunkId));
   if (ids.size !== command.chunks.length) {
@@ -99,15 +109,18 @@ export const decideStartSession = (command: StartSession): AnnotationEvent[] => 
     {
       type: 'AnnotationSessionStarted',
       schemaVersion: 1,
-      data: { sessionId: command.sessionId, name: command.name, source: command.source, chunkCount: ordered.length },
+      data: {
+        sessionId: command.sessionId,
+        name: command.name,
+        source: command.source,
+        chunkCount: ordered.length,
+      },
     },
-    ...packChunks(ordered).map(
-      (chunks): AnnotationEvent => ({
-        type: 'SessionChunksAdded',
-        schemaVersion: 1,
-        data: { sessionId: command.sessionId, chunks },
-      }),
-    ),
+    ...packChunks(ordered).map((chunks): AnnotationEvent => ({
+      type: 'SessionChunksAdded',
+      schemaVersion: 1,
+      data: { sessionId: command.sessionId, chunks },
+    })),
   ];
 };
 
@@ -119,9 +132,16 @@ const APPEND_BUDGET = MAX_APPEND_BYTES - 64 * 1024;
  * large one takes several, each expecting the revision the previous one left, and counts as
  * created once its last chunk has arrived (commands refuse it until then).
  */
-const appendSession = async (store: EventStore, events: readonly AnnotationEvent[], context: CommandContext) => {
+const appendSession = async (
+  store: EventStore,
+  events: readonly AnnotationEvent[],
+  context: CommandContext,
+) => {
   const stream = annotationStream((events[0]!.data as { sessionId: string }).sessionId);
-  const stamped: NewEvent[] = events.map((event, index) => ({ ...validateEvent(event), metadata: metadataFor(context, index) }));
+  const stamped: NewEvent[] = events.map((event, index) => ({
+    ...validateEvent(event),
+    metadata: metadataFor(context, index),
+  }));
   let expected: bigint | 'no_stream' = 'no_stream';
   let batch: NewEvent[] = [];
   let bytes = 0;
@@ -161,7 +181,10 @@ const chunksOf = async (
     };
   }
   const query = config.query!;
-  return { source: { kind: 'query', query, limit: config.limit }, chunks: await chunkSource.chunksMatching(query, config.limit) };
+  return {
+    source: { kind: 'query', query, limit: config.limit },
+    chunks: await chunkSource.chunksMatching(query, config.limit),
+  };
 };
 
 export const startSessionOperation = (store: EventStore, chunkSource?: ChunkSource) =>

@@ -19,6 +19,9 @@ export const annotationChunkLists: DocumentProjection<AnnotationChunkList> = {
     const event = stored as StoredEvent<AnnotationEvent>;
     if (event.type === 'AnnotationSessionStarted') return { sessionId: event.data.sessionId, chunks: [] };
     if (event.type !== 'SessionChunksAdded' || !list) return list;
-    return { ...list, chunks: [...list.chunks, ...event.data.chunks.map((c): [string, number] => [c.chunkId, c.position])] };
+    return {
+      ...list,
+      chunks: [...list.chunks, ...event.data.chunks.map((c): [string, number] => [c.chunkId, c.position])],
+    };
   },
 };

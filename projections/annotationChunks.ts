@@ -33,8 +33,10 @@ export const annotationChunks: DocumentProjection<AnnotationChunkRow> = {
   eventTypes: ['ChunkAnnotated', 'RelationAdded'],
   documentId: (stored) => {
     const event = stored as StoredEvent<AnnotationEvent>;
-    if (event.type === 'ChunkAnnotated') return annotationChunkRowId(event.data.sessionId, event.data.chunkId);
-    if (event.type === 'RelationAdded') return annotationChunkRowId(event.data.sessionId, event.data.sourceChunkId);
+    if (event.type === 'ChunkAnnotated')
+      return annotationChunkRowId(event.data.sessionId, event.data.chunkId);
+    if (event.type === 'RelationAdded')
+      return annotationChunkRowId(event.data.sessionId, event.data.sourceChunkId);
     return null;
   },
   evolve: (row, stored) => {
@@ -49,7 +51,10 @@ export const annotationChunks: DocumentProjection<AnnotationChunkRow> = {
       if (targets.includes(event.data.targetChunkId)) return current;
       return {
         ...current,
-        relations: { ...current.relations, [event.data.relationType]: [...targets, event.data.targetChunkId] },
+        relations: {
+          ...current.relations,
+          [event.data.relationType]: [...targets, event.data.targetChunkId],
+        },
         updatedAt: event.recordedAt,
       };
     }

@@ -28,7 +28,11 @@ export const annotationSessions: DocumentProjection<AnnotationSessionSummary> = 
   documentId: (event) => (event.data as { sessionId: string }).sessionId,
   evolve: (summary, stored) => {
     const event = stored as StoredEvent<AnnotationEvent>;
-    const touched = { lastRevision: Number(event.revision), lastPosition: event.position, updatedAt: event.recordedAt };
+    const touched = {
+      lastRevision: Number(event.revision),
+      lastPosition: event.position,
+      updatedAt: event.recordedAt,
+    };
     if (event.type === 'AnnotationSessionStarted') {
       return {
         sessionId: event.data.sessionId,

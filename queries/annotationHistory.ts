@@ -15,7 +15,11 @@ import { readSessionEvents } from './annotationSessionFold.js';
 export const AnnotationHistoryInputSchema = z.object({
   sessionId: SessionIdSchema,
   chunkId: z.string().min(1).optional().describe('Only the events that touch this chunk'),
-  cursor: z.string().regex(/^\d+$/, 'not a cursor returned by this query').optional().describe('nextCursor of a previous page'),
+  cursor: z
+    .string()
+    .regex(/^\d+$/, 'not a cursor returned by this query')
+    .optional()
+    .describe('nextCursor of a previous page'),
   limit: z.number().int().min(1).max(1_000).default(100),
 });
 
@@ -32,7 +36,9 @@ export const AnnotationHistoryEntrySchema = z.object({
   correlationId: z.string(),
   chunkId: z.string().optional(),
   changes: z.record(z.string(), FieldChangeSchema).optional(),
-  relation: z.object({ sourceChunkId: z.string(), targetChunkId: z.string(), relationType: z.string() }).optional(),
+  relation: z
+    .object({ sourceChunkId: z.string(), targetChunkId: z.string(), relationType: z.string() })
+    .optional(),
   chunkIds: z.array(z.string()).optional(),
   name: z.string().nullable().optional(),
   chunkCount: z.number().int().optional(),
@@ -97,12 +103,16 @@ export const annotationHistory = async (store: EventStore, rawInput: unknown): P
         entries.push({ ...entry, name: event.data.name, chunkCount: event.data.chunkCount });
         break;
       case 'SessionChunksAdded':
-        entries.push({ ...entry, chunkIds: event.data.chunks.map((c) => c.chunkId).filter((id) => !chunkId || id === chunkId) });
+        entries.push({
+          ...entry,
+          chunkIds: event.data.chunks.map((c) => c.chunkId).filter((id) => !chunkId || id === chunkId),
+        });
         break;
       case 'ChunkAnnotated': {
         const changes: Record<string, { from: unknown; to: unknown }> = {};
         for (const field of ANNOTATION_FIELDS) {
-          if (field in event.data.changes) changes[field] = { from: before?.[field], to: event.data.changes[field] };
+          if (field in event.data.changes)
+            changes[field] = { from: before?.[field], to: event.data.changes[field] };
         }
         entries.push({ ...entry, chunkId: event.data.chunkId, changes });
         break;

@@ -34,7 +34,11 @@ export const foldSessionUntil = (
 };
 
 /** The session as it was at `asOf` (or now); SessionNotFound when it did not exist then. */
-export const sessionAsOf = async (store: EventStore, sessionId: string, asOf?: AsOf): Promise<SessionState> => {
+export const sessionAsOf = async (
+  store: EventStore,
+  sessionId: string,
+  asOf?: AsOf,
+): Promise<SessionState> => {
   const { state } = foldSessionUntil(await readSessionEvents(store, sessionId), asOf);
   if (state.sessionId === null) throw new SessionNotFoundError(sessionId);
   return state;

@@ -42,7 +42,10 @@ const snapshot = (state: SessionState): Snapshot => {
   const taken: Snapshot = new Map();
   for (const chunk of state.chunks.values()) {
     if (chunk.annotated || hasRelations(chunk.relations)) {
-      taken.set(chunk.chunkId, { position: chunk.position, values: { ...chunk.fields, relations: chunk.relations } });
+      taken.set(chunk.chunkId, {
+        position: chunk.position,
+        values: { ...chunk.fields, relations: chunk.relations },
+      });
     }
   }
   return taken;
@@ -83,7 +86,8 @@ export const diffAnnotations = async (store: EventStore, rawInput: unknown): Pro
   const changed: ChunkDiff[] = [];
   const removed: ChunkDiff[] = [];
   const byPosition = (a: ChunkDiff, b: ChunkDiff) =>
-    (after.get(a.chunkId) ?? before.get(a.chunkId))!.position - (after.get(b.chunkId) ?? before.get(b.chunkId))!.position;
+    (after.get(a.chunkId) ?? before.get(a.chunkId))!.position -
+    (after.get(b.chunkId) ?? before.get(b.chunkId))!.position;
   for (const [chunkId, now] of after) {
     const then = before.get(chunkId);
     const changes = changesBetween(then?.values ?? EMPTY, now.values);

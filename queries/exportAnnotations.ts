@@ -3,7 +3,13 @@ import { emptyAnnotation, SessionNotFoundError, type SessionState } from '../src
 import { AsOfSchema, parseAsOf } from '../src/engine/asOf.js';
 import { defineOperation } from '../src/operations.js';
 import type { ReadModels } from '../src/ports/projections.js';
-import { exportChunk, ExportedChunkSchema, parseOrThrow, SessionIdSchema, type ExportedChunk } from '../commands/annotationFields.js';
+import {
+  exportChunk,
+  ExportedChunkSchema,
+  parseOrThrow,
+  SessionIdSchema,
+  type ExportedChunk,
+} from '../commands/annotationFields.js';
 import { ANNOTATION_CHUNK_LISTS, type AnnotationChunkList } from '../projections/annotationChunkLists.js';
 import { ANNOTATION_CHUNKS, type AnnotationChunkRow } from '../projections/annotationChunks.js';
 import { awaitSessionReadModels, sessionAsOf } from './annotationSessionFold.js';
@@ -31,7 +37,18 @@ const exportOfReadModels = async (readModels: ReadModels, sessionId: string): Pr
     chunks: list.chunks.map(([chunkId, position]): ExportedChunk => {
       const row = rows.get(chunkId);
       const { categories, labels, subtypes, keywords, tags, notes, summary } = row ?? emptyAnnotation();
-      return { chunk_id: chunkId, position, categories, labels, subtypes, keywords, tags, relations: row?.relations ?? {}, notes, summary };
+      return {
+        chunk_id: chunkId,
+        position,
+        categories,
+        labels,
+        subtypes,
+        keywords,
+        tags,
+        relations: row?.relations ?? {},
+        notes,
+        summary,
+      };
     }),
   };
 };

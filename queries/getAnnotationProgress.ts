@@ -23,10 +23,15 @@ export const ProgressSchema = z.object({
 });
 export type Progress = z.infer<typeof ProgressSchema>;
 
-const percentage = (part: number, whole: number) => (whole === 0 ? 0 : Math.round((part / whole) * 10_000) / 100);
+const percentage = (part: number, whole: number) =>
+  whole === 0 ? 0 : Math.round((part / whole) * 10_000) / 100;
 
 /** Pending counts every chunk not yet annotated, including any that never arrived in a session cut short. */
-export const progressOf = (totalChunks: number, annotatedChunks: number, pendingChunkIds: string[]): Progress => ({
+export const progressOf = (
+  totalChunks: number,
+  annotatedChunks: number,
+  pendingChunkIds: string[],
+): Progress => ({
   totalChunks,
   annotatedChunks,
   pendingChunks: totalChunks - annotatedChunks,
@@ -44,9 +49,9 @@ export const progressOfState = (state: SessionState): Progress => {
 export interface ProgressDeps {
   store: EventStore;
   readModels: ReadModels;
-  waitForProjections(position: Position): Promise<void>;
+  waitForProjections: (position: Position) => Promise<void>;
   /** The current state of a session the command side holds in memory, or null. */
-  readCached?<R>(sessionId: string, read: (state: SessionState) => R): Promise<R | null>;
+  readCached?: <R>(sessionId: string, read: (state: SessionState) => R) => Promise<R | null>;
 }
 
 /** Progress now (from the command side's state or the session summary read model) or as it was at `asOf` (folded from events). */

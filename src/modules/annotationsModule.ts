@@ -33,12 +33,16 @@ const withSeedErrors = (operation: Operation): Operation => ({
 });
 
 const mountRoutes = (app: FastifyInstance, operations: ReadonlyMap<string, Operation>) => {
-  const call = (name: string, input: unknown) => operations.get(name)!.run(input as never, { actor: REST_ACTOR, correlationId: newId(), project: DEFAULT_PROJECT });
+  const call = (name: string, input: unknown) =>
+    operations
+      .get(name)!
+      .run(input as never, { actor: REST_ACTOR, correlationId: newId(), project: DEFAULT_PROJECT });
   type Params = { Params: { id: string } };
   type Query = Params & { Querystring: Record<string, string | undefined> };
   const base = '/api/v1/annotations/sessions';
   const body = (value: unknown) => (value && typeof value === 'object' ? value : {});
-  const limit = (value: string | undefined) => (value === undefined || Number.isNaN(Number(value)) ? value : Number(value));
+  const limit = (value: string | undefined) =>
+    value === undefined || Number.isNaN(Number(value)) ? value : Number(value);
 
   app.post(base, async (request, reply) => reply.status(201).send(await call('start_session', request.body)));
   app.post<Params>(`${base}/:id/annotations`, (request) =>
@@ -65,14 +69,20 @@ const mountRoutes = (app: FastifyInstance, operations: ReadonlyMap<string, Opera
     }),
   );
   app.get<Query>(`${base}/:id/diff`, (request) =>
-    call('diff_annotations', { sessionId: request.params.id, from: request.query.from, to: request.query.to }),
+    call('diff_annotations', {
+      sessionId: request.params.id,
+      from: request.query.from,
+      to: request.query.to,
+    }),
   );
 };
 
 const cliActor = (): Actor => ({ subject: userInfo().username || 'cli', tenant: null, via: 'cli' });
 
 const runOperation = (ledger: LedgerHandle, name: string, input: unknown) =>
-  ledger.operation(name).run(input as never, { actor: cliActor(), correlationId: newId(), project: DEFAULT_PROJECT });
+  ledger
+    .operation(name)
+    .run(input as never, { actor: cliActor(), correlationId: newId(), project: DEFAULT_PROJECT });
 
 const readJson = (file: string): unknown => JSON.parse(readFileSync(file, 'utf8'));
 
@@ -81,10 +91,14 @@ const printJson = (value: unknown) => print(JSON.stringify(value, null, 2));
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
 const mountCli = (program: Command, withLedger: WithLedger) => {
-  const annotations = program.command('annotations').description('annotation sessions: annotate chunks, audit and time-travel');
+  const annotations = program
+    .command('annotations')
+    .description('annotation sessions: annotate chunks, audit and time-travel');
   annotations
     .command('start')
-    .description('start a session from a JSON config file ({"chunks": [{chunk_id, position, text}]}), document ids or a query')
+    .description(
+      'start a session from a JSON config file ({"chunks": [{chunk_id, position, text}]}), document ids or a query',
+    )
     .argument('[file]', 'config file: {"chunks": [...]} or {"config": {"chunks": [...]}}')
     .option('--documents <ids...>', 'every chunk of these indexed documents')
     .option('--query <query>', 'the indexed chunks that best match this query')
@@ -117,28 +131,41 @@ const mountCli = (program: Command, withLedger: WithLedger) => {
     .option('--tag <tag>', 'a tag (repeatable)', collect)
     .option('--notes <notes>')
     .option('--summary <summary>')
-    .action(async (sessionId: string, chunkId: string | undefined, options: Record<string, unknown>, command: Command) => {
-      const result = await withLedger(command, (ledger) => {
-        if (options.file) {
-          return runOperation(ledger, 'annotate_chunks', { sessionId, annotations: readJson(options.file as string) });
-        }
-        const subtypes = options.subtype
-          ? Object.fromEntries((options.subtype as string[]).map((pair) => pair.split('=', 2)))
-          : undefined;
-        return runOperation(ledger, 'annotate_chunk', {
-          sessionId,
-          chunkId,
-          categories: options.category,
-          labels: options.label,
-          subtypes,
-          keywords: options.keyword,
-          tags: options.tag,
-          notes: options.notes,
-          summary: options.summary,
+    .action(
+      async (
+        sessionId: string,
+        chunkId: string | undefined,
+        options: Record<string, unknown>,
+        command: Command,
+      ) => {
+        const result = await withLedger(command, (ledger) => {
+          if (options.file) {
+            return runOperation(ledger, 'annotate_chunks', {
+              sessionId,
+              annotations: readJson(options.file as string),
+            });
+          }
+          const subtypes = options.subtype
+            ? (Object.fromEntries((options.subtype as string[]).map((pair) => pair.split('=', 2))) as Record<
+                string,
+                string
+              >)
+            : undefined;
+          return runOperation(ledger, 'annotate_chunk', {
+            sessionId,
+            chunkId,
+            categories: options.category,
+            labels: options.label,
+            subtypes,
+            keywords: options.keyword,
+            tags: options.tag,
+            notes: options.notes,
+            summary: options.summary,
+          });
         });
-      });
-      printJson(result);
-    });
+        printJson(result);
+      },
+    );
   const asOfQuery = (name: string, description: string) =>
     annotations
       .command(name)
@@ -162,13 +189,24 @@ const mountCli = (program: Command, withLedger: WithLedger) => {
     .option('--chunk <chunkId>', 'only this chunk')
     .option('--limit <n>', 'events per page', (v) => Number(v))
     .option('--cursor <cursor>', 'continue from a previous page')
-    .action(async (sessionId: string, options: { chunk?: string; limit?: number; cursor?: string }, command: Command) => {
-      printJson(
-        await withLedger(command, (ledger) =>
-          runOperation(ledger, 'annotation_history', { sessionId, chunkId: options.chunk, limit: options.limit, cursor: options.cursor }),
-        ),
-      );
-    });
+    .action(
+      async (
+        sessionId: string,
+        options: { chunk?: string; limit?: number; cursor?: string },
+        command: Command,
+      ) => {
+        printJson(
+          await withLedger(command, (ledger) =>
+            runOperation(ledger, 'annotation_history', {
+              sessionId,
+              chunkId: options.chunk,
+              limit: options.limit,
+              cursor: options.cursor,
+            }),
+          ),
+        );
+      },
+    );
   annotations
     .command('diff')
     .description('chunks whose annotations were added, changed or removed between two moments')
@@ -176,7 +214,11 @@ const mountCli = (program: Command, withLedger: WithLedger) => {
     .requiredOption('--from <moment>', 'the earlier moment: a position or an ISO timestamp')
     .option('--to <moment>', 'the later moment (default: now)')
     .action(async (sessionId: string, options: { from: string; to?: string }, command: Command) => {
-      printJson(await withLedger(command, (ledger) => runOperation(ledger, 'diff_annotations', { sessionId, ...options })));
+      printJson(
+        await withLedger(command, (ledger) =>
+          runOperation(ledger, 'diff_annotations', { sessionId, ...options }),
+        ),
+      );
     });
 };
 
@@ -188,13 +230,14 @@ export interface AnnotationsModuleOptions {
 /** Annotation sessions: commands, read models, seed 003's MCP tools, history and time travel, REST and CLI. */
 export const createAnnotationsModule = ({ chunkSource }: AnnotationsModuleOptions = {}): LedgerModule => ({
   name: 'annotations',
-  setup: async ({ db, store, readModels, config, waitForProjections }) => {
+  setup: async (context) => {
+    const { db, store, readModels, config } = context;
     const sessions = createSessionRepository(store);
     const vocabulary = config.annotations;
     const reads = {
       store,
       readModels,
-      waitForProjections: (position: Position) => waitForProjections(position),
+      waitForProjections: (position: Position) => context.waitForProjections(position),
       readCached: sessions.readCached,
     };
     const operations = [

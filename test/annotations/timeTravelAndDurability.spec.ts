@@ -36,7 +36,9 @@ describe('annotation sessions: time travel, durability and concurrency', () => {
   });
 
   it('exports exactly the earlier state as of a recorded position, and diffs exactly the later changes', async () => {
-    const { sessionId } = await call<{ sessionId: string }>('start_session', { config: { chunks: chunks(4) } });
+    const { sessionId } = await call<{ sessionId: string }>('start_session', {
+      config: { chunks: chunks(4) },
+    });
     await call('annotate_chunk', { sessionId, chunkId: 'c0', categories: ['fee_schedule'], notes: 'first' });
     const early = await call<{ chunks: object[] }>('export_annotations', { sessionId });
     const history = await call<{ events: { position: string }[] }>('annotation_history', { sessionId });
@@ -44,7 +46,12 @@ describe('annotation sessions: time travel, durability and concurrency', () => {
 
     await call('annotate_chunk', { sessionId, chunkId: 'c0', notes: 'second' }, 'bob');
     await call('annotate_chunk', { sessionId, chunkId: 'c2', tags: ['x'] }, 'bob');
-    await call('add_relation', { sessionId, sourceChunkId: 'c1', targetChunkId: 'c3', relationType: 'footnotes' });
+    await call('add_relation', {
+      sessionId,
+      sourceChunkId: 'c1',
+      targetChunkId: 'c3',
+      relationType: 'footnotes',
+    });
 
     expect(await call('export_annotations', { sessionId, asOf: recorded })).toEqual(early);
     expect(await call('get_progress', { sessionId, asOf: recorded })).toMatchObject({
@@ -71,13 +78,14 @@ describe('annotation sessions: time travel, durability and concurrency', () => {
   });
 
   it('keeps who changed which field when, per chunk', async () => {
-    const { sessionId } = await call<{ sessionId: string }>('start_session', { config: { chunks: chunks(2) } });
+    const { sessionId } = await call<{ sessionId: string }>('start_session', {
+      config: { chunks: chunks(2) },
+    });
     await call('annotate_chunk', { sessionId, chunkId: 'c1', summary: 'a' }, 'alice');
     await call('annotate_chunk', { sessionId, chunkId: 'c1', summary: 'b', notes: 'n' }, 'bob');
-    const history = await call<{ events: { type: string; actor: { subject: string }; changes?: object; position: string }[] }>(
-      'annotation_history',
-      { sessionId, chunkId: 'c1' },
-    );
+    const history = await call<{
+      events: { type: string; actor: { subject: string }; changes?: object; position: string }[];
+    }>('annotation_history', { sessionId, chunkId: 'c1' });
     const annotations = history.events.filter((e) => e.type === 'ChunkAnnotated');
     expect(annotations.map((e) => [e.actor.subject, e.changes])).toEqual([
       ['alice', { summary: { from: '', to: 'a' } }],
@@ -87,20 +95,34 @@ describe('annotation sessions: time travel, durability and concurrency', () => {
   });
 
   it('lets two clients annotate the same chunk at once without losing either change', async () => {
-    const { sessionId } = await call<{ sessionId: string }>('start_session', { config: { chunks: chunks(1) } });
+    const { sessionId } = await call<{ sessionId: string }>('start_session', {
+      config: { chunks: chunks(1) },
+    });
     const results = await Promise.all([
       call('annotate_chunk', { sessionId, chunkId: 'c0', tags: ['from-alice'] }, 'alice'),
       call('annotate_chunk', { sessionId, chunkId: 'c0', notes: 'from bob' }, 'bob'),
     ]);
     expect(results).toHaveLength(2);
-    const [chunk] = (await call<{ chunks: { tags: string[]; notes: string }[] }>('export_annotations', { sessionId })).chunks;
+    const [chunk] = (
+      await call<{ chunks: { tags: string[]; notes: string }[] }>('export_annotations', { sessionId })
+    ).chunks;
     expect(chunk).toMatchObject({ tags: ['from-alice'], notes: 'from bob' });
-    const history = await call<{ events: { type: string; actor: { subject: string } }[] }>('annotation_history', { sessionId });
-    expect(history.events.filter((e) => e.type === 'ChunkAnnotated').map((e) => e.actor.subject).sort()).toEqual(['alice', 'bob']);
+    const history = await call<{ events: { type: string; actor: { subject: string } }[] }>(
+      'annotation_history',
+      { sessionId },
+    );
+    expect(
+      history.events
+        .filter((e) => e.type === 'ChunkAnnotated')
+        .map((e) => e.actor.subject)
+        .sort(),
+    ).toEqual(['alice', 'bob']);
   });
 
   it('answers a conflicting writer in another process with a retry that lands on the fresh state', async () => {
-    const { sessionId } = await call<{ sessionId: string }>('start_session', { config: { chunks: chunks(2) } });
+    const { sessionId } = await call<{ sessionId: string }>('start_session', {
+      config: { chunks: chunks(2) },
+    });
     await call('annotate_chunk', { sessionId, chunkId: 'c0', tags: ['one'] });
     // Another writer appends behind this process's cached state: the next command must see it.
     await ledger.store.append(
@@ -123,21 +145,37 @@ describe('annotation sessions: time travel, durability and concurrency', () => {
       ],
       'any',
     );
-    const chunk = await call<{ tags: string[]; notes: string }>('annotate_chunk', { sessionId, chunkId: 'c0', tags: ['two'] });
+    const chunk = await call<{ tags: string[]; notes: string }>('annotate_chunk', {
+      sessionId,
+      chunkId: 'c0',
+      tags: ['two'],
+    });
     expect(chunk).toMatchObject({ tags: ['two'], notes: 'elsewhere' });
   });
 
   it('rebuilds every annotation read model from events to equal the live one', async () => {
-    const { sessionId } = await call<{ sessionId: string }>('start_session', { config: { chunks: chunks(30) } });
+    const { sessionId } = await call<{ sessionId: string }>('start_session', {
+      config: { chunks: chunks(30) },
+    });
     await call('annotate_chunks', {
       sessionId,
-      annotations: chunks(20).map((c, i) => ({ chunkId: c.chunk_id, keywords: [`k${i}`], categories: ['footnotes'] })),
+      annotations: chunks(20).map((c, i) => ({
+        chunkId: c.chunk_id,
+        keywords: [`k${i}`],
+        categories: ['footnotes'],
+      })),
     });
-    await call('add_relation', { sessionId, sourceChunkId: 'c25', targetChunkId: 'c1', relationType: 'references' });
+    await call('add_relation', {
+      sessionId,
+      sourceChunkId: 'c25',
+      targetChunkId: 'c1',
+      relationType: 'references',
+    });
     const progress = await call('get_progress', { sessionId });
     const exported = await call('export_annotations', { sessionId });
     const summary = await ledger.readModels.get('annotation_sessions', sessionId);
-    for (const name of ['annotation_sessions', 'annotation_chunk_lists', 'annotation_chunks']) await ledger.projections.rebuild(name);
+    for (const name of ['annotation_sessions', 'annotation_chunk_lists', 'annotation_chunks'])
+      await ledger.projections.rebuild(name);
     expect(await ledger.readModels.get('annotation_sessions', sessionId)).toEqual(summary);
     expect(await call('export_annotations', { sessionId })).toEqual(exported);
     expect(await call('get_progress', { sessionId })).toEqual(progress);
@@ -147,11 +185,20 @@ describe('annotation sessions: time travel, durability and concurrency', () => {
     const dir = tempDataDir();
     let server = await startServer(await open(dir));
     const post = (path: string, body: object) =>
-      fetch(`${server.url}${path}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const started = (await (await post('/api/v1/annotations/sessions', { config: { chunks: chunks(3) } })).json()) as {
+      fetch(`${server.url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const started = (await (
+      await post('/api/v1/annotations/sessions', { config: { chunks: chunks(3) } })
+    ).json()) as {
       sessionId: string;
     };
-    await post(`/api/v1/annotations/sessions/${started.sessionId}/annotations`, { chunkId: 'c1', summary: 'kept' });
+    await post(`/api/v1/annotations/sessions/${started.sessionId}/annotations`, {
+      chunkId: 'c1',
+      summary: 'kept',
+    });
     await server.close();
     server = await startServer(await open(dir));
     try {

@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import {
+  DEFAULT_VOCABULARY,
+  evolveSession,
+  initialSessionState,
+  type AnnotationEvent,
+  type SessionState,
+} from '../src/domain/annotations.js';
+import { decideAddRelation } from './addRelation.js';
+import { decideAnnotateChunk } from './annotateChunk.js';
+import { decideAnnotateChunks } from './annotateChunks.js';
+import { decideStartSession } from './startSession.js';
+
+const sessionId = '00000000-0000-4000-8000-000000000001';
+
+const given = (events: AnnotationEvent[]): SessionState =>
+  events.reduce((state, event) => evolveSession(state, event), initialSessionState());
+
+const started = () =>
+  decideStartSession({
+    sessionId,
+    name: null,
+    source: { kind: 'chunks' },
+    chunks: [
+      { chunkId: 'b', position: 2, text: 'B' },
+      { chunkId: 'a', position: 1, text: 'A' },
+    ],
+  });
+
+describe('annotation session decisions', () => {
+  it('starts a session with its chunks in position order', () => {
+    const events = started();
+    expect(events[0]).toMatchObject({ type: 'AnnotationSessionStarted', data: { chunkCount: 2 } });
+    expect(events[1]).toMatchObject({
+      type: 'SessionChunksAdded',
+      data: { chunks: [{ chunkId: 'a' }, { chunkId: 'b' }] },
+    });
+  });
+
+  it('refuses duplicate chunk ids and empty sessions', () => {
+    const chunk = { chunkId: 'a', position: 0, text: '' };
+    expect(() =>
+      decideStartSession({ sessionId, name: null, source: { kind: 'chunks' }, chunks: [chunk, chunk] }),
+    ).toThrow('Config validation failed');
+    expect(() =>
+      decideStartSession({ sessionId, name: null, source: { kind: 'chunks' }, chunks: [] }),
+    ).toThrow();
+  });
+
+  it('records only the fields that changed, and nothing when nothing did', () => {
+    const state = given(started());
+    const first = decideAnnotateChunk({ sessionId, chunkId: 'a', fields: { tags: ['x'], notes: '' } }, state);
+    expect(first.event).toEqual({
+      type: 'ChunkAnnotated',
+      schemaVersion: 1,
+      data: { sessionId, chunkId: 'a', changes: { tags: ['x'] } },
+    });
+    const after = given([...started(), first.event!]);
+    expect(decideAnnotateChunk({ sessionId, chunkId: 'a', fields: { tags: ['x'] } }, after).event).toBeNull();
+  });
+
+  it('marks a pending chunk annotated even when its fields stay empty', () => {
+    const { event } = decideAnnotateChunk({ sessionId, chunkId: 'b', fields: {} }, given(started()));
+    expect(event).toMatchObject({ type: 'ChunkAnnotated', data: { changes: {} } });
+  });
+
+  it('decides each batch item on the state the items before it left', () => {
+    const { events, result } = decideAnnotateChunks(
+      sessionId,
+      [
+        { chunkId: 'a', notes: 'one' },
+        { chunkId: 'a', notes: 'one' },
+        { chunkId: 'z' },
+        { chunkId: 'b', labels: ['Nope'] },
+      ],
+      given(started()),
+      DEFAULT_VOCABULARY,
+    );
+    expect(events).toHaveLength(1);
+    expect(result).toMatchObject({ successCount: 2, errorCount: 2 });
+    expect(result.results.map((r) => (r.success ? 'ok' : r.error.type))).toEqual([
+      'ok',
+      'ok',
+      'ChunkNotFound',
+      'ValidationError',
+    ]);
+  });
+
+  it('adds a relation once, and refuses self relations and unknown chunks', () => {
+    const state = given(started());
+    const relation = {
+      sessionId,
+      sourceChunkId: 'a',
+      targetChunkId: 'b',
+      relationType: 'references' as const,
+    };
+    const events = decideAddRelation(relation, state);
+    expect(events).toHaveLength(1);
+    expect(decideAddRelation(relation, given([...started(), ...events]))).toEqual([]);
+    expect(() => decideAddRelation({ ...relation, targetChunkId: 'a' }, state)).toThrow('itself');
+    expect(() => decideAddRelation({ ...relation, targetChunkId: 'q' }, state)).toThrow(
+      "Chunk 'q' not found",
+    );
+    expect(() => decideAddRelation(relation, initialSessionState())).toThrow('not found');
+  });
+});
