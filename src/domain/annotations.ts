@@ -157,7 +157,10 @@ export const initialSessionState = (): SessionState => ({
  * of chunks, and copying them for every event would make folding a long stream quadratic. Every
  * fold starts from a fresh `initialSessionState()`, so nothing else sees the mutation.
  */
-export const evolveSession = (state: SessionState, event: StoredEvent<AnnotationEvent> | AnnotationEvent): SessionState => {
+export const evolveSession = (
+  state: SessionState,
+  event: StoredEvent<AnnotationEvent> | AnnotationEvent,
+): SessionState => {
   switch (event.type) {
     case 'AnnotationSessionStarted':
       state.sessionId = event.data.sessionId;
@@ -166,7 +169,12 @@ export const evolveSession = (state: SessionState, event: StoredEvent<Annotation
       return state;
     case 'SessionChunksAdded':
       for (const chunk of event.data.chunks) {
-        state.chunks.set(chunk.chunkId, { ...chunk, annotated: false, fields: emptyAnnotation(), relations: {} });
+        state.chunks.set(chunk.chunkId, {
+          ...chunk,
+          annotated: false,
+          fields: emptyAnnotation(),
+          relations: {},
+        });
       }
       return state;
     case 'ChunkAnnotated': {
@@ -182,7 +190,10 @@ export const evolveSession = (state: SessionState, event: StoredEvent<Annotation
       if (chunk) {
         const targets = chunk.relations[event.data.relationType] ?? [];
         if (!targets.includes(event.data.targetChunkId)) {
-          chunk.relations = { ...chunk.relations, [event.data.relationType]: [...targets, event.data.targetChunkId] };
+          chunk.relations = {
+            ...chunk.relations,
+            [event.data.relationType]: [...targets, event.data.targetChunkId],
+          };
         }
       }
       return state;
@@ -225,9 +236,12 @@ export class InvalidConfigError extends ValidationError {
 export class SessionIncompleteError extends IllegalStateError {
   override name = 'SessionIncomplete';
   constructor(sessionId: string, received: number, expected: number) {
-    super(`Session '${sessionId}' has ${received} of its ${expected} chunks: it was never completely created`, {
-      sessionId,
-    });
+    super(
+      `Session '${sessionId}' has ${received} of its ${expected} chunks: it was never completely created`,
+      {
+        sessionId,
+      },
+    );
   }
 }
 
