@@ -10,6 +10,35 @@ const bind = z
   .regex(/^[^:\s]+:\d{1,5}$/, { message: 'expected host:port, e.g. 127.0.0.1:7331', abort: true })
   .refine((v) => Number(v.split(':')[1]) <= 65535, 'port must be at most 65535');
 
+const globs = z.array(z.string().min(1)).optional();
+
+const SourceSchema = z.discriminatedUnion('kind', [
+  z
+    .object({
+      kind: z.literal('filesystem'),
+      roots: z.array(z.string().min(1)).min(1),
+      include: globs,
+      exclude: globs,
+      maxFileBytes: z.coerce.number().int().positive().optional(),
+      respectGitignore: z.boolean().default(true),
+    })
+    .strict(),
+  z
+    .object({
+      kind: z.literal('git'),
+      repository: z.string().min(1),
+      ref: z.string().min(1).default('HEAD'),
+      branch: z.string().min(1).optional(),
+      /** e.g. `https://git.example.com/org/repo/blob/{commit}/{path}` */
+      urlTemplate: z.string().min(1).optional(),
+      include: globs,
+      exclude: globs,
+      maxFileBytes: z.coerce.number().int().positive().optional(),
+    })
+    .strict(),
+]);
+export type SourceConfig = z.infer<typeof SourceSchema>;
+
 export const ConfigSchema = z
   .object({
     server: z
@@ -34,6 +63,35 @@ export const ConfigSchema = z
       })
       .strict()
       .prefault({}),
+    embeddings: z
+      .object({
+        /** `local`: a model run in-process; `http`: Ollama or an OpenAI-compatible server; `none`: keyword only. */
+        provider: z.enum(['local', 'http', 'none']).default('local'),
+        model: z.string().min(1).default('Xenova/bge-small-en-v1.5'),
+        /** Folder holding `<model>/` for a local model; unset, the model is fetched from the Hugging Face hub. */
+        modelDir: z.string().min(1).optional(),
+        url: z.string().url().optional(),
+        api: z.enum(['openai', 'ollama']).default('openai'),
+        apiKey: z.string().optional(),
+        dimensions: z.coerce.number().int().positive().optional(),
+        batchSize: z.coerce.number().int().min(1).max(512).default(32),
+      })
+      .strict()
+      .prefault({})
+      .refine((e) => e.provider !== 'http' || e.url !== undefined, {
+        message: 'provider "http" needs a url',
+        path: ['url'],
+      }),
+    search: z
+      .object({
+        defaultLimit: z.coerce.number().int().min(1).max(100).default(12),
+      })
+      .strict()
+      .prefault({}),
+    /** Named sources, e.g. `[sources.platform] kind = "git"`, reported as `git:platform`. */
+    sources: z
+      .record(z.string().regex(/^[a-z0-9-]+$/, 'source names use lowercase letters, digits and hyphens'), SourceSchema)
+      .default({}),
     /** The vocabulary annotators may use; seed 003's when not set. */
     annotations: z
       .object({

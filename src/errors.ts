@@ -60,6 +60,14 @@ export class PayloadTooLargeError extends AppError {
   }
 }
 
+/** Semantic and hybrid search need an embedder, and none is configured or loadable. */
+export class EmbeddingsDisabledError extends AppError {
+  override name = 'EmbeddingsDisabledError';
+  constructor(reason: string) {
+    super('embeddings_disabled', 400, `Semantic and hybrid search need embeddings: ${reason}`);
+  }
+}
+
 export class UnavailableError extends AppError {
   override name = 'UnavailableError';
   constructor(message: string, options?: { cause?: unknown }) {

@@ -13,6 +13,9 @@ import { createMcpServerFactory } from './mcp/server.js';
 import type { LedgerHandle, LedgerModule, ModuleContext, ModuleParts } from './module.js';
 import { MODULES } from './modules/index.js';
 
+/** A one-shot command waits this long at most for the read models (embedding a large tree takes a while). */
+const CATCH_UP_TIMEOUT_MS = 60 * 60_000;
+
 export const PRODUCT = { name: 'context-ledger', version: '0.1.0' } as const;
 
 /** Everything a transport needs, built once from validated config. */
@@ -73,6 +76,10 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
         return found;
       },
       createMcpServer: createMcpServerFactory({ ...PRODUCT, operations, logger }),
+      catchUp: async () => {
+        await projections.start();
+        await projections.waitFor(await store.headPosition(), { timeoutMs: CATCH_UP_TIMEOUT_MS });
+      },
       start: async () => {
         await projections.start();
         for (const part of parts) await part.start?.();

@@ -36,6 +36,8 @@ export type WithLedger = <T>(command: Command, work: (ledger: LedgerHandle) => P
 /** The slice of an opened ledger a CLI command sees. */
 export interface LedgerHandle extends ModuleContext {
   projections: ProjectionRunner;
+  /** Runs the projections until every read model has applied every event written so far. */
+  catchUp(): Promise<void>;
   operations: readonly Operation[];
   operation(name: string): Operation;
 }

@@ -1,12 +1,18 @@
 import type { z } from 'zod';
 import type { Actor } from './domain/metadata.js';
 
+export const DEFAULT_PROJECT = 'default';
+
 /** Groups of operations a deployment can choose to expose over MCP. */
 export type Toolset = 'ledger' | 'search' | 'jobs' | 'annotations' | 'admin' | 'extensions';
 
 export interface OperationContext {
   actor: Actor;
   correlationId: string;
+  /** The project (workspace) the caller works in. */
+  project: string;
+  /** Long operations report progress here when the caller listens. */
+  onProgress?: (progress: Record<string, unknown>) => void;
 }
 
 /**

@@ -128,4 +128,13 @@ export const postgresReadModels = (db: Sql): ReadModels => ({
     const [count] = await db.query<{ total: string }>(`SELECT count(*)::text AS total FROM ${table} ${where}`, [filter]);
     return { items: rows.map((r) => r.doc), total: Number(count?.total ?? 0) };
   },
+  async count(collection: string, field: string, where?: FindQuery['where']) {
+    const filter = where && Object.keys(where).length > 0 ? JSON.stringify(where) : null;
+    const rows = await db.query<{ value: string; total: string }>(
+      `SELECT doc->>'${checked(FIELD, field)}' AS value, count(*)::text AS total FROM ${tableOf(collection)}
+       WHERE ($1::jsonb IS NULL OR doc @> $1::jsonb) GROUP BY 1`,
+      [filter],
+    );
+    return new Map(rows.map((r) => [r.value, Number(r.total)]));
+  },
 });

@@ -46,7 +46,14 @@ const lastChanges = (events: readonly StoredEvent[]) => {
   return byDocument;
 };
 
-const write = async (tx: Sql, table: string, documentIds: string[], chunks: SearchChunk[], values: string[]) => {
+const write = async (
+  tx: Sql,
+  table: string,
+  valueType: string,
+  documentIds: string[],
+  chunks: SearchChunk[],
+  values: string[],
+) => {
   await tx.query(`DELETE FROM ${table} WHERE document_id = ANY($1::text[])`, [documentIds]);
   if (chunks.length === 0) return;
   const rows = chunks.map((c, i) => ({
@@ -63,7 +70,7 @@ const write = async (tx: Sql, table: string, documentIds: string[], chunks: Sear
   }));
   await tx.query(
     `INSERT INTO ${table} SELECT x.chunk_id, x.document_id, x.project, x.source, x.source_id, x.title,
-       ARRAY(SELECT jsonb_array_elements_text(x.tags)), x.updated_at, x.chunk_index, x.value
+       ARRAY(SELECT jsonb_array_elements_text(x.tags)), x.updated_at, x.chunk_index, x.value::${valueType}
      FROM jsonb_to_recordset($1::jsonb) AS x(chunk_id text, document_id text, project text, source text,
        source_id text, title text, tags jsonb, updated_at timestamptz, chunk_index integer, value text)
      ON CONFLICT (chunk_id) DO UPDATE SET value = excluded.value`,
@@ -99,7 +106,7 @@ export const postgresChunkIndexProjection = async (
       const values = await spec.values(present, texts);
       await db.transaction(async (tx) => {
         await checkpoints.advance(tx, slot, from, to);
-        if (changes.size > 0) await write(tx, target, [...changes.keys()], present, values);
+        if (changes.size > 0) await write(tx, target, spec.valueType, [...changes.keys()], present, values);
       });
     },
   });

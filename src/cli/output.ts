@@ -1,1 +1,3 @@
-export const print = (value: string) => process.stdout.write(value.endsWith('\n') ? value : `${value}\n`);
+export const print = (value: string): void => {
+  process.stdout.write(value.endsWith("\n") ? value : `${value}\n`);
+};

@@ -120,7 +120,10 @@ export const createProjectionRunner = (
           live.waiters.forEach((wake) => wake());
         } catch (error) {
           live.lastError = { message: (error as Error).message, at: new Date().toISOString() };
-          logger.error({ err: error, projection: live.projection.name }, 'projection batch failed; retrying');
+          logger.error(
+            { projection: live.projection.name, error: (error as Error).message },
+            'projection batch failed; retrying',
+          );
           throw error;
         }
       },
@@ -192,6 +195,7 @@ export const createProjectionRunner = (
   return {
     async start() {
       for (const live of lives.values()) {
+        if (live.subscription) continue;
         const built = await live.projection.liveVersion();
         await follow(live);
         if (built !== null && built !== live.projection.version) {

@@ -14,6 +14,11 @@ export interface AppDeps {
 /** Seed 000's error body, used by every route outside `/api/v1`. */
 const errorBody = (code: string, message: string) => ({ error: { code, message } });
 
+/** Codes of seed 000 that keep their name; other errors are named after their status. */
+const SEED_CODES = new Set(['embeddings_disabled', 'not_configured', 'tool_error', 'timeout']);
+const codeForStatus = (status: number): string =>
+  status === 404 ? 'not_found' : status === 408 ? 'timeout' : status === 409 ? 'conflict' : status === 413 ? 'payload_too_large' : 'bad_request';
+
 /** The HTTP face of the ledger; `inject()` tests it without a socket. */
 export const buildApp = async (deps: AppDeps): Promise<FastifyInstance> => {
   const app = Fastify({
@@ -27,13 +32,13 @@ export const buildApp = async (deps: AppDeps): Promise<FastifyInstance> => {
     reply.header('x-request-id', request.id);
   });
   app.setErrorHandler((error, request, reply) => {
-    if (error instanceof AppError) {
-      return reply.status(error.statusCode).send(errorBody(error.code, error.message));
-    }
-    const status = (error as { statusCode?: number }).statusCode;
+    const status = error instanceof AppError ? error.statusCode : (error as { statusCode?: number }).statusCode;
     if (status && status >= 400 && status < 500) {
-      const code = status === 413 ? 'payload_too_large' : status === 404 ? 'not_found' : 'bad_request';
+      const code = error instanceof AppError && SEED_CODES.has(error.code) ? error.code : codeForStatus(status);
       return reply.status(status).send(errorBody(code, (error as Error).message));
+    }
+    if (error instanceof AppError && SEED_CODES.has(error.code)) {
+      return reply.status(error.statusCode).send(errorBody(error.code, error.message));
     }
     request.log.error({ err: error, requestId: request.id }, 'unexpected error');
     return reply.status(500).send(errorBody('internal', `Internal error (request id ${request.id})`));

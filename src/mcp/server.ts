@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { newId } from '../domain/ids.js';
 import { AppError } from '../errors.js';
 import type { Actor } from '../domain/metadata.js';
-import type { Operation } from '../operations.js';
+import { DEFAULT_PROJECT, type Operation } from '../operations.js';
 import type { Logger } from '../ports/logger.js';
 import { toolFailure, toolSuccess } from './toolResult.js';
 
@@ -41,7 +41,7 @@ export const createMcpServerFactory =
         async (input: Record<string, unknown>) => {
           const correlationId = newId();
           try {
-            const output = await operation.run(input, { actor, correlationId });
+            const output = await operation.run(input, { actor, correlationId, project: DEFAULT_PROJECT });
             return toolSuccess(output as Record<string, unknown>);
           } catch (error) {
             const own = operation.mcpError?.(error, correlationId);

@@ -59,4 +59,6 @@ export interface FindQuery {
 export interface ReadModels {
   get<Doc>(collection: string, id: string): Promise<Doc | null>;
   find<Doc>(collection: string, query?: FindQuery): Promise<{ items: Doc[]; total: number }>;
+  /** How many documents have each value of a top-level field. */
+  count(collection: string, field: string, where?: FindQuery['where']): Promise<Map<string, number>>;
 }

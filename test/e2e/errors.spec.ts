@@ -30,7 +30,7 @@ describe('HTTP error mapping', () => {
     const response = await (await app()).inject({ method: 'GET', url: '/conflict' });
     expect(response.statusCode).toBe(409);
     expect(response.json()).toEqual({
-      error: { code: 'concurrency_conflict', message: "Stream 'job-1' is at revision 4, expected 3" },
+      error: { code: 'conflict', message: "Stream 'job-1' is at revision 4, expected 3" },
     });
   });
 

@@ -1,0 +1,17 @@
+import type { FastifyInstance } from 'fastify';
+import { DEFAULT_PROJECT, type Operation } from '../operations.js';
+import { parseInput } from '../validation.js';
+
+/** Mounts an operation as an HTTP route: the JSON body (or query string for GET) is its input. */
+export const mountOperation = (app: FastifyInstance, method: 'GET' | 'POST', url: string, operation: Operation) => {
+  app.route({
+    method,
+    url,
+    handler: async (request) =>
+      operation.run(parseInput(operation.input, (method === 'GET' ? request.query : request.body) ?? {}), {
+        actor: { subject: 'anonymous', tenant: null, via: 'tools' },
+        correlationId: request.id,
+        project: DEFAULT_PROJECT,
+      }),
+  });
+};

@@ -1,0 +1,127 @@
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import { treeSitterChunker } from '../../infra/chunking/chunker.js';
+import { scanFilesystem, type ScannedFile, type SkippedFile } from '../../infra/connectors/index.js';
+import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
+import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
+import { createPgTextsearchKeywordIndex } from '../../infra/search/pgTextsearchKeywordIndex.js';
+import { createPgvectorIndex } from '../../infra/search/pgvectorIndex.js';
+import { ingestDocumentsOperation } from '../../commands/ingestDocuments.js';
+import { ingestOperation, type IngestInput } from '../../commands/ingestSources.js';
+import { documentsProjection } from '../../projections/documents.js';
+import { getDocumentOperation } from '../../queries/getDocument.js';
+import { listSourcesOperation } from '../../queries/listSources.js';
+import { searchOperation } from '../../queries/searchDocuments.js';
+import { commandContext } from '../engine/commands.js';
+import { NotFoundError, ValidationError } from '../errors.js';
+import { mountOperation } from '../http/operationRoute.js';
+import { ingestFiles } from '../ingestion/ingestFiles.js';
+import type { LedgerModule, ModuleContext } from '../module.js';
+import type { OperationContext } from '../operations.js';
+import { configuredSources } from './configuredSources.js';
+import { embedderFromConfig } from './embedderFromConfig.js';
+import { searchCli } from './searchCli.js';
+
+/** A file's id as a source id: its path from the working directory, with forward slashes. */
+const sourceIdOf = (absolutePath: string, cwd: string) => {
+  const relative = path.relative(cwd, absolutePath);
+  return (relative.startsWith('..') || path.isAbsolute(relative) ? absolutePath : relative).split(path.sep).join('/');
+};
+
+/** Folders are walked; a single file is read through its folder with an include of its name. */
+async function* scanPaths(input: IngestInput, cwd: string): AsyncGenerator<ScannedFile | SkippedFile> {
+  for (const given of input.paths ?? []) {
+    const absolute = path.resolve(cwd, given);
+    let isFile: boolean;
+    try {
+      isFile = statSync(absolute).isFile();
+    } catch {
+      throw new ValidationError(`Path '${given}' does not exist`);
+    }
+    const scan = isFile
+      ? scanFilesystem({ roots: [path.dirname(absolute)], include: [path.basename(absolute)] })
+      : scanFilesystem({ roots: [absolute], include: input.include, exclude: input.exclude });
+    for await (const file of scan) yield { ...file, sourceId: sourceIdOf(file.absolutePath, cwd) };
+  }
+}
+
+const ingestRunner = (context: ModuleContext, deps: Parameters<typeof ingestFiles>[0]) => {
+  const sources = configuredSources(context.config);
+  return async (input: IngestInput, operation: OperationContext) => {
+    const command = commandContext(operation.actor, {
+      project: operation.project,
+      correlationId: operation.correlationId,
+    });
+    const onProgress = operation.onProgress;
+    if (input.paths?.length) {
+      return ingestFiles(deps, scanPaths(input, process.cwd()), {
+        source: input.source ?? 'filesystem',
+        context: command,
+        onProgress,
+      });
+    }
+    const source = sources.find((s) => s.name === input.source);
+    if (!source) {
+      throw new NotFoundError(`No configured source '${input.source}'`, { configured: sources.map((s) => s.name) });
+    }
+    return ingestFiles(deps, source.scan(), {
+      source: source.name,
+      context: command,
+      onProgress,
+      removeMissing: {
+        readModels: context.readModels,
+        beforeRemoval: async () => context.waitForProjections(await context.store.headPosition(), 60_000),
+      },
+    });
+  };
+};
+
+/** Documents and search: ingestion, the documents read model, keyword and semantic indexes, and their queries. */
+export const searchModule: LedgerModule = {
+  name: 'search',
+  setup: async (context) => {
+    const { config, logger, db, readModels, store } = context;
+    const content = await createPostgresContentStore(db);
+    const ingestDeps = { store, content, chunker: treeSitterChunker };
+    const keyword = await createPgTextsearchKeywordIndex(db, content);
+    const embedder = await embedderFromConfig(config, db, logger);
+    const semantic = 'disabled' in embedder ? embedder : { embedder, ...(await createPgvectorIndex(db, content, embedder)) };
+    const sources = configuredSources(config);
+
+    const search = searchOperation({
+      keyword: keyword.index,
+      semantic,
+      readModels,
+      content,
+      defaultLimit: config.search.defaultLimit,
+    });
+    const get = getDocumentOperation({ readModels, content });
+    const listSources = listSourcesOperation({
+      readModels,
+      configuredSources: async () => sources.map((s) => s.health()),
+    });
+    return {
+      projections: [
+        await postgresDocumentProjection(db, documentsProjection),
+        keyword.projection,
+        ...('projection' in semantic ? [semantic.projection] : []),
+      ],
+      operations: [
+        search,
+        get,
+        listSources,
+        ingestOperation(ingestRunner(context, ingestDeps)),
+        ingestDocumentsOperation(ingestDeps),
+      ],
+      routes: (app) => {
+        mountOperation(app, 'POST', '/tools/search', search);
+        mountOperation(app, 'POST', '/tools/get', get);
+        mountOperation(app, 'GET', '/tools/sources', listSources);
+      },
+      close: async () => {
+        if ('projection' in semantic) await semantic.embedder.close();
+      },
+    };
+  },
+  cli: searchCli,
+};
