@@ -88,16 +88,14 @@ export const createSessionRepository = (store: EventStore): SessionRepository =>
       const entry = await catchUp(sessionId);
       const { events, result } = decide(entry.state);
       if (events.length === 0) return { result, position: null };
+      const stream = annotationStream(sessionId);
+      const expected = entry.revision ?? 'no_stream';
       const newEvents: NewEvent[] = events.map((event, index) => ({
         ...validateEvent(event),
-        metadata: metadataFor(context, index),
+        metadata: metadataFor(context, { streamId: stream, expected, index }),
       }));
       try {
-        const appended = await store.append(
-          annotationStream(sessionId),
-          newEvents,
-          entry.revision ?? 'no_stream',
-        );
+        const appended = await store.append(stream, newEvents, expected);
         for (const event of events) evolveSession(entry.state, event);
         entry.revision = appended.nextExpectedRevision;
         return { result, position: appended.position };

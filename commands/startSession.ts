@@ -140,7 +140,7 @@ const appendSession = async (
   const stream = annotationStream((events[0]!.data as { sessionId: string }).sessionId);
   const stamped: NewEvent[] = events.map((event, index) => ({
     ...validateEvent(event),
-    metadata: metadataFor(context, index),
+    metadata: metadataFor(context, { streamId: stream, expected: 'no_stream', index }),
   }));
   let expected: bigint | 'no_stream' = 'no_stream';
   let batch: NewEvent[] = [];

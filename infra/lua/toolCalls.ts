@@ -102,7 +102,11 @@ export const createToolCaller = ({ registry, builtins, hostFor, limits, store, l
         durationMs: Math.max(0, performance.now() - startedAt),
         outcome,
       },
-      metadata: metadataFor(commandContext(actor, { correlationId }), 0),
+      metadata: metadataFor(commandContext(actor, { correlationId }), {
+        streamId: streamId('tool', toolStreamKey(tool)),
+        expected: 'any',
+        index: 0,
+      }),
     });
     if (queue.length === 1) void flush();
   };

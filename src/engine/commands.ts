@@ -51,10 +51,17 @@ export interface HandleOptions {
   retries?: number;
 }
 
-export const metadataFor = (context: CommandContext, index: number): EventMetadata => ({
-  // Derived from the command id: a retried command appends the same ids, and the store answers
-  // with the original result instead of writing twice.
-  eventId: deterministicUuid(context.commandId, String(index)),
+/** Where an event goes: its stream, the revision the append expects, and its place in the append. */
+export interface EventSlot {
+  streamId: string;
+  expected: ExpectedRevision;
+  index: number;
+}
+
+export const metadataFor = (context: CommandContext, slot: EventSlot): EventMetadata => ({
+  // Derived from the command and the slot: a retried append writes the same ids, and the store
+  // answers with the original result instead of writing twice; distinct appends never collide.
+  eventId: deterministicUuid(context.commandId, slot.streamId, String(slot.expected), String(slot.index)),
   commandId: context.commandId,
   correlationId: context.correlationId,
   causationId: context.causationId,
@@ -80,7 +87,7 @@ export const handleCommand = async <State, Command, Event extends DomainEvent>(
     try {
       const newEvents: NewEvent[] = decided.map((event, index) => ({
         ...validateEvent(event),
-        metadata: metadataFor(context, index),
+        metadata: metadataFor(context, { streamId, expected, index }),
       }));
       const result = await store.append(streamId, newEvents, expected);
       const written = await store.readStream(streamId, {

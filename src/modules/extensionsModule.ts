@@ -121,7 +121,7 @@ const setupExtensions = async (context: ModuleContext, options: ExtensionsModule
       limits,
       cursor: await lastCursor(store, name),
       onPage: async (page) => {
-        const metadata = metadataFor(commandContext(actor, { correlationId }), 0);
+        const metadata = metadataFor(commandContext(actor, { correlationId }), { streamId: stream, expected: 'any', index: 0 });
         await store.append(stream, [{ type: 'ScriptedSourceSynced', schemaVersion: 1, data: { connector: name, ...page }, metadata }], 'any');
       },
     });

@@ -41,7 +41,11 @@ async function* scanPaths(input: IngestInput, cwd: string): AsyncGenerator<Scann
     const scan = isFile
       ? scanFilesystem({ roots: [path.dirname(absolute)], include: [path.basename(absolute)] })
       : scanFilesystem({ roots: [absolute], include: input.include, exclude: input.exclude });
-    for await (const file of scan) yield { ...file, sourceId: sourceIdOf(file.absolutePath, cwd) };
+    for await (const file of scan) {
+      // A single file is picked out of its folder: its siblings are not the caller's business.
+      if (isFile && file.status === 'skipped' && file.reason === 'excluded') continue;
+      yield { ...file, sourceId: sourceIdOf(file.absolutePath, cwd) };
+    }
   }
 }
 
