@@ -119,6 +119,41 @@ export const ConfigSchema = z
       })
       .strict()
       .prefault({}),
+    /** Who may call `/api/v1` and MCP over HTTP. */
+    auth: z
+      .object({
+        /** `auto`: on unless the server binds to loopback only. */
+        mode: z.enum(['auto', 'on', 'off']).default('auto'),
+        /** HS256 secret; or `jwtPublicKey` (PEM) with `algorithm` RS256/ES256 for tokens signed elsewhere. */
+        jwtSecret: z.string().min(32, 'jwt_secret must be at least 32 characters').optional(),
+        jwtPublicKey: z.string().min(1).optional(),
+        algorithm: z.enum(['HS256', 'RS256', 'ES256']).default('HS256'),
+        issuer: z.string().min(1).default('context-engine'),
+        audience: z.string().min(1).default('api'),
+        accessTtlS: z.coerce.number().int().positive().default(900),
+        refreshTtlS: z.coerce.number().int().positive().default(30 * 24 * 3600),
+        /** Seals connector secrets in events (AES-256-GCM); derived from `jwtSecret` when unset. */
+        secretsKey: z.string().min(32).optional(),
+      })
+      .strict()
+      .prefault({})
+      .refine((a) => a.algorithm === 'HS256' || a.jwtPublicKey !== undefined, {
+        message: 'RS256 and ES256 need jwt_public_key',
+        path: ['jwtPublicKey'],
+      }),
+    /** What MCP exposes: tool groups, and whether tools that write are hidden. */
+    mcp: z
+      .object({
+        toolsets: z
+          .preprocess(
+            (v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : v),
+            z.array(z.enum(['ledger', 'search', 'jobs', 'annotations', 'admin', 'extensions'])),
+          )
+          .optional(),
+        readOnly: z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean()).default(false),
+      })
+      .strict()
+      .prefault({}),
     log: z
       .object({
         level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

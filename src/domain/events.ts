@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ValidationError, describeIssues } from '../errors.js';
 import { AnnotationEventSchemas } from './annotations.js';
+import { AuthEventSchemas } from './auth.js';
 import { ConnectorEventSchemas } from './connectors.js';
 import { DocumentEventSchemas } from './documents.js';
 import { JobEventSchemas } from './jobs.js';
@@ -15,6 +16,7 @@ export const DomainEventSchema = z.discriminatedUnion('type', [
   ...AnnotationEventSchemas,
   ...ConnectorEventSchemas,
   ...ToolEventSchemas,
+  ...AuthEventSchemas,
 ]);
 export type DomainEvent = z.infer<typeof DomainEventSchema>;
 export type EventType = DomainEvent['type'];
@@ -32,7 +34,7 @@ export type StoredEvent<E extends DomainEvent = DomainEvent> = E & {
   recordedAt: string;
 };
 
-export const STREAM_CATEGORIES = ['doc', 'job', 'annotation', 'connector', 'tool'] as const;
+export const STREAM_CATEGORIES = ['doc', 'job', 'annotation', 'connector', 'tool', 'apikey', 'refresh', 'config'] as const;
 export type StreamCategory = (typeof STREAM_CATEGORIES)[number];
 
 export const streamId = (category: StreamCategory, id: string): string => `${category}-${id}`;

@@ -1,0 +1,152 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { AuthenticationError, type AuthEvent, type Scope } from '../src/domain/auth.js';
+import { streamId, type StoredEvent } from '../src/domain/events.js';
+import { newId, UUID_PATTERN } from '../src/domain/ids.js';
+import { handleCommand, type CommandContext, type Decider } from '../src/engine/commands.js';
+import { IllegalStateError } from '../src/errors.js';
+import type { EventStore } from '../src/ports/eventStore.js';
+import { hashSecret } from './createApiKey.js';
+
+/** A refresh token family: one valid token at a time, replaced on every use. */
+export interface RefreshFamilyState {
+  exists: boolean;
+  subject: string;
+  tenant: string;
+  scopes: Scope[];
+  currentHash: string;
+  expiresAt: string;
+  revoked: boolean;
+}
+
+export type RefreshCommand =
+  | { kind: 'issue'; familyId: string; tokenHash: string; subject: string; tenant: string; scopes: Scope[]; expiresAt: string }
+  | { kind: 'rotate'; familyId: string; presentedHash: string; tokenHash: string; expiresAt: string };
+
+const sameHash = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+
+export const refreshFamilyDecider: Decider<RefreshFamilyState, RefreshCommand, AuthEvent> = {
+  initialState: () => ({ exists: false, subject: '', tenant: '', scopes: [], currentHash: '', expiresAt: '', revoked: false }),
+  evolve: (state, event: StoredEvent<AuthEvent>) => {
+    switch (event.type) {
+      case 'RefreshTokenIssued': {
+        const { tokenHash, familyId: _familyId, ...rest } = event.data;
+        return { ...rest, exists: true, currentHash: tokenHash, revoked: false };
+      }
+      case 'RefreshTokenRotated':
+        return { ...state, currentHash: event.data.tokenHash, expiresAt: event.data.expiresAt };
+      case 'RefreshTokenFamilyRevoked':
+        return { ...state, revoked: true };
+      default:
+        return state;
+    }
+  },
+  decide: (command, state, context) => {
+    switch (command.kind) {
+      case 'issue': {
+        if (state.exists) throw new IllegalStateError(`Refresh token family ${command.familyId} already exists`);
+        const { kind: _kind, ...data } = command;
+        return [{ type: 'RefreshTokenIssued', schemaVersion: 1, data }];
+      }
+      case 'rotate': {
+        if (!state.exists || state.revoked) return [];
+        if (!sameHash(command.presentedHash, state.currentHash)) {
+          // A token that was already rotated is being replayed: whoever holds the family is suspect.
+          return [
+            { type: 'RefreshTokenFamilyRevoked', schemaVersion: 1, data: { familyId: command.familyId, reason: 'reuse of a rotated refresh token' } },
+          ];
+        }
+        if (Date.parse(state.expiresAt) <= Date.parse(context.now)) return [];
+        return [
+          {
+            type: 'RefreshTokenRotated',
+            schemaVersion: 1,
+            data: { familyId: command.familyId, previousHash: command.presentedHash, tokenHash: command.tokenHash, expiresAt: command.expiresAt },
+          },
+        ];
+      }
+      default: {
+        const never: never = command;
+        return never;
+      }
+    }
+  },
+};
+
+const newRefreshToken = (familyId: string) => `rt.${familyId}.${randomBytes(32).toString('base64url')}`;
+
+const familyOf = (token: string): string => {
+  const [prefix, familyId, secret] = token.split('.');
+  if (prefix !== 'rt' || !familyId || !UUID_PATTERN.test(familyId) || !secret) throw new AuthenticationError('Malformed refresh token');
+  return familyId;
+};
+
+const expiry = (now: string, ttlSeconds: number) => new Date(Date.parse(now) + ttlSeconds * 1000).toISOString();
+
+export interface RefreshGrant {
+  refreshToken: string;
+  subject: string;
+  tenant: string;
+  scopes: Scope[];
+}
+
+/** Starts a family with its first refresh token. */
+export const issueRefreshToken = async (
+  store: EventStore,
+  input: { subject: string; tenant: string; scopes: Scope[]; ttlSeconds: number },
+  context: CommandContext,
+): Promise<RefreshGrant> => {
+  const familyId = newId();
+  const refreshToken = newRefreshToken(familyId);
+  await handleCommand(
+    store,
+    streamId('refresh', familyId),
+    refreshFamilyDecider,
+    {
+      kind: 'issue',
+      familyId,
+      tokenHash: hashSecret(refreshToken),
+      subject: input.subject,
+      tenant: input.tenant,
+      scopes: input.scopes,
+      expiresAt: expiry(context.now, input.ttlSeconds),
+    },
+    context,
+  );
+  return { refreshToken, subject: input.subject, tenant: input.tenant, scopes: input.scopes };
+};
+
+/**
+ * Exchanges a refresh token for the next one of its family. Presenting a token that was already
+ * exchanged revokes the family, so neither the thief nor the owner can continue with it.
+ */
+export const rotateRefreshToken = async (
+  store: EventStore,
+  input: { refreshToken: string; ttlSeconds: number },
+  context: CommandContext,
+): Promise<RefreshGrant> => {
+  const familyId = familyOf(input.refreshToken);
+  const refreshToken = newRefreshToken(familyId);
+  // A concurrent use of the same token loses the race, is re-decided, and counts as reuse.
+  const result = await handleCommand(
+    store,
+    streamId('refresh', familyId),
+    refreshFamilyDecider,
+    {
+      kind: 'rotate',
+      familyId,
+      presentedHash: hashSecret(input.refreshToken),
+      tokenHash: hashSecret(refreshToken),
+      expiresAt: expiry(context.now, input.ttlSeconds),
+    },
+    context,
+    { retries: 1 },
+  );
+  const rotated = result.events.some((e) => e.type === 'RefreshTokenRotated');
+  if (!rotated) {
+    const state = result.state;
+    if (!state.exists) throw new AuthenticationError('Unknown refresh token');
+    throw new AuthenticationError(state.revoked ? 'Refresh token revoked' : 'Refresh token expired');
+  }
+  const { subject, tenant, scopes } = result.state;
+  return { refreshToken, subject, tenant, scopes };
+};

@@ -1,0 +1,102 @@
+import { z } from 'zod';
+import { AppError } from '../errors.js';
+
+/** The scopes of the REST API and the MCP tools that mirror it. */
+export const SCOPES = [
+  'search:read',
+  'index:read',
+  'index:write',
+  'connectors:read',
+  'connectors:write',
+  'config:read',
+  'config:write',
+] as const;
+export const ScopeSchema = z.enum(SCOPES);
+export type Scope = z.infer<typeof ScopeSchema>;
+
+const SHA256 = z.string().regex(/^[a-f0-9]{64}$/, 'expected a sha256 hex digest');
+
+/** An API key is stored only as the sha256 of its value. */
+export const ApiKeyCreatedSchema = z.object({
+  type: z.literal('ApiKeyCreated'),
+  schemaVersion: z.literal(1),
+  data: z.object({
+    keyId: z.uuid(),
+    hash: SHA256,
+    scopes: z.array(ScopeSchema),
+    tenant: z.string().min(1),
+    label: z.string().nullable(),
+  }),
+});
+
+export const ApiKeyRevokedSchema = z.object({
+  type: z.literal('ApiKeyRevoked'),
+  schemaVersion: z.literal(1),
+  data: z.object({ keyId: z.uuid() }),
+});
+
+/** A refresh token family starts at login; each rotation replaces the one valid token. */
+export const RefreshTokenIssuedSchema = z.object({
+  type: z.literal('RefreshTokenIssued'),
+  schemaVersion: z.literal(1),
+  data: z.object({
+    familyId: z.uuid(),
+    tokenHash: SHA256,
+    subject: z.string().min(1),
+    tenant: z.string().min(1),
+    scopes: z.array(ScopeSchema),
+    expiresAt: z.iso.datetime({ offset: true }),
+  }),
+});
+
+export const RefreshTokenRotatedSchema = z.object({
+  type: z.literal('RefreshTokenRotated'),
+  schemaVersion: z.literal(1),
+  data: z.object({
+    familyId: z.uuid(),
+    previousHash: SHA256,
+    tokenHash: SHA256,
+    expiresAt: z.iso.datetime({ offset: true }),
+  }),
+});
+
+/** A used token came back: someone holds a copy, so the whole family stops working. */
+export const RefreshTokenFamilyRevokedSchema = z.object({
+  type: z.literal('RefreshTokenFamilyRevoked'),
+  schemaVersion: z.literal(1),
+  data: z.object({ familyId: z.uuid(), reason: z.string() }),
+});
+
+export const ConfigChangeSchema = z.object({ path: z.string().min(1), value: z.unknown() });
+
+export const ConfigChangedSchema = z.object({
+  type: z.literal('ConfigChanged'),
+  schemaVersion: z.literal(1),
+  data: z.object({ changes: z.array(ConfigChangeSchema).min(1), by: z.string().min(1) }),
+});
+
+export const AuthEventSchemas = [
+  ApiKeyCreatedSchema,
+  ApiKeyRevokedSchema,
+  RefreshTokenIssuedSchema,
+  RefreshTokenRotatedSchema,
+  RefreshTokenFamilyRevokedSchema,
+  ConfigChangedSchema,
+] as const;
+export type AuthEvent = z.infer<(typeof AuthEventSchemas)[number]>;
+
+/** Missing, expired, forged or unknown credentials. */
+export class AuthenticationError extends AppError {
+  override name = 'AuthenticationError';
+  constructor(message: string) {
+    super('authentication_error', 401, message);
+  }
+}
+
+/** Valid credentials without the scope an action needs. */
+export class AuthorizationError extends AppError {
+  override name = 'AuthorizationError';
+  constructor(readonly scope: string) {
+    super('authorization_error', 403, `This action needs the '${scope}' scope`, { scope });
+  }
+}
