@@ -11,6 +11,7 @@ import { NotFoundError } from './errors.js';
 import { buildApp } from './http/app.js';
 import { createMcpServerFactory } from './mcp/server.js';
 import type { LedgerHandle, LedgerModule, ModuleContext, ModuleParts } from './module.js';
+import type { Operation } from './operations.js';
 import { MODULES } from './modules/index.js';
 
 /** A one-shot command waits this long at most for the read models (embedding a large tree takes a while). */
@@ -48,6 +49,7 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
     db = await openDatabase(config);
     const store = await createPostgresEventStore(db);
     let runner: ProjectionRunner | undefined;
+    let operations: Operation[] = [];
     const context: ModuleContext = {
       config,
       logger,
@@ -55,6 +57,7 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
       store,
       readModels: postgresReadModels(db),
       waitForProjections: (position, timeoutMs) => runner!.waitFor(position, { timeoutMs }),
+      operations: () => operations,
     };
     for (const module of options.modules ?? MODULES) parts.push(await module.setup(context));
     runner = createProjectionRunner(
@@ -63,19 +66,23 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
       { batchSize: config.projections.batchSize, logger },
     );
     const projections = runner;
-    const operations = parts.flatMap((p) => p.operations ?? []);
+    operations = parts.flatMap((p) => p.operations ?? []);
     const database = db;
     return {
       ...context,
       projections,
-      operations,
       parts,
       operation: (name) => {
         const found = operations.find((o) => o.name === name);
         if (!found) throw new NotFoundError(`No operation named '${name}'`);
         return found;
       },
-      createMcpServer: createMcpServerFactory({ ...PRODUCT, operations, logger }),
+      createMcpServer: createMcpServerFactory({
+        ...PRODUCT,
+        operations,
+        logger,
+        extend: (server, actor) => parts.forEach((part) => part.mcp?.(server, actor)),
+      }),
       catchUp: async () => {
         await projections.start();
         await projections.waitFor(await store.headPosition(), { timeoutMs: CATCH_UP_TIMEOUT_MS });

@@ -1,9 +1,11 @@
+import type { McpServer } from '@modelcontextprotocol/server';
 import type { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import type { Logger as PinoLogger } from 'pino';
 import type { Database } from '../infra/postgres/database.js';
 import type { Config } from './config.js';
 import type { ProjectionRunner } from './engine/projectionRunner.js';
+import type { Actor } from './domain/metadata.js';
 import type { Position } from './domain/position.js';
 import type { Operation } from './operations.js';
 import type { EventStore } from './ports/eventStore.js';
@@ -18,6 +20,8 @@ export interface ModuleContext {
   readModels: ReadModels;
   /** Resolves once every projection has applied the event at `position` (read-your-writes). */
   waitForProjections(position: Position, timeoutMs?: number): Promise<void>;
+  /** Every operation of the ledger, once all modules are set up: how modules use each other. */
+  operations(): readonly Operation[];
 }
 
 export interface ModuleParts {
@@ -25,6 +29,8 @@ export interface ModuleParts {
   operations?: Operation[];
   /** Routes beyond the generic ones, for surfaces with their own shapes. */
   routes?(app: FastifyInstance): void | Promise<void>;
+  /** Adds to each MCP server beyond the operations' tools (e.g. prompts, resources). */
+  mcp?(server: McpServer, actor: Actor): void;
   /** Background work that runs while the server does (e.g. a process manager). */
   start?(): Promise<void>;
   close?(): Promise<void>;
@@ -38,7 +44,6 @@ export interface LedgerHandle extends ModuleContext {
   projections: ProjectionRunner;
   /** Runs the projections until every read model has applied every event written so far. */
   catchUp(): Promise<void>;
-  operations: readonly Operation[];
   operation(name: string): Operation;
 }
 

@@ -12,6 +12,8 @@ export interface McpServerOptions {
   version: string;
   operations: readonly Operation[];
   logger: Logger;
+  /** Adds what is not an operation (prompts, resources) to each server. */
+  extend?: (server: McpServer, actor: Actor) => void;
 }
 
 /**
@@ -25,9 +27,10 @@ const advertisedOnly = (schema: z.ZodObject): z.ZodObject => {
 
 /** Builds a fresh MCP server with every operation as a tool; the SDK calls this per request or connection. */
 export const createMcpServerFactory =
-  ({ name, version, operations, logger }: McpServerOptions) =>
+  ({ name, version, operations, logger, extend }: McpServerOptions) =>
   (actor: Actor): McpServer => {
     const server = new McpServer({ name, version }, { capabilities: { tools: {} } });
+    extend?.(server, actor);
     for (const operation of operations) {
       server.registerTool(
         operation.name,
@@ -42,7 +45,7 @@ export const createMcpServerFactory =
           const correlationId = newId();
           try {
             const output = await operation.run(input, { actor, correlationId, project: DEFAULT_PROJECT });
-            return toolSuccess(output as Record<string, unknown>);
+            return toolSuccess(output);
           } catch (error) {
             const own = operation.mcpError?.(error, correlationId);
             if (!own) return toolFailure(error, logger, correlationId);

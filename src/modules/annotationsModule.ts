@@ -23,6 +23,7 @@ import { print } from '../cli/output.js';
 import type { LedgerHandle, LedgerModule, WithLedger } from '../module.js';
 import { DEFAULT_PROJECT, type Operation } from '../operations.js';
 import type { ChunkSource } from '../ports/chunkSource.js';
+import { chunkSourceFromOperations } from './chunkSourceFromOperations.js';
 
 const REST_ACTOR: Actor = { subject: 'anonymous', tenant: null, via: 'rest' };
 
@@ -241,7 +242,7 @@ export const createAnnotationsModule = ({ chunkSource }: AnnotationsModuleOption
       readCached: sessions.readCached,
     };
     const operations = [
-      startSessionOperation(store, chunkSource),
+      startSessionOperation(store, chunkSource ?? chunkSourceFromOperations(context.operations)),
       annotateChunkOperation(sessions, vocabulary),
       annotateChunksOperation(sessions, vocabulary),
       addRelationOperation(sessions),

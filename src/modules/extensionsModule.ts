@@ -20,6 +20,7 @@ import type { LedgerModule, ModuleContext, ModuleParts } from '../module.js';
 import { DEFAULT_PROJECT, defineOperation, type Operation } from '../operations.js';
 import type { ContextTools } from '../ports/contextTools.js';
 import type { DocumentSink } from '../ports/documentSink.js';
+import { documentSinkFromOperations } from './documentSinkFromOperations.js';
 import type { EventStore } from '../ports/eventStore.js';
 
 export interface ExtensionsModuleOptions {
@@ -79,7 +80,7 @@ const setupExtensions = async (context: ModuleContext, options: ExtensionsModule
     memoryBytes: Math.round(settings.memoryMb * 1024 * 1024),
     instructionBudget: settings.instructionBudget,
   };
-  const operations = options.operations ?? (() => []);
+  const operations = options.operations ?? context.operations;
   const builtins = () => operations().filter((o) => o.toolset === 'search');
   const registry = createExtensionRegistry({
     folders: settings,
@@ -111,7 +112,7 @@ const setupExtensions = async (context: ModuleContext, options: ExtensionsModule
   const sync = async (name: string, actor: Actor, correlationId: string): Promise<SyncSummary> => {
     const connector = (await current()).connectors.get(name);
     if (!connector) throw new NotFoundError(`No Lua connector named '${name}'`);
-    const sink = options.documentSink;
+    const sink = options.documentSink ?? documentSinkFromOperations(context.operations);
     if (!sink) throw new UnavailableError('Document ingestion is not available');
     const stream = streamId('tool', scriptedSourceStreamKey(name));
     return syncLuaConnector({

@@ -10,6 +10,7 @@ import { ingestDocumentsOperation } from '../../commands/ingestDocuments.js';
 import { ingestOperation, type IngestInput } from '../../commands/ingestSources.js';
 import { documentsProjection } from '../../projections/documents.js';
 import { getDocumentOperation } from '../../queries/getDocument.js';
+import { listChunksOperation } from '../../queries/listChunks.js';
 import { listSourcesOperation } from '../../queries/listSources.js';
 import { searchOperation } from '../../queries/searchDocuments.js';
 import { commandContext } from '../engine/commands.js';
@@ -114,6 +115,7 @@ export const searchModule: LedgerModule = {
         search,
         get,
         listSources,
+        listChunksOperation({ readModels, content, keyword: keyword.index }),
         ingestOperation(ingestRunner(context, ingestDeps)),
         ingestDocumentsOperation(ingestDeps),
       ],

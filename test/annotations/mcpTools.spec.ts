@@ -217,9 +217,9 @@ describe('seed 003 annotation tools through the MCP client', () => {
       expect((await failure('start_session', {})).type).toBe('InvalidConfig');
     });
 
-    it('ValidationError when starting from documents without a document index', async () => {
-      const error = await failure('start_session', { config: { documentIds: ['doc-1'] } });
-      expect(error).toEqual({ type: 'ValidationError', message: 'no document index is configured' });
+    it('InvalidConfig when the named documents hold no chunks, and nothing is stored', async () => {
+      const error = await failure('start_session', { config: { documentIds: [crypto.randomUUID()] } });
+      expect(error.type).toBe('InvalidConfig');
     });
 
     it('SessionNotFound for an unknown session, on every session tool', async () => {

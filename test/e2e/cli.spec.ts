@@ -35,7 +35,9 @@ describe('ctx CLI', () => {
     const dataDir = tempDataDir();
     const status = await runCtx(['projections', 'status', '--json', '--data-dir', dataDir]);
     expect(status.code).toBe(0);
-    expect(JSON.parse(status.stdout)).toEqual([expect.objectContaining({ name: 'streams', lagEvents: 0 })]);
+    expect(JSON.parse(status.stdout)).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'streams', lagEvents: 0, state: 'stopped' })]),
+    );
     const rebuild = await runCtx(['projections', 'rebuild', 'streams', '--data-dir', dataDir]);
     expect(rebuild.code).toBe(0);
     expect(rebuild.stdout).toMatch(/rebuilt streams/);

@@ -3,7 +3,6 @@ import { Client, InMemoryTransport, StreamableHTTPClientTransport } from '@model
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SYSTEM_ACTOR } from '../../src/domain/metadata.js';
 import { startServer, type Ledger, type RunningServer } from '../../src/main.js';
-import type { ExtensionsParts } from '../../src/modules/extensionsModule.js';
 import { DEFAULT_PROJECT } from '../../src/operations.js';
 import { fixedContext, openExtensionsLedger, recordingSink, toolsFolder } from './extensionsLedger.js';
 
@@ -113,9 +112,7 @@ describe('agents, MCP and Lua connectors', () => {
     });
 
     it('serves agents as prompts', async () => {
-      const extensions = ledger.parts.find((p) => 'mcp' in p) as ExtensionsParts;
       const mcpServer = ledger.createMcpServer({ subject: 'e2e', tenant: null, via: 'mcp' });
-      extensions.mcp(mcpServer, { subject: 'e2e', tenant: null, via: 'mcp' });
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
       await mcpServer.connect(serverSide);
       const promptClient = new Client({ name: 'prompts', version: '1.0.0' });

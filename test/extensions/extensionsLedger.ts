@@ -78,7 +78,7 @@ export interface ExtensionsLedgerOptions {
 export const openExtensionsLedger = async (options: ExtensionsLedgerOptions): Promise<Ledger> => {
   const opened: { ledger?: Ledger } = {};
   const extensions = createExtensionsModule({
-    operations: () => [...(opened.ledger?.operations ?? []), echoBuiltin],
+    operations: () => [...(opened.ledger?.operations() ?? []), echoBuiltin],
     contextTools: options.contextTools,
     documentSink: options.documentSink,
   });

@@ -1,0 +1,81 @@
+import { z } from 'zod';
+import { JobStatusSchema } from '../domain/jobs.js';
+import type { JobView } from '../../projections/jobs.js';
+import { databaseNameOf } from './workspace.js';
+
+const timestamp = z.iso.datetime({ offset: true });
+const count = z.number().int().nonnegative();
+
+/** Seed 004's shapes: a field the schema types as a string but that has no value yet is omitted. */
+export const JobStatusResponseSchema = z.object({
+  job_id: z.uuid(),
+  status: JobStatusSchema,
+  progress_percentage: z.number().int().min(0).max(100),
+  progress_message: z.string(),
+  files_scanned: count,
+  files_indexed: count,
+  chunks_created: count,
+  created_at: timestamp,
+  started_at: timestamp.optional(),
+  completed_at: timestamp.optional(),
+  cancelled_at: timestamp.optional(),
+  error_message: z.string().optional(),
+  error_type: z.string().optional(),
+  estimated_time_remaining_seconds: z.number().nonnegative().optional(),
+  project_id: z.string(),
+  database_name: z.string(),
+});
+export type JobStatusResponse = z.infer<typeof JobStatusResponseSchema>;
+
+export const JobListItemSchema = z.object({
+  job_id: z.uuid(),
+  repo_path: z.string(),
+  repo_name: z.string(),
+  status: JobStatusSchema,
+  progress_percentage: z.number().int().min(0).max(100),
+  files_indexed: count,
+  chunks_created: count,
+  created_at: timestamp,
+  started_at: timestamp.optional(),
+  completed_at: timestamp.optional(),
+  project_id: z.string(),
+});
+export type JobListItem = z.infer<typeof JobListItemSchema>;
+
+const defined = <T extends Record<string, unknown>>(value: T): T =>
+  Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+
+export const jobStatusResponse = (job: JobView): JobStatusResponse =>
+  defined({
+    job_id: job.jobId,
+    status: job.status,
+    progress_percentage: job.percentage,
+    progress_message: job.message,
+    files_scanned: job.filesScanned,
+    files_indexed: job.filesIndexed,
+    chunks_created: job.chunksCreated,
+    created_at: job.createdAt,
+    started_at: job.startedAt,
+    completed_at: job.completedAt,
+    cancelled_at: job.cancelledAt,
+    error_message: job.errorMessage,
+    error_type: job.errorType,
+    estimated_time_remaining_seconds: job.estimatedSecondsRemaining,
+    project_id: job.project,
+    database_name: databaseNameOf(job.project),
+  });
+
+export const jobListItem = (job: JobView): JobListItem =>
+  defined({
+    job_id: job.jobId,
+    repo_path: job.repoPath,
+    repo_name: job.repoName,
+    status: job.status,
+    progress_percentage: job.percentage,
+    files_indexed: job.filesIndexed,
+    chunks_created: job.chunksCreated,
+    created_at: job.createdAt,
+    started_at: job.startedAt,
+    completed_at: job.completedAt,
+    project_id: job.project,
+  });

@@ -1,0 +1,22 @@
+import type { ListChunksOutput } from '../../queries/listChunks.js';
+import { ValidationError } from '../errors.js';
+import { DEFAULT_PROJECT, type Operation } from '../operations.js';
+import type { ChunkSource } from '../ports/chunkSource.js';
+
+/** Sessions start from indexed content through the ledger's `chunks` query. */
+export const chunkSourceFromOperations = (operations: () => readonly Operation[]): ChunkSource => {
+  const chunks = async (input: Record<string, unknown>) => {
+    const operation = operations().find((o) => o.name === 'chunks');
+    if (!operation) throw new ValidationError('no document index is configured');
+    const output = (await operation.run(input, {
+      actor: { subject: 'system', tenant: null, via: 'system' },
+      correlationId: crypto.randomUUID(),
+      project: DEFAULT_PROJECT,
+    })) as ListChunksOutput;
+    return output.chunks.map((c, position) => ({ chunkId: c.chunk_id, position, text: c.text }));
+  };
+  return {
+    chunksOfDocuments: (documentIds) => chunks({ document_ids: documentIds, limit: 10_000 }),
+    chunksMatching: (query, limit) => chunks({ query, limit }),
+  };
+};
