@@ -82,6 +82,15 @@ export const ConfigSchema = z
         message: 'provider "http" needs a url',
         path: ['url'],
       }),
+    /** Background indexing jobs. */
+    jobs: z
+      .object({
+        maxConcurrent: z.coerce.number().int().min(1).max(64).default(3),
+        progressIntervalMs: z.coerce.number().int().positive().default(2000),
+        progressEveryFiles: z.coerce.number().int().positive().default(500),
+      })
+      .strict()
+      .prefault({}),
     search: z
       .object({
         defaultLimit: z.coerce.number().int().min(1).max(100).default(12),

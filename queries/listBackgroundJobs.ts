@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { JobStatusSchema } from '../src/domain/jobs.js';
+import { jobErrorObject, parseJobInput } from '../src/jobs/jobErrors.js';
+import { JobListItemSchema, jobListItem } from '../src/jobs/jobResponses.js';
+import { ProjectIdSchema, resolveProject } from '../src/jobs/workspace.js';
+import { defineOperation } from '../src/operations.js';
+import type { ReadModels } from '../src/ports/projections.js';
+import type { JobView } from '../projections/jobs.js';
+
+export const ListJobsInputSchema = z.object({
+  status: JobStatusSchema.optional().describe('Only jobs in this status'),
+  project_id: ProjectIdSchema.optional(),
+  limit: z.number().int().min(1).max(1000).default(50),
+  offset: z.number().int().min(0).default(0),
+});
+
+export const ListJobsResponseSchema = z.object({
+  jobs: z.array(JobListItemSchema),
+  total_count: z.number().int().nonnegative(),
+  limit: z.number().int(),
+  offset: z.number().int(),
+  project_id: z.string(),
+});
+
+/** Jobs of one project, newest first, with the total ignoring pagination. */
+export const listBackgroundJobsOperation = (readModels: ReadModels) =>
+  defineOperation({
+    name: 'list_background_jobs',
+    title: 'List background indexing jobs',
+    description: 'Indexing jobs of a project, newest first, filtered by status, with limit/offset paging.',
+    toolset: 'jobs',
+    writes: false,
+    input: ListJobsInputSchema,
+    output: ListJobsResponseSchema,
+    mcpError: jobErrorObject,
+    run: async (rawInput) => {
+      const input = parseJobInput(ListJobsInputSchema, rawInput);
+      const { project_id } = resolveProject(input.project_id);
+      const { items, total } = await readModels.find<JobView>('jobs', {
+        where: { project: project_id, ...(input.status ? { status: input.status } : {}) },
+        orderBy: [{ field: 'createdAt', direction: 'desc' }],
+        limit: input.limit,
+        offset: input.offset,
+      });
+      return { jobs: items.map(jobListItem), total_count: total, limit: input.limit, offset: input.offset, project_id };
+    },
+  });

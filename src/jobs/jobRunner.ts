@@ -1,0 +1,199 @@
+import type { StoredEvent } from '../domain/events.js';
+import { newId } from '../domain/ids.js';
+import type { JobEvent, JobEventType, JobStatus } from '../domain/jobs.js';
+import { commandContext } from '../engine/commands.js';
+import { ConcurrencyError, IllegalStateError } from '../errors.js';
+import type { Position } from '../domain/position.js';
+import { openJobStream, type JobStream } from './jobStream.js';
+import { runIndexingJob, type IndexingDeps } from './runIndexingJob.js';
+
+export interface AdmittedJob {
+  jobId: string;
+  project: string;
+  repoPath: string;
+}
+
+export interface Admission {
+  status: 'pending' | 'running';
+  /** 1-based place in the queue of pending jobs; 0 when running. */
+  queuePosition: number;
+  runningCount: number;
+}
+
+/**
+ * The process manager of indexing jobs: it owns the jobs it runs (claiming each with an
+ * expected-revision append), runs at most `maxConcurrent` at once, queues the rest in order of
+ * request, and on start resumes the jobs a previous process left running or blocked.
+ */
+export interface JobRunner {
+  readonly runnerId: string;
+  /** The unfinished job for this repository in this project, if any. */
+  activeJobFor(project: string, repoPath: string): { jobId: string; status: JobStatus } | undefined;
+  /** Takes a newly requested job: runs it at once if a slot is free, else queues it. */
+  admit(job: AdmittedJob): Promise<Admission>;
+  /** A cancel was recorded: a queued job leaves the queue, a running one stops after its current file. */
+  cancelRecorded(jobId: string): void;
+  start(): Promise<void>;
+  /** Stops running jobs without an outcome (a restart resumes them) and waits for them. */
+  close(): Promise<void>;
+}
+
+export interface JobRunnerOptions extends IndexingDeps {
+  maxConcurrent: number;
+  runnerId?: string;
+}
+
+interface Tracked extends AdmittedJob {
+  status: JobStatus;
+  cancel: boolean;
+  run?: Promise<void>;
+}
+
+const LIFECYCLE: readonly JobEventType[] = [
+  'IndexingJobRequested',
+  'IndexingJobStarted',
+  'IndexingJobBlocked',
+  'IndexingJobUnblocked',
+  'IndexingJobCompleted',
+  'IndexingJobFailed',
+  'IndexingJobCancelled',
+];
+
+const STATUS_AFTER: Partial<Record<JobEventType, JobStatus>> = {
+  IndexingJobRequested: 'pending',
+  IndexingJobStarted: 'running',
+  IndexingJobBlocked: 'blocked',
+  IndexingJobUnblocked: 'running',
+  IndexingJobCompleted: 'completed',
+  IndexingJobFailed: 'failed',
+  IndexingJobCancelled: 'cancelled',
+};
+
+/** Unfinished jobs from the lifecycle events of `$all`, in the order they were requested. */
+const unfinishedJobs = async (deps: IndexingDeps): Promise<Tracked[]> => {
+  const jobs = new Map<string, Tracked>();
+  let from: Position | undefined;
+  for (;;) {
+    const page: StoredEvent[] = await deps.store.readAll({
+      ...(from ? { from } : {}),
+      maxCount: 5_000,
+      filter: { categories: ['job'], eventTypes: LIFECYCLE },
+    });
+    for (const event of page as StoredEvent<JobEvent>[]) {
+      const { jobId } = event.data;
+      if (event.type === 'IndexingJobRequested') {
+        jobs.set(jobId, { jobId, project: event.metadata.project, repoPath: event.data.repoPath, status: 'pending', cancel: false });
+      } else {
+        const job = jobs.get(jobId);
+        const status = STATUS_AFTER[event.type];
+        if (job && status) job.status = status;
+      }
+    }
+    if (page.length < 5_000) break;
+    from = page[page.length - 1]!.position;
+  }
+  return [...jobs.values()].filter((j) => j.status === 'pending' || j.status === 'running' || j.status === 'blocked');
+};
+
+export const createJobRunner = ({ maxConcurrent, runnerId = newId(), ...deps }: JobRunnerOptions): JobRunner => {
+  const active = new Map<string, Tracked>();
+  // Until start(), jobs are only queued: a one-shot CLI process records jobs without running them.
+  let started = false;
+  let stopping = false;
+  const actor = { subject: `job-runner:${runnerId}`, tenant: null, via: 'job' as const };
+
+  const running = () => [...active.values()].filter((j) => j.run);
+  const queue = () => [...active.values()].filter((j) => !j.run && j.status === 'pending');
+
+  const execute = (job: Tracked, stream: JobStream) => {
+    job.status = 'running';
+    job.run = runIndexingJob(deps, stream, {
+      runnerId,
+      cancelRequested: () => job.cancel,
+      stopping: () => stopping,
+    })
+      .catch((error: unknown) => deps.logger.error({ jobId: job.jobId, err: error }, 'indexing job crashed'))
+      .finally(() => {
+        active.delete(job.jobId);
+        void fillSlots();
+      });
+  };
+
+  /** Appends IndexingJobStarted for this runner; false when the job is no longer ours to run. */
+  const claim = async (job: Tracked): Promise<boolean> => {
+    const stream = await openJobStream(deps.store, job.jobId);
+    try {
+      await stream.apply({ type: 'IndexingJobStarted', data: { runnerId } }, commandContext(actor, {
+        project: job.project,
+        correlationId: job.jobId,
+      }));
+    } catch (error) {
+      if (error instanceof ConcurrencyError || error instanceof IllegalStateError) {
+        deps.logger.info({ jobId: job.jobId, reason: error.message }, 'job not claimed');
+        active.delete(job.jobId);
+        return false;
+      }
+      throw error;
+    }
+    execute(job, stream);
+    return true;
+  };
+
+  let filling = Promise.resolve();
+  /** Starts queued jobs while slots are free; one pass at a time, so the limit holds. */
+  const fillSlots = (): Promise<void> => {
+    filling = filling.then(async () => {
+      while (started && !stopping && running().length < maxConcurrent) {
+        const next = queue().find((j) => !j.cancel);
+        if (!next) return;
+        await claim(next).catch((error: unknown) => {
+          deps.logger.error({ jobId: next.jobId, err: error }, 'could not start job');
+          active.delete(next.jobId);
+        });
+      }
+    });
+    return filling;
+  };
+
+  return {
+    runnerId,
+    activeJobFor: (project, repoPath) => {
+      const found = [...active.values()].find((j) => j.project === project && j.repoPath === repoPath && !j.cancel);
+      return found && { jobId: found.jobId, status: found.status };
+    },
+    async admit(job) {
+      if (!active.has(job.jobId)) active.set(job.jobId, { ...job, status: 'pending', cancel: false });
+      await fillSlots();
+      const tracked = active.get(job.jobId);
+      const runningCount = running().length;
+      if (tracked?.run) return { status: 'running', queuePosition: 0, runningCount };
+      const position = queue().findIndex((j) => j.jobId === job.jobId) + 1;
+      return { status: 'pending', queuePosition: Math.max(position, 1), runningCount };
+    },
+    cancelRecorded(jobId) {
+      const job = active.get(jobId);
+      if (!job) return;
+      job.cancel = true;
+      if (!job.run) active.delete(jobId);
+    },
+    async start() {
+      if (started) return;
+      started = true;
+      stopping = false;
+      const unfinished = await unfinishedJobs(deps);
+      for (const job of unfinished) if (!active.has(job.jobId)) active.set(job.jobId, job);
+      // Jobs a previous process was running take their slots back first.
+      for (const job of unfinished.filter((j) => j.status !== 'pending')) {
+        await claim(job).catch((error: unknown) => deps.logger.error({ jobId: job.jobId, err: error }, 'could not resume job'));
+      }
+      await fillSlots();
+    },
+    async close() {
+      stopping = true;
+      started = false;
+      await filling;
+      await Promise.all(running().map((j) => j.run));
+      active.clear();
+    },
+  };
+};

@@ -1,0 +1,254 @@
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { scanFilesystem, type ScannedFile, type SkippedFile } from '../../infra/connectors/index.js';
+import { ingestDocument, type IngestDeps } from '../../commands/ingestDocument.js';
+import { removeDocument } from '../../commands/removeDocument.js';
+import type { DocumentView } from '../../projections/documents.js';
+import type { JobPhase } from '../domain/jobs.js';
+import { positionParts, type Position } from '../domain/position.js';
+import { commandContext, type CommandContext } from '../engine/commands.js';
+import { ConcurrencyError, UnavailableError } from '../errors.js';
+import type { EventStore } from '../ports/eventStore.js';
+import type { Logger } from '../ports/logger.js';
+import type { ReadModels } from '../ports/projections.js';
+import type { JobStream } from './jobStream.js';
+import { progressThrottle } from './progressThrottle.js';
+
+export interface IndexingDeps {
+  store: EventStore;
+  ingest: IngestDeps;
+  readModels: ReadModels;
+  waitForProjections(position: Position, timeoutMs?: number): Promise<void>;
+  /** Checkpoint of the semantic index; absent when semantic search is disabled. */
+  embeddingCheckpoint?: () => Promise<Position>;
+  /** Throws UnavailableError while the embedding service is down. */
+  probeEmbedder?: () => Promise<void>;
+  logger: Logger;
+  progressIntervalMs: number;
+  progressEveryFiles: number;
+  retryInitialMs: number;
+  retryMaxMs: number;
+}
+
+export interface RunControl {
+  runnerId: string;
+  /** True once a cancel was asked for, here or (seen on reload) by another writer. */
+  cancelRequested(): boolean;
+  /** True when this process is shutting down: stop without writing an outcome; a restart resumes. */
+  stopping(): boolean;
+}
+
+/** The job stopped without an outcome of its own: cancelled, handed over, or the runner is closing. */
+class Stop extends Error {
+  constructor(readonly reason: 'cancelled' | 'lost' | 'stopping') {
+    super(reason);
+  }
+}
+
+/** Documents of one repository share one source, so a rescan can find the files that were removed. */
+export const sourceOfRepo = (repoPath: string): string =>
+  repoPath.length <= 190 ? `repo:${repoPath}` : `repo:${createHash('sha256').update(repoPath).digest('hex')}`;
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Runs one claimed job through its phases to completed, failed or cancelled. */
+export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control: RunControl): Promise<void> => {
+  const { repoPath, include, exclude, forceReindex, project } = job.state;
+  const jobId = job.jobId;
+  const actor = { subject: `job-runner:${control.runnerId}`, tenant: null, via: 'job' as const };
+  const contextNow = (): CommandContext => commandContext(actor, { project: project!, correlationId: jobId });
+  const throttle = progressThrottle(deps.progressIntervalMs, deps.progressEveryFiles);
+  const counts = { filesScanned: 0, filesIndexed: 0, chunksCreated: 0 };
+  const startedAt = Date.now();
+  const source = sourceOfRepo(repoPath);
+
+  const checkStop = () => {
+    if (control.stopping()) throw new Stop('stopping');
+    if (control.cancelRequested() || job.state.cancelRequested) throw new Stop('cancelled');
+  };
+
+  /** Appends a step; on a conflict, reloads and lets the caller's checks see what changed. */
+  const append = async (transition: Parameters<JobStream['apply']>[0]) => {
+    for (;;) {
+      try {
+        return await job.apply(transition, contextNow());
+      } catch (error) {
+        if (!(error instanceof ConcurrencyError)) throw error;
+        await job.reload();
+        if (job.state.runnerId !== control.runnerId) throw new Stop('lost');
+        if (job.state.cancelRequested && transition.type !== 'IndexingJobCancelled') throw new Stop('cancelled');
+      }
+    }
+  };
+
+  const progress = async (phase: JobPhase, percentage: number, message: string) => {
+    const fraction = percentage / 100;
+    const elapsed = (Date.now() - startedAt) / 1000;
+    const eta = fraction > 0.02 && fraction < 1 ? (elapsed / fraction) * (1 - fraction) : undefined;
+    throttle.reported();
+    await append({
+      type: 'IndexingJobProgressed',
+      data: {
+        phase,
+        percentage: Math.round(Math.min(100, Math.max(0, percentage))),
+        message,
+        ...counts,
+        ...(eta === undefined ? {} : { estimatedSecondsRemaining: Math.round(eta * 10) / 10 }),
+      },
+    });
+  };
+
+  /** Runs `work` until it stops throwing UnavailableError, blocking the job meanwhile. */
+  const whileAvailable = async <T>(work: () => Promise<T>): Promise<T> => {
+    let delay = deps.retryInitialMs;
+    let blocked = false;
+    for (;;) {
+      try {
+        const result = await work();
+        if (blocked) await append({ type: 'IndexingJobUnblocked', data: {} });
+        return result;
+      } catch (error) {
+        if (!(error instanceof UnavailableError)) throw error;
+        if (!blocked) {
+          await append({ type: 'IndexingJobBlocked', data: { reason: error.message } });
+          blocked = true;
+        }
+        deps.logger.warn({ jobId, reason: error.message, retryInMs: delay }, 'indexing job blocked');
+        const until = Date.now() + delay;
+        while (Date.now() < until) {
+          checkStop();
+          await sleep(Math.min(200, until - Date.now()));
+        }
+        delay = Math.min(deps.retryMaxMs, delay * 2);
+      }
+    }
+  };
+
+  const scan = (): AsyncGenerator<ScannedFile | SkippedFile> =>
+    scanFilesystem({
+      roots: [repoPath],
+      ...(include.length ? { include } : {}),
+      ...(exclude.length ? { exclude } : {}),
+    });
+
+  const scanning = async (): Promise<number> => {
+    await progress('scanning', 0, 'Scanning repository...');
+    let total = 0;
+    for await (const _file of scan()) {
+      total++;
+      if (total % 1000 === 0) checkStop();
+    }
+    counts.filesScanned = total;
+    await progress('scanning', 10, `Found ${total.toLocaleString('en-US')} files`);
+    return total;
+  };
+
+  const chunking = async (total: number) => {
+    const seen = new Set<string>();
+    let done = 0;
+    let skipped = 0;
+    for await (const file of scan()) {
+      checkStop();
+      seen.add(file.sourceId);
+      if (file.status === 'skipped') {
+        skipped++;
+      } else {
+        try {
+          const result = await whileAvailable(() =>
+            ingestDocument(
+              deps.ingest,
+              {
+                source,
+                sourceId: file.sourceId,
+                body: file.body,
+                title: path.posix.basename(file.sourceId),
+                contentType: file.contentType,
+                updatedAt: file.modifiedAt,
+                metadata: { path: file.sourceId, bytes: file.bytes, ...(forceReindex ? { reindexedBy: jobId } : {}) },
+              },
+              contextNow(),
+            ),
+          );
+          counts.filesIndexed++;
+          counts.chunksCreated += result.chunks;
+        } catch (error) {
+          if (error instanceof Stop) throw error;
+          deps.logger.warn({ jobId, file: file.sourceId, error: (error as Error).message }, 'file not indexed');
+        }
+      }
+      done++;
+      throttle.fileDone();
+      if (throttle.due()) await progress('chunking', 10 + (40 * done) / Math.max(1, total), `Chunking files: ${done}/${total}`);
+    }
+    return { seen, skipped };
+  };
+
+  /** Waits for the read models to apply everything up to `target`, probing the embedder while it waits. */
+  const waitForIndexes = async (target: Position, phase: JobPhase, from: number, to: number) => {
+    const [, targetSeq] = positionParts(target);
+    const startCheckpoint = deps.embeddingCheckpoint ? positionParts(await deps.embeddingCheckpoint())[1] : 0n;
+    let lastCheckpoint = startCheckpoint;
+    for (;;) {
+      checkStop();
+      try {
+        await deps.waitForProjections(target, 500);
+        return;
+      } catch {
+        // not there yet: report, and find out whether the embedder is the reason
+      }
+      if (phase !== 'embedding' || !deps.embeddingCheckpoint) continue;
+      const [, seq] = positionParts(await deps.embeddingCheckpoint());
+      if (seq === lastCheckpoint && deps.probeEmbedder) await whileAvailable(deps.probeEmbedder);
+      lastCheckpoint = seq;
+      if (throttle.due()) {
+        const span = Number(targetSeq - startCheckpoint) || 1;
+        const fraction = Math.min(1, Math.max(0, Number(seq - startCheckpoint) / span));
+        await progress(phase, from + (to - from) * fraction, `Generating embeddings: ${Math.round(fraction * 100)}% of ${counts.chunksCreated} chunks`);
+      }
+    }
+  };
+
+  const removeMissing = async (seen: Set<string>) => {
+    const { items } = await deps.readModels.find<DocumentView>('documents', {
+      where: { source, project: project! },
+      limit: 1_000_000,
+    });
+    let removed = 0;
+    for (const doc of items.filter((d) => !seen.has(d.sourceId))) {
+      checkStop();
+      await whileAvailable(() =>
+        removeDocument(deps.store, { documentId: doc.id, reason: 'no longer in its repository' }, contextNow()),
+      );
+      removed++;
+    }
+    return removed;
+  };
+
+  try {
+    const total = await scanning();
+    const { seen, skipped } = await chunking(total);
+    await progress('chunking', 50, `Chunked ${counts.filesIndexed} files into ${counts.chunksCreated} chunks`);
+    if (deps.embeddingCheckpoint) {
+      await progress('embedding', 50, `Generating embeddings for ${counts.chunksCreated} chunks`);
+      await waitForIndexes(await deps.store.headPosition(), 'embedding', 50, 90);
+    }
+    await progress('writing', 90, 'Writing to database...');
+    await waitForIndexes(await deps.store.headPosition(), 'writing', 90, 100);
+    const removed = await removeMissing(seen);
+    if (removed > 0) await waitForIndexes(await deps.store.headPosition(), 'writing', 90, 100);
+    await append({
+      type: 'IndexingJobCompleted',
+      data: { ...counts, filesSkipped: skipped, filesRemoved: removed },
+    });
+  } catch (error) {
+    if (error instanceof Stop) {
+      if (error.reason === 'cancelled') await append({ type: 'IndexingJobCancelled', data: {} });
+      return;
+    }
+    deps.logger.error({ jobId, err: error }, 'indexing job failed');
+    await append({
+      type: 'IndexingJobFailed',
+      data: { errorType: (error as Error).name || 'Error', errorMessage: (error as Error).message },
+    }).catch((appendError: unknown) => deps.logger.error({ jobId, err: appendError }, 'could not record the failure'));
+  }
+};

@@ -1,0 +1,207 @@
+import path from 'node:path';
+import { userInfo } from 'node:os';
+import type { Command } from 'commander';
+import { treeSitterChunker } from '../../infra/chunking/chunker.js';
+import { createHttpEmbedder } from '../../infra/embeddings/httpEmbedder.js';
+import { readLiveCheckpoint } from '../../infra/postgres/checkpoints.js';
+import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
+import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
+import { cancelJobOperation } from '../../commands/cancelJob.js';
+import { startIndexingOperation } from '../../commands/startIndexing.js';
+import { jobsProjection } from '../../projections/jobs.js';
+import { getJobStatusOperation } from '../../queries/getJobStatus.js';
+import { listBackgroundJobsOperation } from '../../queries/listBackgroundJobs.js';
+import { print } from '../cli/output.js';
+import { progressLine } from '../cli/progress.js';
+import type { Config } from '../config.js';
+import { streamId } from '../domain/events.js';
+import { newId } from '../domain/ids.js';
+import { isTerminal, type JobStatus } from '../domain/jobs.js';
+import type { Actor } from '../domain/metadata.js';
+import type { Embedder } from '../ports/embedder.js';
+import { AppError } from '../errors.js';
+import { createJobRunner, type JobRunner } from '../jobs/jobRunner.js';
+import type { JobStatusResponse } from '../jobs/jobResponses.js';
+import type { LedgerHandle, LedgerModule, WithLedger } from '../module.js';
+import { DEFAULT_PROJECT } from '../operations.js';
+
+export interface JobsModuleOptions {
+  /** Throws UnavailableError while the embedding service is down; by default the configured HTTP embedder is asked. */
+  probeEmbedder?: () => Promise<void>;
+  retryInitialMs?: number;
+  retryMaxMs?: number;
+}
+
+/** An HTTP embedding server can go away and come back; an in-process model cannot. */
+const httpProbe = ({ embeddings }: Config): (() => Promise<void>) | undefined => {
+  if (embeddings.provider !== 'http' || !embeddings.url) return undefined;
+  let probe: Promise<Embedder> | undefined;
+  return async () => {
+    probe ??= createHttpEmbedder({
+      url: embeddings.url!,
+      model: embeddings.model,
+      api: embeddings.api,
+      apiKey: embeddings.apiKey,
+      dimensions: embeddings.dimensions ?? 1,
+      timeoutMs: 5_000,
+    });
+    await (await probe).embed(['ping'], 'query');
+  };
+};
+
+const cliActor = (): Actor => ({ subject: userInfo().username || 'cli', tenant: null, via: 'cli' });
+
+const call = async <T>(ledger: LedgerHandle, name: string, input: unknown): Promise<T> =>
+  (await ledger.operation(name).run(input as never, { actor: cliActor(), correlationId: newId(), project: DEFAULT_PROJECT })) as T;
+
+const bar = (percentage: number, width = 30) => {
+  const filled = Math.round((percentage / 100) * width);
+  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(percentage).padStart(3)}%`;
+};
+
+const printJson = (value: unknown) => print(JSON.stringify(value, null, 2));
+
+/** Waits until the jobs read model has applied every event so far. */
+const jobsCaughtUp = async (ledger: LedgerHandle) => {
+  await ledger.projections.start();
+  await ledger.projections.waitFor(await ledger.store.headPosition(), { name: 'jobs', timeoutMs: 60_000 });
+};
+
+const mountCli = (runtime: { runner?: JobRunner }) => (program: Command, withLedger: WithLedger) => {
+  program
+    .command('index')
+    .description('index a repository as a background job; --follow runs it here with a live progress bar')
+    .argument('<path>', 'the repository folder')
+    .option('-p, --project <project>', 'project workspace', DEFAULT_PROJECT)
+    .option('-f, --follow', 'run the job in this process and show its progress until it ends')
+    .option('--force', 're-ingest every file, even unchanged ones')
+    .option('--include <globs...>', 'only these files')
+    .option('--exclude <globs...>', 'leave these files out')
+    .action(async (repo: string, options: Record<string, unknown>, command: Command) => {
+      await withLedger(command, async (ledger) => {
+        if (options.follow) await ledger.projections.start();
+        const started = await call<{ job_id: string }>(ledger, 'start_indexing_background', {
+          repo_path: path.resolve(repo),
+          project_id: options.project,
+          force_reindex: Boolean(options.force),
+          ...(options.include ? { include_patterns: options.include } : {}),
+          ...(options.exclude ? { exclude_patterns: options.exclude } : {}),
+        });
+        if (!options.follow) {
+          printJson({ ...started, note: 'the job runs while `ctx serve` runs; `ctx index --follow` runs it here' });
+          return;
+        }
+        // This process is the runner: start it, so queued and interrupted jobs run here too.
+        await runtime.runner?.start();
+        const line = progressLine();
+        for (;;) {
+          const status = await call<JobStatusResponse>(ledger, 'get_job_status', { job_id: started.job_id });
+          line.update(`${bar(status.progress_percentage)} ${status.status}: ${status.progress_message}`);
+          if (isTerminal(status.status as JobStatus)) {
+            line.done();
+            printJson(status);
+            if (status.status !== 'completed') process.exitCode = 1;
+            return;
+          }
+          await new Promise((resolve) => setTimeout(resolve, 250));
+        }
+      });
+    });
+
+  const jobs = program
+    .command('jobs')
+    .description('background indexing jobs: list, show, cancel, history')
+    .option('-s, --status <status>', 'only jobs in this status')
+    .option('-p, --project <project>', 'project workspace', DEFAULT_PROJECT)
+    .option('--limit <n>', 'jobs per page', (v) => Number(v), 50)
+    .option('--offset <n>', 'skip this many', (v) => Number(v), 0)
+    .action(async (options: Record<string, unknown>, command: Command) => {
+      printJson(
+        await withLedger(command, async (ledger) => {
+          await jobsCaughtUp(ledger);
+          return call(ledger, 'list_background_jobs', {
+            status: options.status,
+            project_id: options.project,
+            limit: options.limit,
+            offset: options.offset,
+          });
+        }),
+      );
+    });
+  jobs
+    .command('show')
+    .description('the status of one job')
+    .argument('<jobId>')
+    .action(async (jobId: string, _options: object, command: Command) => {
+      printJson(
+        await withLedger(command, async (ledger) => {
+          await jobsCaughtUp(ledger);
+          return call(ledger, 'get_job_status', { job_id: jobId });
+        }),
+      );
+    });
+  jobs
+    .command('cancel')
+    .description('cancel a pending job, or ask a running one to stop')
+    .argument('<jobId>')
+    .action(async (jobId: string, _options: object, command: Command) => {
+      printJson(await withLedger(command, (ledger) => call(ledger, 'cancel_job', { job_id: jobId })));
+    });
+  jobs
+    .command('history')
+    .description('every event of a job, with its time')
+    .argument('<jobId>')
+    .action(async (jobId: string, _options: object, command: Command) => {
+      const events = await withLedger(command, (ledger) => ledger.store.readStream(streamId('job', jobId)));
+      if (events.length === 0) throw new AppError('not_found', 404, `Job not found: ${jobId}`);
+      for (const event of events) {
+        const { jobId: _id, ...data } = event.data as Record<string, unknown>;
+        const detail = Object.keys(data).length ? ` ${JSON.stringify(data)}` : '';
+        print(`${event.metadata.occurredAt}  #${event.revision}  ${event.type}${detail}`);
+      }
+    });
+};
+
+/** Background indexing jobs: the runner, the jobs read model, seed 004's MCP tools and the CLI verbs. */
+export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule => {
+  const runtime: { runner?: JobRunner } = {};
+  return {
+    name: 'jobs',
+    setup: async (context) => {
+      const { config, db, store, readModels, logger } = context;
+      const content = await createPostgresContentStore(db);
+      const semanticEnabled = config.embeddings.provider !== 'none';
+      const probeEmbedder = options.probeEmbedder ?? httpProbe(config);
+      const runner = createJobRunner({
+        maxConcurrent: config.jobs.maxConcurrent,
+        store,
+        ingest: { store, content, chunker: treeSitterChunker },
+        readModels,
+        waitForProjections: (position, timeoutMs) => context.waitForProjections(position, timeoutMs),
+        ...(semanticEnabled ? { embeddingCheckpoint: () => readLiveCheckpoint(db, 'semantic') } : {}),
+        ...(probeEmbedder ? { probeEmbedder } : {}),
+        logger,
+        progressIntervalMs: config.jobs.progressIntervalMs,
+        progressEveryFiles: config.jobs.progressEveryFiles,
+        retryInitialMs: options.retryInitialMs ?? 1_000,
+        retryMaxMs: options.retryMaxMs ?? 30_000,
+      });
+      runtime.runner = runner;
+      const reads = { store, readModels };
+      return {
+        projections: [await postgresDocumentProjection(db, jobsProjection)],
+        operations: [
+          startIndexingOperation({ store, runner }),
+          getJobStatusOperation(reads),
+          listBackgroundJobsOperation(readModels),
+          cancelJobOperation({ ...reads, runner }),
+        ],
+        start: () => runner.start(),
+        close: () => runner.close(),
+      };
+    },
+    cli: mountCli(runtime),
+  };
+};
+
+export const jobsModule = createJobsModule();
