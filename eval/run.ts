@@ -1,0 +1,48 @@
+import { pino } from 'pino';
+import { loadConfig } from '../src/config.js';
+import { openLedger } from '../src/main.js';
+import { tempDataDirFor } from './tempDataDir.js';
+import { evaluateMode, ingestCorpus, loadScifact, subset } from './scifact.js';
+
+/**
+ * `npm run eval -- scifact [--queries N --distractors M]`: ingests BEIR SciFact into a fresh
+ * embedded ledger and prints nDCG@10 over the test queries for keyword, semantic and hybrid search,
+ * with search latency and ingest time. The embedding model comes from `embeddings.model_dir`
+ * (CTX_EMBEDDINGS__MODEL_DIR); without one, semantic and hybrid are skipped.
+ */
+const main = async () => {
+  const [name, ...rest] = process.argv.slice(2);
+  if (name !== 'scifact') {
+    console.error('Usage: npm run eval -- scifact [--queries N --distractors M]');
+    return 2;
+  }
+  const option = (flag: string) => {
+    const at = rest.indexOf(flag);
+    return at >= 0 ? Number(rest[at + 1]) : undefined;
+  };
+  const full = loadScifact();
+  const queries = option('--queries');
+  const corpus = queries ? subset(full, queries, option('--distractors') ?? 500) : full;
+  const ledger = await openLedger(loadConfig({ overrides: { storage: { dataDir: tempDataDirFor('scifact') } } }), {
+    logger: pino({ level: 'warn' }),
+  });
+  try {
+    console.log(`SciFact: ${corpus.documents.length} documents, ${corpus.qrels.size} test queries`);
+    const seconds = await ingestCorpus(ledger, corpus, (done) => process.stderr.write(`\ringested ${done}`));
+    process.stderr.write('\n');
+    console.log(`ingest + indexing: ${seconds.toFixed(1)} s (${(corpus.documents.length / seconds).toFixed(1)} documents/s)`);
+    const semantic = ledger.operations().some((o) => o.name === 'search') && process.env.CTX_EMBEDDINGS__MODEL_DIR;
+    const modes = semantic ? (['keyword', 'semantic', 'hybrid'] as const) : (['keyword'] as const);
+    console.log('mode      nDCG@10  p50 ms  p95 ms');
+    for (const mode of modes) {
+      const f = await evaluateMode(ledger, corpus, mode);
+      console.log(`${mode.padEnd(9)} ${f.ndcg10.toFixed(4)}  ${f.p50Ms.toFixed(1).padStart(6)}  ${f.p95Ms.toFixed(1).padStart(6)}`);
+    }
+    if (!semantic) console.log('semantic, hybrid: skipped (no embedding model: set CTX_EMBEDDINGS__MODEL_DIR)');
+  } finally {
+    await ledger.close();
+  }
+  return 0;
+};
+
+process.exitCode = await main();
