@@ -49,7 +49,7 @@ const recordedFrom = (
     data: data.data,
     metadata: data.metadata,
     position: { commit: 1_000n + revision, prepare: 1_000n + revision },
-  }) as RecordedEvent;
+  });
 
 describe('EventStoreDB mapping', () => {
   it('maps every expected revision onto the server’s, keeping 0-based numbers as they are', () => {
@@ -156,12 +156,12 @@ describe('EventStoreDB filters', () => {
     ({ type, streamId, metadata: { project } }) as unknown as RecordedEvent;
 
   it('asks the server for exact event types, escaped as a regex', () => {
-    const filter = serverFilter({ eventTypes: ['DocumentIngested', 'JobFailed'] }) as RegexFilter;
+    const filter = serverFilter({ eventTypes: ['DocumentIngested', 'IndexingJobFailed'] }) as RegexFilter;
     expect(filter.filterOn).toBe('eventType');
     const regex = new RegExp(filter.regex);
     expect(regex.test('DocumentIngested')).toBe(true);
     expect(regex.test('DocumentIngestedLater')).toBe(false);
-    expect(regex.test('XJobFailed')).toBe(false);
+    expect(regex.test('XIndexingJobFailed')).toBe(false);
   });
 
   it('asks the server for stream prefixes by category, and for no system events otherwise', () => {

@@ -1,0 +1,88 @@
+import { searchChunkChanges, type SearchChunk } from '../../projections/searchChunks.js';
+import type { StoredEvent } from '../../src/domain/events.js';
+import { epochMs, staleChunksFilter } from './meiliFilters.js';
+
+/** A chunk as a Meilisearch document, keyed by chunk id. */
+export interface MeiliChunkDocument {
+  id: string;
+  document_id: string;
+  project: string;
+  source: string;
+  source_id: string;
+  title: string | null;
+  tags: string[];
+  /** Epoch milliseconds, so that ranges filter and sort. */
+  updated_at: number;
+  chunk_index: number;
+  text: string;
+}
+
+/** Settings every chunk index gets, live or shadow. */
+export const CHUNK_INDEX_SETTINGS = {
+  searchableAttributes: ['title', 'text'],
+  filterableAttributes: ['project', 'source', 'tags', 'updated_at', 'document_id', 'id'],
+  sortableAttributes: ['updated_at'],
+  displayedAttributes: ['id', 'document_id', 'title', 'text'],
+  typoTolerance: { enabled: true },
+};
+
+/** Documents per addDocuments request, and documents per stale-chunk deletion filter. */
+const ADD_BATCH = 1_000;
+const DELETE_GROUP = 100;
+
+/** Per document, the chunks it has after the batch: each change replaces all of them. */
+export const lastChanges = (events: readonly StoredEvent[]): Map<string, SearchChunk[]> => {
+  const byDocument = new Map<string, SearchChunk[]>();
+  for (const event of events) {
+    const change = searchChunkChanges(event);
+    if (change) byDocument.set(change.documentId, change.chunks);
+  }
+  return byDocument;
+};
+
+export const toChunkDocument = (chunk: SearchChunk, text: string): MeiliChunkDocument => ({
+  id: chunk.chunkId,
+  document_id: chunk.documentId,
+  project: chunk.project,
+  source: chunk.source,
+  source_id: chunk.sourceId,
+  title: chunk.title,
+  tags: chunk.tags,
+  updated_at: epochMs(chunk.updatedAt),
+  chunk_index: chunk.chunkIndex,
+  text,
+});
+
+const groups = <T>(items: readonly T[], size: number): T[][] =>
+  Array.from({ length: Math.ceil(items.length / size) }, (_, i) => items.slice(i * size, (i + 1) * size));
+
+/**
+ * How a batch of changes reaches Meilisearch with full replacements and deletes only: every chunk
+ * a document now has is added whole (replacing any earlier version of it), then the chunks of
+ * those documents that are no longer among them are deleted. Searches never see a document
+ * without chunks in between. Chunks whose text the content store no longer has are left out.
+ */
+export const planReplacement = (
+  changes: ReadonlyMap<string, readonly SearchChunk[]>,
+  texts: ReadonlyMap<string, string>,
+): { additions: MeiliChunkDocument[][]; deletions: string[] } => {
+  const documents: MeiliChunkDocument[] = [];
+  const kept = new Map<string, string[]>();
+  for (const [documentId, chunks] of changes) {
+    const ids: string[] = [];
+    for (const chunk of chunks) {
+      const text = texts.get(chunk.textHash);
+      if (text === undefined) continue;
+      documents.push(toChunkDocument(chunk, text));
+      ids.push(chunk.chunkId);
+    }
+    kept.set(documentId, ids);
+  }
+  const deletions = groups([...kept.keys()], DELETE_GROUP).map((documentIds) =>
+    staleChunksFilter(
+      documentIds,
+      documentIds.flatMap((id) => kept.get(id) ?? []),
+    ),
+  );
+  return { additions: groups(documents, ADD_BATCH), deletions };
+};

@@ -1,0 +1,201 @@
+import {
+  Meilisearch,
+  MeilisearchApiError,
+  MeilisearchRequestError,
+  MeilisearchRequestTimeOutError,
+  MeilisearchTaskTimeOutError,
+  type EnqueuedTaskPromise,
+} from 'meilisearch';
+import { SEARCH_EVENT_TYPES } from '../../projections/searchChunks.js';
+import { UnavailableError } from '../../src/errors.js';
+import type { ContentStore } from '../../src/ports/contentStore.js';
+import {
+  CheckpointMovedError,
+  type ProjectionSink,
+  type RunnableProjection,
+  type ShadowSink,
+} from '../../src/ports/projections.js';
+import type { KeywordIndex, ScoredChunk } from '../../src/ports/searchIndex.js';
+import { projectionCheckpoints } from '../postgres/checkpoints.js';
+import type { Database } from '../postgres/database.js';
+import {
+  CHUNK_INDEX_SETTINGS,
+  lastChanges,
+  planReplacement,
+  type MeiliChunkDocument,
+} from './meiliChunkDocuments.js';
+import { searchFilter } from './meiliFilters.js';
+
+export interface MeiliConnection {
+  url: string;
+  apiKey?: string;
+}
+
+export interface MeiliKeywordIndexOptions {
+  client: Meilisearch;
+  /** Where the checkpoint is kept (with every other projection's). */
+  db: Database;
+  content: ContentStore;
+  /** The live index; a rebuild fills `<indexUid>__shadow` and swaps it in. */
+  indexUid?: string;
+  /** How long to wait for Meilisearch to finish one task. */
+  taskTimeoutMs?: number;
+}
+
+/** A keyword hit with Meilisearch's highlighted crop of the chunk text (typos included). */
+export type MeiliScoredChunk = ScoredChunk & { snippet: string | null };
+
+export const HIGHLIGHT = { pre: '**', post: '**' } as const;
+const SNIPPET_WORDS = 32;
+
+export const connectMeilisearch = ({ url, apiKey }: MeiliConnection): Meilisearch =>
+  new Meilisearch({ host: url, ...(apiKey ? { apiKey } : {}) });
+
+/** A Meilisearch client error as the port's; an error the server reports about the request passes as is. */
+export const translateMeiliError = (error: unknown): unknown =>
+  error instanceof MeilisearchRequestError ||
+  error instanceof MeilisearchRequestTimeOutError ||
+  error instanceof MeilisearchTaskTimeOutError
+    ? new UnavailableError(`Meilisearch is unavailable: ${error.message}`, { cause: error })
+    : error;
+
+const isIndexNotFound = (error: unknown) =>
+  error instanceof MeilisearchApiError && error.cause?.code === 'index_not_found';
+
+/**
+ * Keyword search on Meilisearch. The index is a projection fed at least once: documents are keyed
+ * by chunk id and only ever replaced whole or deleted, so applying a batch twice is harmless, and
+ * the checkpoint (in Postgres) moves only after Meilisearch reports every task of the batch
+ * succeeded. A rebuild fills a shadow index and swaps it in atomically.
+ */
+export const createMeiliKeywordIndex = async ({
+  client,
+  db,
+  content,
+  indexUid = 'ctx_chunks',
+  taskTimeoutMs = 120_000,
+}: MeiliKeywordIndexOptions): Promise<{ projection: RunnableProjection; index: KeywordIndex }> => {
+  const name = 'keyword_meilisearch';
+  const version = 1;
+  const shadowUid = `${indexUid}__shadow`;
+  const checkpoints = projectionCheckpoints(db, name, version);
+  await checkpoints.register();
+
+  const succeeded = async (enqueued: EnqueuedTaskPromise, what: string): Promise<void> => {
+    let task;
+    try {
+      task = await enqueued.waitTask({ timeout: taskTimeoutMs });
+    } catch (error) {
+      throw translateMeiliError(error);
+    }
+    if (task.status !== 'succeeded') {
+      throw new Error(
+        `Meilisearch task ${task.uid} (${what}) ${task.status}: ${task.error?.message ?? 'no reason given'}`,
+      );
+    }
+  };
+
+  const prepared = new Set<string>();
+  /** Creates the index with its settings, once per process (both are idempotent on the server). */
+  const ensureIndex = async (uid: string) => {
+    if (prepared.has(uid)) return;
+    const created = await client
+      .createIndex(uid, { primaryKey: 'id' })
+      .waitTask({ timeout: taskTimeoutMs })
+      .catch((error: unknown) => {
+        throw translateMeiliError(error);
+      });
+    if (created.status === 'failed' && created.error?.code !== 'index_already_exists') {
+      throw new Error(`Meilisearch could not create index '${uid}': ${created.error?.message ?? 'unknown'}`);
+    }
+    await succeeded(client.index(uid).updateSettings(CHUNK_INDEX_SETTINGS), `settings of ${uid}`);
+    prepared.add(uid);
+  };
+
+  const sink = (uid: string, slot: 'live' | 'shadow'): ProjectionSink => ({
+    checkpoint: () => checkpoints.read(slot),
+    apply: async (events, from, to) => {
+      if ((await checkpoints.read(slot)) !== from) {
+        throw new CheckpointMovedError(`Checkpoint of '${name}' (${slot}) is no longer ${from}`);
+      }
+      const changes = lastChanges(events);
+      if (changes.size > 0) {
+        await ensureIndex(uid);
+        const texts = await content.get([...changes.values()].flat().map((c) => c.textHash));
+        const { additions, deletions } = planReplacement(changes, texts);
+        const index = client.index<MeiliChunkDocument>(uid);
+        // Tasks of one index run in the order they were enqueued: additions, then stale deletions.
+        for (const documents of additions) {
+          await succeeded(
+            index.addDocuments(documents, { primaryKey: 'id' }),
+            `add ${documents.length} chunks`,
+          );
+        }
+        for (const filter of deletions)
+          await succeeded(index.deleteDocuments({ filter }), 'delete stale chunks');
+      }
+      await db.transaction((tx) => checkpoints.advance(tx, slot, from, to));
+    },
+  });
+
+  const projection: RunnableProjection = {
+    name,
+    version,
+    eventTypes: SEARCH_EVENT_TYPES,
+    live: sink(indexUid, 'live'),
+    liveVersion: () => checkpoints.liveVersion(),
+    openShadow: async (): Promise<ShadowSink> => {
+      await client.deleteIndexIfExists(shadowUid).catch((error: unknown) => {
+        throw translateMeiliError(error);
+      });
+      prepared.delete(shadowUid);
+      await ensureIndex(shadowUid);
+      await db.transaction((tx) => checkpoints.resetShadow(tx));
+      return {
+        ...sink(shadowUid, 'shadow'),
+        promote: async () => {
+          await ensureIndex(indexUid);
+          await succeeded(client.swapIndexes([{ indexes: [indexUid, shadowUid], rename: false }]), 'swap');
+          await db.transaction((tx) => checkpoints.promoteShadow(tx));
+          // After the swap the shadow name holds the old index.
+          await client.deleteIndexIfExists(shadowUid).catch(() => undefined);
+          prepared.delete(shadowUid);
+        },
+        discard: async () => {
+          await db.transaction((tx) => checkpoints.dropShadow(tx));
+          await client.deleteIndexIfExists(shadowUid).catch(() => undefined);
+          prepared.delete(shadowUid);
+        },
+      };
+    },
+  };
+
+  const index: KeywordIndex = {
+    async search(query, filters, limit): Promise<MeiliScoredChunk[]> {
+      if (query.trim() === '') return [];
+      try {
+        const response = await client.index<MeiliChunkDocument>(indexUid).search(query, {
+          filter: searchFilter(filters),
+          limit,
+          showRankingScore: true,
+          attributesToRetrieve: ['id', 'document_id'],
+          attributesToCrop: ['text'],
+          cropLength: SNIPPET_WORDS,
+          attributesToHighlight: ['text'],
+          highlightPreTag: HIGHLIGHT.pre,
+          highlightPostTag: HIGHLIGHT.post,
+        });
+        return response.hits.map((hit) => ({
+          chunkId: hit.id,
+          documentId: hit.document_id,
+          score: hit._rankingScore ?? 0,
+          snippet: hit._formatted?.text ?? null,
+        }));
+      } catch (error) {
+        if (isIndexNotFound(error)) return [];
+        throw translateMeiliError(error);
+      }
+    },
+  };
+  return { projection, index };
+};

@@ -1,0 +1,43 @@
+import { randomUUID } from 'node:crypto';
+import { describe, it } from 'vitest';
+import { openPglite } from '../../infra/postgres/database.js';
+import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
+import { connectMeilisearch, createMeiliKeywordIndex } from '../../infra/search/meiliKeywordIndex.js';
+import { createPgTextsearchKeywordIndex } from '../../infra/search/pgTextsearchKeywordIndex.js';
+import { describeKeywordIndexContract } from './keywordIndex.contract.js';
+import { reachableMeilisearch } from './meiliServer.js';
+
+describeKeywordIndexContract('pg_textsearch on PGlite', async () => {
+  const db = await openPglite();
+  const content = await createPostgresContentStore(db);
+  const { projection, index } = await createPgTextsearchKeywordIndex(db, content);
+  return { projection, index, content, cleanup: () => db.close() };
+});
+
+const meili = await reachableMeilisearch();
+if ('url' in meili) {
+  console.log(`KeywordIndex contract: meilisearch ran against ${meili.url}`);
+  describeKeywordIndexContract('meilisearch', async () => {
+    const db = await openPglite();
+    const content = await createPostgresContentStore(db);
+    const client = connectMeilisearch(meili);
+    const indexUid = `ctx_contract_${randomUUID().replace(/-/g, '')}`;
+    const { projection, index } = await createMeiliKeywordIndex({ client, db, content, indexUid });
+    return {
+      projection,
+      index,
+      content,
+      cleanup: async () => {
+        await client.deleteIndexIfExists(indexUid);
+        await client.deleteIndexIfExists(`${indexUid}__shadow`);
+        await db.close();
+        await meili.stop();
+      },
+    };
+  });
+} else {
+  console.log(`skipped: no Meilisearch reachable — ${meili.skipped}`);
+  describe.skip('KeywordIndex contract: meilisearch (skipped: no Meilisearch reachable)', () => {
+    it('needs MEILI_URL or a Docker engine');
+  });
+}

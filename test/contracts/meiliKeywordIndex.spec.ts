@@ -1,0 +1,326 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { MeilisearchRequestError } from 'meilisearch';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SearchChunk } from '../../projections/searchChunks.js';
+import { openPglite, type Database } from '../../infra/postgres/database.js';
+import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
+import { planReplacement } from '../../infra/search/meiliChunkDocuments.js';
+import { quoteFilterValue, searchFilter, staleChunksFilter } from '../../infra/search/meiliFilters.js';
+import {
+  HIGHLIGHT,
+  connectMeilisearch,
+  createMeiliKeywordIndex,
+  translateMeiliError,
+  type MeiliScoredChunk,
+} from '../../infra/search/meiliKeywordIndex.js';
+import type { StoredEvent } from '../../src/domain/events.js';
+import { START, position } from '../../src/domain/position.js';
+import { UnavailableError } from '../../src/errors.js';
+import { testMetadata } from '../support/events.js';
+import { reachableMeilisearch } from './meiliServer.js';
+
+const chunk = (documentId: string, index: number, textHash = `h-${documentId}-${index}`): SearchChunk => ({
+  chunkId: `${documentId}-c${index}`,
+  documentId,
+  project: 'p',
+  source: 'filesystem',
+  sourceId: `${documentId}.md`,
+  title: 'Title',
+  tags: ['a'],
+  updatedAt: '2026-02-03T04:05:06.000Z',
+  chunkIndex: index,
+  textHash,
+});
+
+describe('Meilisearch filters', () => {
+  it('quotes every value and escapes quotes and backslashes inside it', () => {
+    expect(quoteFilterValue('plain')).toBe('"plain"');
+    expect(quoteFilterValue('say "hi"')).toBe('"say \\"hi\\""');
+    expect(quoteFilterValue('C:\\dir\\')).toBe('"C:\\\\dir\\\\"');
+    expect(quoteFilterValue('x" OR project = "y')).toBe('"x\\" OR project = \\"y"');
+  });
+
+  it('requires the project, the source, every tag and the time range, as epoch milliseconds', () => {
+    expect(searchFilter({ project: 'p' })).toBe('project = "p"');
+    expect(
+      searchFilter({
+        project: 'p',
+        source: 'git:platform',
+        tags: ['ops', 'on "call"'],
+        since: '2026-01-01T00:00:00Z',
+        until: '2026-01-02T00:00:00+01:00',
+      }),
+    ).toBe(
+      'project = "p" AND source = "git:platform" AND tags = "ops" AND tags = "on \\"call\\"" AND ' +
+        `updated_at >= ${Date.UTC(2026, 0, 1)} AND updated_at <= ${Date.UTC(2026, 0, 1, 23)}`,
+    );
+    expect(() => searchFilter({ project: 'p', since: 'yesterday' })).toThrow(TypeError);
+  });
+
+  it('selects the chunks a replacement leaves behind, or all chunks of removed documents', () => {
+    expect(staleChunksFilter(['d1', 'd2'], ['c1'])).toBe('document_id IN ["d1", "d2"] AND id NOT IN ["c1"]');
+    expect(staleChunksFilter(['d1'], [])).toBe('document_id IN ["d1"]');
+  });
+});
+
+describe('Meilisearch replacement plan', () => {
+  it('adds whole documents keyed by chunk id, with numbers for time, and skips chunks without text', () => {
+    const changes = new Map([['d1', [chunk('d1', 0), chunk('d1', 1, 'forgotten')]]]);
+    const { additions, deletions } = planReplacement(changes, new Map([['h-d1-0', 'body text']]));
+    expect(additions).toEqual([
+      [
+        {
+          id: 'd1-c0',
+          document_id: 'd1',
+          project: 'p',
+          source: 'filesystem',
+          source_id: 'd1.md',
+          title: 'Title',
+          tags: ['a'],
+          updated_at: Date.parse('2026-02-03T04:05:06.000Z'),
+          chunk_index: 0,
+          text: 'body text',
+        },
+      ],
+    ]);
+    expect(deletions).toEqual(['document_id IN ["d1"] AND id NOT IN ["d1-c0"]']);
+  });
+
+  it('batches large changes: at most 1000 documents per addition and 100 documents per deletion', () => {
+    const changes = new Map<string, SearchChunk[]>();
+    const texts = new Map<string, string>();
+    for (let d = 0; d < 250; d += 1) {
+      const chunks = Array.from({ length: 10 }, (_, i) => chunk(`d${d}`, i));
+      chunks.forEach((c) => texts.set(c.textHash, 'text'));
+      changes.set(`d${d}`, chunks);
+    }
+    changes.set('removed', []);
+    const { additions, deletions } = planReplacement(changes, texts);
+    expect(additions.map((batch) => batch.length)).toEqual([1000, 1000, 500]);
+    expect(deletions).toHaveLength(3);
+    expect(deletions[2]).toContain('"removed"');
+    expect(deletions[0]!.match(/"d\d+-c\d+"/g)).toHaveLength(1000);
+  });
+});
+
+describe('Meilisearch errors', () => {
+  it('reports an unreachable server as unavailable', () => {
+    const error = translateMeiliError(
+      new MeilisearchRequestError('http://127.0.0.1:1', new Error('ECONNREFUSED')),
+    );
+    expect(error).toBeInstanceOf(UnavailableError);
+    const other = new Error('bad filter');
+    expect(translateMeiliError(other)).toBe(other);
+  });
+});
+
+/**
+ * A stand-in for the Meilisearch HTTP API, just enough to watch the adapter's requests and to make
+ * document tasks fail on demand.
+ */
+const fakeMeilisearch = () => {
+  const requests: string[] = [];
+  let failDocuments = false;
+  let taskUid = 0;
+  const tasks = new Map<number, { status: string; type: string; indexUid: string | null }>();
+  const server: Server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (part: Buffer) => (body += part.toString()));
+    req.on('end', () => {
+      const url = new URL(req.url ?? '/', 'http://fake');
+      requests.push(`${req.method} ${url.pathname}`);
+      res.setHeader('content-type', 'application/json');
+      const task = /^\/tasks\/(\d+)$/.exec(url.pathname);
+      if (task) {
+        const found = tasks.get(Number(task[1]))!;
+        const failed = found.status === 'failed';
+        res.end(
+          JSON.stringify({
+            uid: Number(task[1]),
+            batchUid: 0,
+            indexUid: found.indexUid,
+            status: found.status,
+            type: found.type,
+            canceledBy: null,
+            error: failed ? { message: 'disk full', code: 'internal', type: 'internal', link: '' } : null,
+            duration: 'PT0S',
+            enqueuedAt: new Date().toISOString(),
+            startedAt: new Date().toISOString(),
+            finishedAt: new Date().toISOString(),
+          }),
+        );
+        return;
+      }
+      const type = url.pathname.includes('/documents') ? 'documentAdditionOrUpdate' : 'settingsUpdate';
+      const status = url.pathname.includes('/documents') && failDocuments ? 'failed' : 'succeeded';
+      taskUid += 1;
+      tasks.set(taskUid, { status, type, indexUid: 'chunks' });
+      res.statusCode = 202;
+      res.end(
+        JSON.stringify({
+          taskUid,
+          indexUid: 'chunks',
+          status: 'enqueued',
+          type,
+          enqueuedAt: new Date().toISOString(),
+        }),
+      );
+    });
+  });
+  return {
+    requests,
+    failDocuments: (fail: boolean) => (failDocuments = fail),
+    start: () =>
+      new Promise<string>((resolve) =>
+        server.listen(0, '127.0.0.1', () =>
+          resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+        ),
+      ),
+    stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+};
+
+describe('Meilisearch projection checkpoint', () => {
+  let db: Database;
+  const fake = fakeMeilisearch();
+  let url: string;
+
+  beforeAll(async () => {
+    db = await openPglite();
+    url = await fake.start();
+  });
+  afterAll(async () => {
+    await fake.stop();
+    await db.close();
+  });
+
+  it('moves the checkpoint only after Meilisearch reports the batch’s tasks succeeded', async () => {
+    const content = await createPostgresContentStore(db);
+    const [hash] = await content.put(['some text']);
+    const documentId = randomUUID();
+    const event = {
+      type: 'DocumentIngested',
+      schemaVersion: 1,
+      data: {
+        documentId,
+        source: 'filesystem',
+        sourceId: 'a.md',
+        sourceUrl: null,
+        title: null,
+        author: null,
+        createdAt: '2026-01-01T00:00:00Z',
+        updatedAt: '2026-01-01T00:00:00Z',
+        contentType: 'text/markdown',
+        tags: [],
+        metadata: {},
+        bodyHash: hash!,
+        bodyBytes: 9,
+        chunks: [
+          {
+            id: randomUUID(),
+            index: 0,
+            startLine: null,
+            endLine: null,
+            kind: null,
+            symbol: null,
+            textHash: hash!,
+          },
+        ],
+      },
+      streamId: `doc-${documentId}`,
+      revision: 0n,
+      position: position(1, 1),
+      metadata: testMetadata(),
+      recordedAt: new Date().toISOString(),
+    } as StoredEvent;
+    const { projection } = await createMeiliKeywordIndex({
+      client: connectMeilisearch({ url }),
+      db,
+      content,
+      indexUid: 'chunks',
+    });
+
+    fake.failDocuments(true);
+    await expect(projection.live.apply([event], START, event.position)).rejects.toThrow(/disk full/);
+    expect(await projection.live.checkpoint()).toBe(START);
+
+    fake.failDocuments(false);
+    fake.requests.length = 0;
+    await projection.live.apply([event], START, event.position);
+    expect(await projection.live.checkpoint()).toBe(event.position);
+    const writes = fake.requests.filter((r) => !r.startsWith('GET'));
+    expect(writes).toEqual(['POST /indexes/chunks/documents', 'POST /indexes/chunks/documents/delete']);
+  });
+});
+
+const meili = await reachableMeilisearch();
+if ('url' in meili) {
+  describe('Meilisearch keyword search on a server', () => {
+    let db: Database;
+    const indexUid = `ctx_typos_${randomUUID().replace(/-/g, '')}`;
+    const client = connectMeilisearch(meili);
+
+    beforeAll(async () => {
+      db = await openPglite();
+    });
+    afterAll(async () => {
+      await client.deleteIndexIfExists(indexUid);
+      await db.close();
+      await meili.stop();
+    });
+
+    it('forgives typos and shows the matched words highlighted in the snippet', async () => {
+      const content = await createPostgresContentStore(db);
+      const [hash] = await content.put(['Rotate the signing certificates before they expire every quarter.']);
+      const documentId = randomUUID();
+      const chunkId = randomUUID();
+      const { projection, index } = await createMeiliKeywordIndex({ client, db, content, indexUid });
+      const event = {
+        type: 'DocumentIngested',
+        schemaVersion: 1,
+        data: {
+          documentId,
+          source: 'filesystem',
+          sourceId: 'certs.md',
+          sourceUrl: null,
+          title: 'Certificates',
+          author: null,
+          createdAt: '2026-01-01T00:00:00Z',
+          updatedAt: '2026-01-01T00:00:00Z',
+          contentType: 'text/markdown',
+          tags: [],
+          metadata: {},
+          bodyHash: hash!,
+          bodyBytes: 60,
+          chunks: [
+            {
+              id: chunkId,
+              index: 0,
+              startLine: null,
+              endLine: null,
+              kind: null,
+              symbol: null,
+              textHash: hash!,
+            },
+          ],
+        },
+        streamId: `doc-${documentId}`,
+        revision: 0n,
+        position: position(1, 1),
+        metadata: testMetadata({ project: 'typos' }),
+        recordedAt: new Date().toISOString(),
+      } as StoredEvent;
+      await projection.live.apply([event], await projection.live.checkpoint(), event.position);
+      const [hit] = (await index.search('certficates', { project: 'typos' }, 5)) as MeiliScoredChunk[];
+      expect(hit?.chunkId).toBe(chunkId);
+      expect(hit?.snippet).toContain(`${HIGHLIGHT.pre}certificates${HIGHLIGHT.post}`);
+    });
+  });
+} else {
+  console.log(`skipped: no Meilisearch reachable — ${meili.skipped}`);
+  describe.skip('Meilisearch keyword search on a server (skipped: no Meilisearch reachable)', () => {
+    it('needs MEILI_URL or a Docker engine');
+  });
+}
