@@ -5,6 +5,10 @@ import { randomUUID } from 'node:crypto';
 import { createPostgresEventStore } from '../infra/eventstore/postgresEventStore.js';
 import { connectPostgres, openPglite, type Database } from '../infra/postgres/database.js';
 import { START } from '../src/domain/position.js';
+import { postgresDocumentProjection } from '../infra/postgres/documentReadModels.js';
+import { streamSummaries } from '../projections/streamSummaries.js';
+import { createProjectionRunner } from '../src/engine/projectionRunner.js';
+import { silentLogger } from '../src/ports/logger.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 import { newEvents } from '../test/support/events.js';
 import { createTestDatabase } from '../test/support/postgres.js';
@@ -84,7 +88,24 @@ const MEASURES: Measure[] = [
  * Return measures here; they run after the others, on the events those wrote.
  */
 function projectionCatchUpMeasures(): Measure[] {
-  return [];
+  return [
+    {
+      label: 'projection catch-up events/s',
+      measure: async (store, db) => {
+        // A fresh projection of every stream, folded from the first event into Postgres tables.
+        const projection = await postgresDocumentProjection(db, { ...streamSummaries, name: `bench_${Date.now()}` });
+        const runner = createProjectionRunner(store, [projection], { logger: silentLogger, batchSize: 1_000 });
+        const head = await store.headPosition();
+        const total = (await store.readAll({ maxCount: 10_000_000 })).length;
+        const startedAt = performance.now();
+        await runner.start();
+        await runner.waitFor(head, { timeoutMs: 600_000 });
+        const rate = perSecond(total, startedAt);
+        await runner.stop();
+        return rate;
+      },
+    },
+  ];
 }
 
 const serverUrl = (): string | undefined =>
