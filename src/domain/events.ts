@@ -44,8 +44,11 @@ export const categoryOf = (stream: string): string => stream.slice(0, Math.max(0
  * Upcasters lift a stored payload from version n to n+1, keyed by type and the version they read.
  * Stored events are never rewritten: old versions are lifted on every read.
  */
-type Upcaster = (data: Record<string, unknown>) => Record<string, unknown>;
-const upcasters: Partial<Record<EventType, Record<number, Upcaster>>> = {};
+export type Upcaster = (data: Record<string, unknown>) => Record<string, unknown>;
+export type Upcasters = Partial<Record<EventType, Record<number, Upcaster>>>;
+
+/** The catalog's upcasters; empty while every event is at its first version. */
+export const UPCASTERS: Upcasters = {};
 
 const latestVersion = (type: string): number | undefined => {
   const option = DomainEventSchema.options.find((o) => o.shape.type.value === type);
@@ -53,7 +56,12 @@ const latestVersion = (type: string): number | undefined => {
 };
 
 /** Validates a raw stored payload, upcasting it to the current schema version first. */
-export const parseStoredEvent = (type: string, schemaVersion: number, data: unknown): DomainEvent => {
+export const parseStoredEvent = (
+  type: string,
+  schemaVersion: number,
+  data: unknown,
+  upcasters: Upcasters = UPCASTERS,
+): DomainEvent => {
   const latest = latestVersion(type);
   if (latest === undefined) throw new ValidationError(`Unknown event type '${type}'`);
   let version = schemaVersion;
