@@ -54,9 +54,17 @@ export const ConfigSchema = z
         dataDir: z.string().min(1).default('./.ctx'),
         /** A PostgreSQL server instead of the embedded database. */
         postgresUrl: z.string().url().optional(),
+        /** Where events live: the Postgres database above, or an EventStoreDB (KurrentDB) server. */
+        eventStore: z.enum(['postgres', 'eventstoredb']).default('postgres'),
+        /** e.g. `esdb://host:2113?tls=true&tlsCAFile=/certs/ca.crt`; TLS options go in the string. */
+        eventstoreUrl: z.string().min(1).optional(),
       })
       .strict()
-      .prefault({}),
+      .prefault({})
+      .refine((s) => s.eventStore !== 'eventstoredb' || s.eventstoreUrl !== undefined, {
+        message: 'event_store "eventstoredb" needs an eventstore_url',
+        path: ['eventstoreUrl'],
+      }),
     projections: z
       .object({
         batchSize: z.coerce.number().int().min(1).max(10_000).default(500),
@@ -94,9 +102,17 @@ export const ConfigSchema = z
     search: z
       .object({
         defaultLimit: z.coerce.number().int().min(1).max(100).default(12),
+        /** BM25 in Postgres (`pg_textsearch`, embedded default) or a Meilisearch server. */
+        keywordIndex: z.enum(['pg_textsearch', 'meilisearch']).default('pg_textsearch'),
+        meilisearchUrl: z.string().url().optional(),
+        meilisearchApiKey: z.string().optional(),
       })
       .strict()
-      .prefault({}),
+      .prefault({})
+      .refine((s) => s.keywordIndex !== 'meilisearch' || s.meilisearchUrl !== undefined, {
+        message: 'keyword_index "meilisearch" needs a meilisearch_url',
+        path: ['meilisearchUrl'],
+      }),
     /** Named sources, e.g. `[sources.platform] kind = "git"`, reported as `git:platform`. */
     sources: z
       .record(z.string().regex(/^[a-z0-9-]+$/, 'source names use lowercase letters, digits and hyphens'), SourceSchema)

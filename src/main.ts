@@ -5,7 +5,9 @@ import { connectPostgres, openPglite, type Database } from '../infra/postgres/da
 import { lockDataDir } from '../infra/postgres/dataDirLock.js';
 import { postgresReadModels } from '../infra/postgres/documentReadModels.js';
 import { createPostgresEventStore } from '../infra/eventstore/postgresEventStore.js';
-import type { Config } from './config.js';
+import { connectEsdb, createEsdbEventStore } from '../infra/eventstore/esdbEventStore.js';
+import { checkPostgresExtensions } from '../infra/deploy/postgresExtensions.js';
+import { ConfigError, type Config } from './config.js';
 import { createProjectionRunner, type ProjectionRunner } from './engine/projectionRunner.js';
 import { NotFoundError } from './errors.js';
 import { buildApp } from './http/app.js';
@@ -47,7 +49,15 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
   const parts: ModuleParts[] = [];
   try {
     db = await openDatabase(config);
-    const store = await createPostgresEventStore(db);
+    const missing = await checkPostgresExtensions(db, {
+      keywordIndex: config.search.keywordIndex,
+      embeddingsProvider: config.embeddings.provider,
+    });
+    if (missing.length > 0) throw new ConfigError(missing);
+    const store =
+      config.storage.eventStore === 'eventstoredb'
+        ? createEsdbEventStore(connectEsdb(config.storage.eventstoreUrl!))
+        : await createPostgresEventStore(db);
     let runner: ProjectionRunner | undefined;
     let operations: Operation[] = [];
     const context: ModuleContext = {

@@ -4,6 +4,7 @@ import { treeSitterChunker } from '../../infra/chunking/chunker.js';
 import { scanFilesystem, type ScannedFile, type SkippedFile } from '../../infra/connectors/index.js';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
 import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
+import { connectMeilisearch, createMeiliKeywordIndex } from '../../infra/search/meiliKeywordIndex.js';
 import { createPgTextsearchKeywordIndex } from '../../infra/search/pgTextsearchKeywordIndex.js';
 import { createPgvectorIndex } from '../../infra/search/pgvectorIndex.js';
 import { ingestDocumentsOperation } from '../../commands/ingestDocuments.js';
@@ -101,7 +102,14 @@ export const searchModule: LedgerModule = {
     const { config, logger, db, readModels, store } = context;
     const content = await createPostgresContentStore(db);
     const ingestDeps = { store, content, chunker: treeSitterChunker };
-    const keyword = await createPgTextsearchKeywordIndex(db, content);
+    const keyword =
+      config.search.keywordIndex === 'meilisearch'
+        ? await createMeiliKeywordIndex({
+            client: connectMeilisearch({ url: config.search.meilisearchUrl!, apiKey: config.search.meilisearchApiKey }),
+            db,
+            content,
+          })
+        : await createPgTextsearchKeywordIndex(db, content);
     const embedder = await embedderFromConfig(config, db, logger);
     const semantic = 'disabled' in embedder ? embedder : { embedder, ...(await createPgvectorIndex(db, content, embedder)) };
     const sources = configuredSources(config);
