@@ -105,7 +105,10 @@ export const searchModule: LedgerModule = {
     const keyword =
       config.search.keywordIndex === 'meilisearch'
         ? await createMeiliKeywordIndex({
-            client: connectMeilisearch({ url: config.search.meilisearchUrl!, apiKey: config.search.meilisearchApiKey }),
+            client: connectMeilisearch({
+              url: config.search.meilisearchUrl!,
+              apiKey: config.search.meilisearchApiKey,
+            }),
             db,
             content,
           })
