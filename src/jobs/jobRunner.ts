@@ -102,8 +102,8 @@ export const createJobRunner = ({ maxConcurrent, runnerId = newId(), ...deps }: 
   let stopping = false;
   const actor = { subject: `job-runner:${runnerId}`, tenant: null, via: 'job' as const };
 
-  const running = () => [...active.values()].filter((j) => j.run);
-  const queue = () => [...active.values()].filter((j) => !j.run && j.status === 'pending');
+  const running = () => [...active.values()].filter((j) => j.run !== undefined);
+  const queue = () => [...active.values()].filter((j) => j.run === undefined && j.status === 'pending');
 
   const execute = (job: Tracked, stream: JobStream) => {
     job.status = 'running';
@@ -166,7 +166,7 @@ export const createJobRunner = ({ maxConcurrent, runnerId = newId(), ...deps }: 
       await fillSlots();
       const tracked = active.get(job.jobId);
       const runningCount = running().length;
-      if (tracked?.run) return { status: 'running', queuePosition: 0, runningCount };
+      if (tracked?.run !== undefined) return { status: 'running', queuePosition: 0, runningCount };
       const position = queue().findIndex((j) => j.jobId === job.jobId) + 1;
       return { status: 'pending', queuePosition: Math.max(position, 1), runningCount };
     },
@@ -174,7 +174,7 @@ export const createJobRunner = ({ maxConcurrent, runnerId = newId(), ...deps }: 
       const job = active.get(jobId);
       if (!job) return;
       job.cancel = true;
-      if (!job.run) active.delete(jobId);
+      if (job.run === undefined) active.delete(jobId);
     },
     async start() {
       if (started) return;
@@ -192,7 +192,7 @@ export const createJobRunner = ({ maxConcurrent, runnerId = newId(), ...deps }: 
       stopping = true;
       started = false;
       await filling;
-      await Promise.all(running().map((j) => j.run));
+      await Promise.all(running().map((j) => j.run ?? Promise.resolve()));
       active.clear();
     },
   };

@@ -27,7 +27,7 @@ export const openJobStream = async (store: EventStore, jobId: string): Promise<J
       return state;
     },
     async apply(transition, context) {
-      const decided = jobDecider.decide({ ...transition, jobId } as never, state, context);
+      const decided = jobDecider.decide({ ...transition, jobId }, state, context);
       const expected = revision ?? 'no_stream';
       const events = decided.map((event, index) => ({
         ...validateEvent(event),

@@ -16,7 +16,7 @@ import { progressLine } from '../cli/progress.js';
 import type { Config } from '../config.js';
 import { streamId } from '../domain/events.js';
 import { newId } from '../domain/ids.js';
-import { isTerminal, type JobStatus } from '../domain/jobs.js';
+import { isTerminal } from '../domain/jobs.js';
 import type { Actor } from '../domain/metadata.js';
 import type { Embedder } from '../ports/embedder.js';
 import { AppError } from '../errors.js';
@@ -97,7 +97,7 @@ const mountCli = (runtime: { runner?: JobRunner }) => (program: Command, withLed
         for (;;) {
           const status = await call<JobStatusResponse>(ledger, 'get_job_status', { job_id: started.job_id });
           line.update(`${bar(status.progress_percentage)} ${status.status}: ${status.progress_message}`);
-          if (isTerminal(status.status as JobStatus)) {
+          if (isTerminal(status.status)) {
             line.done();
             printJson(status);
             if (status.status !== 'completed') process.exitCode = 1;

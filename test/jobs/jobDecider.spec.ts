@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jobDecider, type JobCommand } from '../../commands/indexingJobDecider.js';
-import type { StoredEvent } from '../../src/domain/events.js';
+import { jobDecider, type CancelJob, type JobTransition } from '../../commands/indexingJobDecider.js';
 import type { JobState } from '../../src/domain/jobs.js';
 import { START } from '../../src/domain/position.js';
 import { commandContext } from '../../src/engine/commands.js';
@@ -9,7 +8,7 @@ import { testMetadata } from '../support/events.js';
 
 const jobId = crypto.randomUUID();
 const context = commandContext({ subject: 'test', tenant: null, via: 'system' });
-const steps: Record<string, Omit<JobCommand, 'jobId'>> = {
+const steps: Record<string, JobTransition | CancelJob> = {
   request: { type: 'IndexingJobRequested', data: { repoPath: '/r', forceReindex: false, include: [], exclude: [] } },
   start: { type: 'IndexingJobStarted', data: { runnerId: 'r1' } },
   block: { type: 'IndexingJobBlocked', data: { reason: 'embedder down' } },
@@ -23,13 +22,13 @@ const steps: Record<string, Omit<JobCommand, 'jobId'>> = {
 /** Folds the named steps, deciding each against the state so far. */
 const given = (...names: string[]): JobState =>
   names.reduce((state, name, i) => {
-    const events = jobDecider.decide({ ...steps[name]!, jobId } as JobCommand, state, context);
+    const events = jobDecider.decide({ ...steps[name]!, jobId }, state, context);
     return events.reduce(
-      (s, e) => jobDecider.evolve(s, { ...e, streamId: 'job', revision: BigInt(i), position: START, metadata: testMetadata(), recordedAt: '' } as StoredEvent<never>),
+      (s, e) => jobDecider.evolve(s, { ...e, streamId: 'job', revision: BigInt(i), position: START, metadata: testMetadata(), recordedAt: '' }),
       state,
     );
   }, jobDecider.initialState());
-const decide = (state: JobState, name: string) => jobDecider.decide({ ...steps[name]!, jobId } as JobCommand, state, context);
+const decide = (state: JobState, name: string) => jobDecider.decide({ ...steps[name]!, jobId }, state, context);
 
 describe('the job state machine', () => {
   it.each([

@@ -46,7 +46,7 @@ describe('an indexing job whose embedding service goes away', () => {
     await ledger.start();
     const context = { actor: { subject: 't', tenant: null, via: 'system' as const }, correlationId: crypto.randomUUID(), project: 'default' };
     const status = async (jobId: string) => {
-      const body = await ledger!.operation('get_job_status').run({ job_id: jobId } as never, context);
+      const body = await ledger!.operation('get_job_status').run({ job_id: jobId }, context);
       assertContract('GetJobStatusResponse', body);
       return body as { status: string; progress_message: string; progress_percentage: number };
     };
@@ -60,7 +60,7 @@ describe('an indexing job whose embedding service goes away', () => {
     };
 
     const started = (await ledger.operation('start_indexing_background').run(
-      { repo_path: makeRepo(20), project_id: 'blocked' } as never,
+      { repo_path: makeRepo(20), project_id: 'blocked' },
       context,
     )) as { job_id: string };
     const blocked = await waitFor(started.job_id, 'blocked', 30_000);

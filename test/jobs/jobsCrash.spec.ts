@@ -75,7 +75,7 @@ describe('an indexing job after kill -9', () => {
       expect(new Set(items.map((d) => d.sourceId)).size).toBe(600);
       const search = ledger.operation('search');
       for (const i of [0, 149, 150, 301, 599]) {
-        const found = (await search.run({ query: `uniqueword${i}x`, mode: 'keyword', limit: 10 } as never, {
+        const found = (await search.run({ query: `uniqueword${i}x`, mode: 'keyword', limit: 10 }, {
           actor: { subject: 't', tenant: null, via: 'system' },
           correlationId: crypto.randomUUID(),
           project: 'crash',

@@ -20,7 +20,7 @@ await ledger.start();
 process.stdout.write('ready\n');
 let jobId = process.env.JOB_ID;
 if (repo) {
-  const started = (await ledger.operation('start_indexing_background').run({ repo_path: repo, project_id: project } as never, context)) as { job_id: string };
+  const started = (await ledger.operation('start_indexing_background').run({ repo_path: repo, project_id: project }, context)) as { job_id: string };
   jobId = started.job_id;
   process.stdout.write(`job ${jobId}\n`);
 }
