@@ -4,7 +4,7 @@ import { ValidationError } from '../../src/errors.js';
 import { detectContentType } from '../chunking/contentTypes.js';
 import { decodeText, looksBinary } from './fileContent.js';
 import { GitCommandError, runGit } from './gitCli.js';
-import { lastChanges, listTree, readBlobs, type TreeEntry } from './gitObjects.js';
+import { lastChanges, listTree, readBlobs, type LastChange, type TreeEntry } from './gitObjects.js';
 import { createPathFilter, type PathFilter } from './pathFilter.js';
 import { DEFAULT_MAX_FILE_BYTES, type GitFile, type SkippedFile, type SkipReason } from './types.js';
 
@@ -98,7 +98,7 @@ const fileOf = (
   scan: Scan,
   entry: TreeEntry,
   content: Buffer | null,
-  change: { authoredAt: string; author: string } | null,
+  change: LastChange | null,
   maxFileBytes: number,
 ): GitFile | SkippedFile => {
   if (!content) return skipped(scan, entry.path, 'vanished', `object ${entry.objectId} is missing`);
@@ -118,7 +118,8 @@ const fileOf = (
     commit: scan.commit,
     author: change?.author ?? null,
     updatedAt,
-    sourceUrl: sourceUrlOf(scan, entry.path),
+    // Linked at the file's own last commit: a commit elsewhere in the repository leaves it unchanged.
+    sourceUrl: sourceUrlOf(scan, entry.path, change?.commit ?? scan.commit),
   };
 };
 
@@ -154,9 +155,9 @@ export const sourceUrlFor = (
     .replaceAll('{branch}', encodeURIComponent(values.branch ?? values.commit))
     .replaceAll('{path}', values.path.split('/').map(encodeURIComponent).join('/'));
 
-const sourceUrlOf = (scan: Scan, path: string): string | null =>
+const sourceUrlOf = (scan: Scan, path: string, commit: string): string | null =>
   scan.options.sourceUrlTemplate
-    ? sourceUrlFor(scan.options.sourceUrlTemplate, { commit: scan.commit, branch: scan.branch, path })
+    ? sourceUrlFor(scan.options.sourceUrlTemplate, { commit, branch: scan.branch, path })
     : null;
 
 const skipped = (scan: Scan, path: string, reason: SkipReason, detail: string | null): SkippedFile => ({

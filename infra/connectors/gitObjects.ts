@@ -30,6 +30,8 @@ export const listTree = async (repository: string, commit: string): Promise<Tree
 };
 
 export interface LastChange {
+  /** The last commit that changed the file. */
+  readonly commit: string;
   readonly authoredAt: string;
   readonly author: string;
 }
@@ -54,17 +56,17 @@ export const lastChanges = async (
     '-z',
     '--name-only',
     '--no-renames',
-    `--format=${RECORD}%aI${FIELD}%an`,
+    `--format=${RECORD}%H${FIELD}%aI${FIELD}%an`,
     commit,
   ]);
   git.stdin.end();
   const take = (record: string): void => {
     const headerEnd = record.indexOf('\0');
-    const [authoredAt = '', author = ''] = (headerEnd < 0 ? record : record.slice(0, headerEnd)).split(FIELD);
+    const [commit = '', authoredAt = '', author = ''] = (headerEnd < 0 ? record : record.slice(0, headerEnd)).split(FIELD);
     if (headerEnd < 0) return;
     for (const raw of record.slice(headerEnd + 1).split('\0')) {
       const path = raw.replace(/^\n/, '');
-      if (wanted.has(path) && !found.has(path)) found.set(path, { authoredAt, author });
+      if (wanted.has(path) && !found.has(path)) found.set(path, { commit, authoredAt, author });
     }
   };
   let pending = '';

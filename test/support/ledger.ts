@@ -14,9 +14,10 @@ export const modelEnv = (): NodeJS.ProcessEnv =>
     : { CTX_EMBEDDINGS__PROVIDER: 'none' };
 
 /** A real ledger on a fresh embedded data directory, bound to an ephemeral loopback port. */
-export const openTestLedger = (env: NodeJS.ProcessEnv = {}): Promise<Ledger> =>
+export const openTestLedger = (env: NodeJS.ProcessEnv = {}, file?: string): Promise<Ledger> =>
   openLedger(
     loadConfig({
+      file,
       env: { ...modelEnv(), ...env },
       overrides: { storage: { dataDir: tempDataDir() }, server: { bind: '127.0.0.1:0' } },
     }),
