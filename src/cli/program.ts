@@ -6,6 +6,7 @@ import { AppError } from '../errors.js';
 import { openLedger, startServer, PRODUCT } from '../main.js';
 import type { WithLedger } from '../module.js';
 import { MODULES } from '../modules/index.js';
+import { migrateCli } from '../migration/migrateCli.js';
 
 interface GlobalOptions {
   config?: string;
@@ -68,7 +69,7 @@ export const buildCli = (): Command => {
       const ledger = await openLedger(configOf(command));
       try {
         const server = await startServer(ledger);
-        onShutdown(server.close);
+        onShutdown(() => server.close());
       } catch (error) {
         await ledger.close();
         throw error;
@@ -93,6 +94,7 @@ export const buildCli = (): Command => {
     });
 
   for (const module of MODULES) module.cli?.(program, withLedger);
+  migrateCli(program, withLedger);
   return program;
 };
 
