@@ -61,7 +61,7 @@ const toHistoryEvent = (e: StoredEvent): ReadHistoryOutput['events'][number] => 
   project: e.metadata.project,
   commandId: e.metadata.commandId,
   correlationId: e.metadata.correlationId,
-  data: e.data as Record<string, unknown>,
+  data: e.data,
 });
 
 /** The events of one stream, or of `$all`, oldest or newest first, a page at a time. */

@@ -7,7 +7,7 @@ import type { Embedder } from '../src/ports/embedder.js';
 import type { ReadModels } from '../src/ports/projections.js';
 import type { KeywordIndex, ScoredChunk, SearchFilters, VectorIndex } from '../src/ports/searchIndex.js';
 import { parseInput } from '../src/validation.js';
-import { fuse, type Fusion } from './fusion.js';
+import { fuse } from './fusion.js';
 import { snippetOf } from './snippet.js';
 
 const isoOrNull = z.iso.datetime({ offset: true }).nullable().optional();
@@ -84,7 +84,7 @@ export const searchDocuments = async (deps: SearchDeps, rawInput: SearchInput, p
   ]);
   const ranked = fuse(
     { keyword, semantic },
-    input.mode === 'hybrid' ? (input.fusion as Fusion) : input.mode === 'keyword' ? 'keyword' : 'semantic',
+    input.mode === 'hybrid' ? input.fusion : input.mode === 'keyword' ? 'keyword' : 'semantic',
   );
 
   const best = new Map<string, (typeof ranked)[number]>();

@@ -58,7 +58,6 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
       config.storage.eventStore === 'eventstoredb'
         ? createEsdbEventStore(connectEsdb(config.storage.eventstoreUrl!))
         : await createPostgresEventStore(db);
-    let runner: ProjectionRunner | undefined;
     let operations: Operation[] = [];
     const context: ModuleContext = {
       config,
@@ -66,16 +65,16 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
       db,
       store,
       readModels: postgresReadModels(db),
-      waitForProjections: (position, timeoutMs) => runner!.waitFor(position, { timeoutMs }),
+      // The runner is made once every module has given its projections; these closures run later.
+      waitForProjections: (position, timeoutMs) => projections.waitFor(position, { timeoutMs }),
       operations: () => operations,
     };
     for (const module of options.modules ?? MODULES) parts.push(await module.setup(context));
-    runner = createProjectionRunner(
+    const projections = createProjectionRunner(
       store,
       parts.flatMap((p) => p.projections ?? []),
       { batchSize: config.projections.batchSize, logger },
     );
-    const projections = runner;
     operations = parts.flatMap((p) => p.operations ?? []);
     const database = db;
     return {

@@ -19,9 +19,9 @@ export interface ModuleContext {
   store: EventStore;
   readModels: ReadModels;
   /** Resolves once every projection has applied the event at `position` (read-your-writes). */
-  waitForProjections(position: Position, timeoutMs?: number): Promise<void>;
+  waitForProjections: (position: Position, timeoutMs?: number) => Promise<void>;
   /** Every operation of the ledger, once all modules are set up: how modules use each other. */
-  operations(): readonly Operation[];
+  operations: () => readonly Operation[];
 }
 
 export interface ModuleParts {

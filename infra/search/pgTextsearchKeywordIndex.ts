@@ -21,8 +21,8 @@ export const createPgTextsearchKeywordIndex = async (
     table: TABLE,
     valueType: 'text',
     valueIndex: (table, index) => `CREATE INDEX ${index} ON ${table} USING bm25 (value) WITH (text_config = 'english')`,
-    values: async (chunks, texts) =>
-      chunks.map((c) => [c.title, texts.get(c.textHash)].filter((part) => part).join('\n')),
+    values: (chunks, texts) =>
+      Promise.resolve(chunks.map((c) => [c.title, texts.get(c.textHash)].filter((part) => part).join('\n'))),
   });
   const index: KeywordIndex = {
     async search(query, filters, limit) {

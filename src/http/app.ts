@@ -3,12 +3,14 @@ import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastif
 import { newId } from '../domain/ids.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
-import { mountMcp, type McpRouteOptions } from './mcpRoutes.js';
+import { mountMcp, type McpAuthenticate, type McpRouteOptions } from './mcpRoutes.js';
 
 export interface AppDeps {
   logger: Logger & FastifyServerOptions['loggerInstance'];
   bodyLimitBytes: number;
   createMcpServer: McpRouteOptions['createServer'];
+  /** Puts MCP over HTTP behind authentication; modules can also set it with `authenticateMcpWith`. */
+  authenticateMcp?: McpAuthenticate;
 }
 
 /** Seed 000's error body, used by every route outside `/api/v1`. */
@@ -47,7 +49,12 @@ export const buildApp = async (deps: AppDeps): Promise<FastifyInstance> => {
     reply.status(404).send(errorBody('not_found', `No route ${request.method} ${request.url}`)),
   );
 
-  app.get('/health', async () => ({ status: 'ok' }));
-  mountMcp(app, { createServer: deps.createMcpServer, logger: deps.logger, maxRequestBodySize: deps.bodyLimitBytes });
+  app.get('/health', () => ({ status: 'ok' }));
+  mountMcp(app, {
+    createServer: deps.createMcpServer,
+    logger: deps.logger,
+    maxRequestBodySize: deps.bodyLimitBytes,
+    authenticate: deps.authenticateMcp,
+  });
   return app;
 };

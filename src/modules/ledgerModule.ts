@@ -1,3 +1,4 @@
+import type { Command } from 'commander';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
 import { streamSummaries } from '../../projections/streamSummaries.js';
 import { readHistory, readHistoryOperation } from '../../queries/readHistory.js';
@@ -24,7 +25,7 @@ export const ledgerModule: LedgerModule = {
       .option('--cursor <cursor>', 'continue from a previous page')
       .option('--backwards', 'newest first')
       .option('--json', 'print JSON')
-      .action(async (stream: string | undefined, options: Record<string, unknown>, command) => {
+      .action(async (stream: string | undefined, options: Record<string, unknown>, command: Command) => {
         const page = await withLedger(command, (ledger) =>
           readHistory(ledger.store, {
             stream,
@@ -44,7 +45,7 @@ export const ledgerModule: LedgerModule = {
       .command('status')
       .description('checkpoint, lag and throughput of every projection')
       .option('--json', 'print JSON')
-      .action(async (options: { json?: boolean }, command) => {
+      .action(async (options: { json?: boolean }, command: Command) => {
         const status = await withLedger(command, (ledger) => ledger.projections.status());
         print(options.json ? JSON.stringify(status, null, 2) : formatProjectionStatus(status));
       });
@@ -52,7 +53,7 @@ export const ledgerModule: LedgerModule = {
       .command('rebuild')
       .description('rebuild a projection from the first event into a shadow copy, then swap it in')
       .argument('<name>', 'projection name (see `ctx projections status`)')
-      .action(async (name: string, _options: object, command) => {
+      .action(async (name: string, _options: object, command: Command) => {
         const result = await withLedger(command, (ledger) =>
           ledger.projections.rebuild(name, (p) =>
             process.stderr.write(`\rrebuilding ${name}: ${p.processedEvents} events`),

@@ -127,7 +127,7 @@ export const searchModule: LedgerModule = {
     const get = getDocumentOperation({ readModels, content });
     const listSources = listSourcesOperation({
       readModels,
-      configuredSources: async () => sources.map((s) => s.health()),
+      configuredSources: () => Promise.resolve(sources.map((s) => s.health())),
     });
     return {
       projections: [

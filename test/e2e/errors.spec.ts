@@ -44,7 +44,7 @@ describe('HTTP error mapping', () => {
       payload: '{"a":',
     });
     expect(malformed.statusCode).toBe(400);
-    expect(malformed.json().error.code).toBe('bad_request');
+    expect(malformed.json<{ error: { code: string } }>().error.code).toBe('bad_request');
   });
 
   it('refuses bodies over the limit with 413', async () => {
@@ -61,14 +61,14 @@ describe('HTTP error mapping', () => {
     const response = await (await app()).inject({ method: 'GET', url: '/boom', headers: { 'x-request-id': 'req-7' } });
     expect(response.statusCode).toBe(500);
     expect(response.headers['x-request-id']).toBe('req-7');
-    expect(response.json().error).toEqual({ code: 'internal', message: 'Internal error (request id req-7)' });
+    expect(response.json<{ error: unknown }>().error).toEqual({ code: 'internal', message: 'Internal error (request id req-7)' });
     expect(response.body).not.toContain('secret detail');
   });
 
   it('answers unknown routes with not_found and allows any origin', async () => {
     const response = await (await app()).inject({ method: 'GET', url: '/nope', headers: { origin: 'http://x.test' } });
     expect(response.statusCode).toBe(404);
-    expect(response.json().error.code).toBe('not_found');
+    expect(response.json<{ error: { code: string } }>().error.code).toBe('not_found');
     expect(response.headers['access-control-allow-origin']).toBe('http://x.test');
   });
 });

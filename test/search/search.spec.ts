@@ -98,7 +98,7 @@ describe('documents and search through HTTP and MCP', () => {
 
     const missing = await post('/tools/get', { id: crypto.randomUUID() });
     expect(missing.status).toBe(404);
-    const missingBody = await missing.json();
+    const missingBody: unknown = await missing.json();
     assertSeed000('error', missingBody);
     expect(missingBody).toMatchObject({ error: { code: 'not_found' } });
     const malformed = await post('/tools/get', { id: 'not-a-uuid' });
@@ -110,7 +110,7 @@ describe('documents and search through HTTP and MCP', () => {
     for (const body of [{ query: '' }, { query: 'x', limit: 0 }, { query: 'x', limit: 1000 }, { query: 'x', mode: 'fuzzy' }, '{"query":']) {
       const response = await post('/tools/search', body);
       expect(response.status, JSON.stringify(body)).toBe(400);
-      const error = await response.json();
+      const error: unknown = await response.json();
       assertSeed000('error', error);
       expect(error).toMatchObject({ error: { code: 'bad_request' } });
     }

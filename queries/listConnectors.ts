@@ -1,0 +1,52 @@
+import { CONNECTORS, type ConnectorRow } from '../projections/connectors.js';
+import { NotFoundError } from '../src/errors.js';
+import type { ReadModels } from '../src/ports/projections.js';
+
+/** A connector as responses show it; `settings` must already be redacted by the caller's view. */
+export interface ConnectorView {
+  id: string;
+  type: string;
+  name: string;
+  status: string;
+  last_sync: string | null;
+  created_at: string;
+  config: Record<string, unknown>;
+}
+
+const viewOf = (row: ConnectorRow, redact: (settings: Record<string, unknown>) => Record<string, unknown>): ConnectorView => ({
+  id: row.id,
+  type: row.type,
+  name: row.name,
+  status: row.status,
+  last_sync: null,
+  created_at: row.createdAt,
+  config: redact(row.settings),
+});
+
+/** The connectors of one project. */
+export const listConnectors = async (
+  readModels: ReadModels,
+  project: string,
+  redact: (settings: Record<string, unknown>) => Record<string, unknown>,
+): Promise<ConnectorView[]> => {
+  const { items } = await readModels.find<ConnectorRow>(CONNECTORS, {
+    where: { project },
+    orderBy: [{ field: 'createdAt', direction: 'asc' }],
+    limit: 1000,
+  });
+  return items.map((row) => viewOf(row, redact));
+};
+
+/** One connector of the project, with how many documents its source holds; another project's is not found. */
+export const getConnector = async (
+  readModels: ReadModels,
+  project: string,
+  id: string,
+  redact: (settings: Record<string, unknown>) => Record<string, unknown>,
+) => {
+  const row = await readModels.get<ConnectorRow>(CONNECTORS, id);
+  if (!row || row.project !== project) throw new NotFoundError(`No connector with id ${id}`);
+  const counts = await readModels.count('documents', 'source', { project });
+  const documents = (counts.get(row.name) ?? 0) + (counts.get(`${row.type}:${row.name}`) ?? 0);
+  return { ...viewOf(row, redact), stats: { documents_indexed: documents, last_error: null } };
+};

@@ -1,0 +1,143 @@
+import { createHash } from 'node:crypto';
+import { ValidationError } from '../src/errors.js';
+import type { SearchRequest, SearchResponse } from '../src/http/api/schemas.js';
+import type { OperationContext } from '../src/operations.js';
+import type { SearchInput, SearchOutput } from './searchDocuments.js';
+
+export interface WorkContextSearchDeps {
+  /** The ledger's `search` operation (project-scoped by the context). */
+  search(input: SearchInput, context: OperationContext): Promise<SearchOutput>;
+  /** How many sources the project's documents come from. */
+  sourcesSearched(project: string): Promise<number>;
+  /** Defaults and caps from the runtime settings. */
+  limits(): { defaultTopK: number; maxResults: number };
+}
+
+type Hit = SearchOutput['results'][number];
+
+/** `file` for code and documents read from disk or git; otherwise the system the source names. */
+export const sourceTypeOf = (source: string): string => {
+  const system = /^(slack|github|jira)\b/i.exec(source)?.[1]?.toLowerCase();
+  return system ?? 'file';
+};
+
+const TICKET = /\b[A-Z][A-Z0-9]+-\d+\b/g;
+
+const normalisePath = (p: string) => p.replace(/\\/g, '/').replace(/^\.\//, '');
+const directoryOf = (p: string) => p.slice(0, Math.max(0, p.lastIndexOf('/')));
+
+/** Why a result matters more given what the caller is working on, and by how much. */
+const boostsFor = (hit: Hit, activeFile: string | null, tickets: readonly string[]): { factor: number; reasons: string[] } => {
+  const reasons: string[] = [];
+  let factor = 1;
+  const path = normalisePath(hit.source_id);
+  if (activeFile) {
+    if (path === activeFile || path.endsWith(`/${activeFile}`)) {
+      factor *= 2;
+      reasons.push('active_file');
+    } else if (directoryOf(activeFile) && directoryOf(path) === directoryOf(activeFile)) {
+      factor *= 1.4;
+      reasons.push('near_active_file');
+    }
+  }
+  const haystack = `${hit.title ?? ''}\n${hit.source_id}\n${hit.snippet}`.toUpperCase();
+  for (const ticket of tickets) {
+    if (haystack.includes(ticket)) {
+      factor *= 1.5;
+      reasons.push(`ticket:${ticket}`);
+    }
+  }
+  return { factor, reasons };
+};
+
+interface Cursor {
+  offset: number;
+  fingerprint: string;
+}
+
+const fingerprintOf = (request: SearchRequest, topK: number) =>
+  createHash('sha256')
+    .update(JSON.stringify([request.query, request.work_context ?? null, request.filters ?? null, topK]))
+    .digest('base64url')
+    .slice(0, 12);
+
+const encodeCursor = (cursor: Cursor) => Buffer.from(JSON.stringify(cursor)).toString('base64url');
+
+const decodeCursor = (raw: string, fingerprint: string): number => {
+  let cursor: Partial<Cursor>;
+  try {
+    cursor = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Partial<Cursor>;
+  } catch {
+    throw new ValidationError('pagination.cursor is not a cursor this API issued');
+  }
+  if (typeof cursor.offset !== 'number' || !Number.isInteger(cursor.offset) || cursor.offset < 0) {
+    throw new ValidationError('pagination.cursor is not a cursor this API issued');
+  }
+  if (cursor.fingerprint !== fingerprint) throw new ValidationError('pagination.cursor belongs to a different query');
+  return cursor.offset;
+};
+
+/**
+ * Seed 002's search: the ledger's ranking, re-ordered by the caller's work context (active file,
+ * branch, open tickets), filtered by source type, and paged with an opaque cursor.
+ */
+export const searchWithWorkContext = async (
+  deps: WorkContextSearchDeps,
+  request: SearchRequest,
+  context: OperationContext,
+): Promise<SearchResponse> => {
+  const started = performance.now();
+  const { defaultTopK, maxResults } = deps.limits();
+  const topK = Math.min(request.top_k ?? defaultTopK, maxResults);
+  const fingerprint = fingerprintOf(request, topK);
+  const offset = request.pagination?.cursor ? decodeCursor(request.pagination.cursor, fingerprint) : 0;
+  const pageSize = request.pagination?.limit ?? 20;
+
+  const range = request.filters?.date_range;
+  const [found, sourcesSearched] = await Promise.all([
+    deps.search({ query: request.query, mode: 'keyword', limit: topK, filters: { since: range?.from, until: range?.to } }, context),
+    deps.sourcesSearched(context.project),
+  ]);
+  const wanted = request.filters?.source_types;
+  const kept = wanted?.length ? found.results.filter((hit) => wanted.includes(sourceTypeOf(hit.source) as never)) : found.results;
+
+  const activeFile = request.work_context?.active_file ? normalisePath(request.work_context.active_file) : null;
+  const tickets = [
+    ...new Set([
+      ...(request.work_context?.open_ticket_ids ?? []).map((t) => t.toUpperCase()),
+      ...(request.work_context?.git_branch?.toUpperCase().match(TICKET) ?? []),
+    ]),
+  ];
+  const ranked = kept
+    .map((hit, rank) => {
+      const { factor, reasons } = boostsFor(hit, activeFile, tickets);
+      return { hit, reasons, score: ((kept.length - rank) / kept.length) * factor };
+    })
+    .sort((a, b) => b.score - a.score);
+  const top = ranked[0]?.score ?? 1;
+
+  const page = ranked.slice(offset, offset + pageSize);
+  const hasMore = offset + pageSize < ranked.length;
+  return {
+    results: page.map(({ hit, reasons, score }) => ({
+      source: hit.source_url ?? `${sourceTypeOf(hit.source) === 'file' ? 'file://' : `${hit.source}:`}${hit.source_id}`,
+      content: hit.snippet,
+      score: Number((score / top).toFixed(4)),
+      metadata: {
+        document_id: hit.id,
+        title: hit.title,
+        type: sourceTypeOf(hit.source),
+        source_type: sourceTypeOf(hit.source),
+        path: hit.source_id,
+        last_modified: hit.updated_at,
+        boosted_by: reasons,
+      },
+    })),
+    pagination: {
+      has_more: hasMore,
+      next_cursor: hasMore ? encodeCursor({ offset: offset + pageSize, fingerprint }) : null,
+      total_results: ranked.length,
+    },
+    query_metadata: { execution_time_ms: Math.round(performance.now() - started), sources_searched: sourcesSearched },
+  };
+};
