@@ -13,6 +13,8 @@ export interface OperationContext {
   project: string;
   /** Long operations report progress here when the caller listens. */
   onProgress?: (progress: Record<string, unknown>) => void;
+  /** What an authenticated caller may do; absent when every scope is allowed. */
+  scopes?: readonly string[];
 }
 
 /**
@@ -26,6 +28,10 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodO
   toolset: Toolset;
   /** True for operations that append events; hidden in read-only mode. */
   writes: boolean;
+  /** The scope an authenticated caller needs (e.g. `search:read`); none when any caller may. */
+  scope?: string;
+  /** The text an MCP client shows (e.g. results formatted for an LLM's context); JSON when absent. */
+  formatText?: (output: z.output<O>, input: z.output<I>) => string;
   input: I;
   output: O;
   run(input: z.output<I>, context: OperationContext): Promise<z.output<O>>;

@@ -1,9 +1,10 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
 import { newId } from '../domain/ids.js';
+import { AuthorizationError } from '../domain/auth.js';
 import { AppError } from '../errors.js';
 import type { Actor } from '../domain/metadata.js';
-import { DEFAULT_PROJECT, type Operation } from '../operations.js';
+import { DEFAULT_PROJECT, type Operation, type Toolset } from '../operations.js';
 import type { Logger } from '../ports/logger.js';
 import { toolFailure, toolSuccess } from './toolResult.js';
 
@@ -15,6 +16,34 @@ export interface McpServerOptions {
   /** Adds what is not an operation (prompts, resources) to each server. */
   extend?: (server: McpServer, actor: Actor) => void;
 }
+
+/** What one caller sees and may call over MCP. */
+export interface McpAccess {
+  /** Scopes of an authenticated caller; null when every scope is allowed. */
+  scopes: readonly string[] | null;
+  /** Tool groups the deployment exposes; null for all. */
+  toolsets: readonly Toolset[] | null;
+  /** Hides every tool that writes. */
+  readOnly: boolean;
+}
+
+export const FULL_ACCESS: McpAccess = { scopes: null, toolsets: null, readOnly: false };
+
+/** The scope a tool needs: its own, or one that follows from its group and whether it writes. */
+export const requiredScope = (operation: Operation): string => {
+  if (operation.scope) return operation.scope;
+  switch (operation.toolset) {
+    case 'search':
+      return 'search:read';
+    case 'admin':
+      return operation.writes ? 'config:write' : 'config:read';
+    default:
+      return operation.writes ? 'index:write' : 'index:read';
+  }
+};
+
+export const exposedOperations = (operations: readonly Operation[], access: McpAccess) =>
+  operations.filter((o) => (!access.toolsets || access.toolsets.includes(o.toolset)) && !(access.readOnly && o.writes));
 
 /**
  * The operation's schema as listed to clients, but accepting any arguments: the operation checks
@@ -28,10 +57,14 @@ const advertisedOnly = (schema: z.ZodObject): z.ZodObject => {
 /** Builds a fresh MCP server with every operation as a tool; the SDK calls this per request or connection. */
 export const createMcpServerFactory =
   ({ name, version, operations, logger, extend }: McpServerOptions) =>
-  (actor: Actor): McpServer => {
+  (actor: Actor, access: McpAccess = FULL_ACCESS): McpServer => {
     const server = new McpServer({ name, version }, { capabilities: { tools: {} } });
     extend?.(server, actor);
-    for (const operation of operations) {
+    // A tenant's tools run in its own project, whatever project an input names.
+    const project = actor.tenant ?? DEFAULT_PROJECT;
+    for (const operation of exposedOperations(operations, access)) {
+      const scope = requiredScope(operation);
+      const namesProject = 'project_id' in operation.input.shape;
       server.registerTool(
         operation.name,
         {
@@ -41,11 +74,15 @@ export const createMcpServerFactory =
           outputSchema: operation.output,
           annotations: { readOnlyHint: !operation.writes },
         },
-        async (input: Record<string, unknown>) => {
+        async (given: Record<string, unknown>) => {
           const correlationId = newId();
           try {
-            const output = await operation.run(input, { actor, correlationId, project: DEFAULT_PROJECT });
-            return toolSuccess(output);
+            if (access.scopes && !access.scopes.includes(scope)) throw new AuthorizationError(scope);
+            const input = actor.tenant && namesProject ? { ...given, project_id: actor.tenant } : given;
+            const scopes = access.scopes ?? undefined;
+            const output = await operation.run(input, { actor, correlationId, project, ...(scopes ? { scopes } : {}) });
+            if (!operation.formatText) return toolSuccess(output);
+            return { content: [{ type: 'text', text: operation.formatText(output, input) }], structuredContent: output };
           } catch (error) {
             const own = operation.mcpError?.(error, correlationId);
             if (!own) return toolFailure(error, logger, correlationId);

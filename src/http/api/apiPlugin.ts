@@ -1,0 +1,148 @@
+import rateLimit from '@fastify/rate-limit';
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { z } from 'zod';
+import { AuthorizationError } from '../../domain/auth.js';
+import type { OperationContext } from '../../operations.js';
+import { parseInput } from '../../validation.js';
+import type { ApiMetrics } from './apiMetrics.js';
+import { RateLimitError, toApiError } from './apiErrors.js';
+import type { Authenticator, Principal } from './authenticator.js';
+import { ROUTE_SPECS, type RateClass, type RouteKey, type RouteSpec } from './routeSpecs.js';
+
+/** What a handler gets: its validated input and who calls. */
+export interface ApiCall {
+  params: Record<string, unknown>;
+  query: Record<string, unknown>;
+  body: unknown;
+  principal: Principal | null;
+  /** The operation context of an authenticated call (tenant = project). */
+  context: OperationContext;
+}
+
+export type ApiHandlers = Record<RouteKey, (call: ApiCall) => Promise<unknown>>;
+
+export interface ApiPluginOptions {
+  authenticator: Authenticator;
+  handlers: ApiHandlers;
+  perMinute(rateClass: RateClass): number;
+  metrics: ApiMetrics;
+  openapi(): unknown;
+  bodyLimitBytes: number;
+}
+
+interface RouteConfig {
+  spec?: RouteSpec;
+}
+
+interface RequestState {
+  correlationId: string;
+  principal: Principal | null;
+}
+
+/** A client's own correlation id is kept when it looks like an id. */
+const CLIENT_CORRELATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+const specOf = (request: FastifyRequest): RouteSpec | undefined => (request.routeOptions.config as RouteConfig).spec;
+
+/**
+ * `/api/v1` as seed 002 defines it: its own error format and not-found answer, authentication and
+ * scopes per endpoint, rate limits per user and endpoint class, and validated input.
+ */
+export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, options) => {
+  const { authenticator, handlers, metrics } = options;
+  const states = new WeakMap<FastifyRequest, RequestState>();
+  const stateOf = (request: FastifyRequest): RequestState => {
+    let state = states.get(request);
+    if (!state) {
+      const sent = request.headers['x-correlation-id'];
+      const given = typeof sent === 'string' && CLIENT_CORRELATION_ID.test(sent) ? sent : null;
+      state = { correlationId: given ?? request.id, principal: null };
+      states.set(request, state);
+    }
+    return state;
+  };
+
+  api.setErrorHandler((error, request, reply) => {
+    const { correlationId } = stateOf(request);
+    const { status, body } = toApiError(error, request, correlationId);
+    if (error instanceof RateLimitError) void reply.header('retry-after', error.retryAfterSeconds);
+    return reply.status(status).header('x-correlation-id', correlationId).send(body);
+  });
+  api.setNotFoundHandler((request, reply) => {
+    const { correlationId } = stateOf(request);
+    const { status, body } = toApiError(
+      Object.assign(new Error(`No endpoint ${request.method} ${request.url}`), { statusCode: 404 }),
+      request,
+      correlationId,
+    );
+    return reply.status(status).header('x-correlation-id', correlationId).send(body);
+  });
+
+  api.addHook('onRequest', async (request, reply) => {
+    const state = stateOf(request);
+    void reply.header('x-correlation-id', state.correlationId);
+    const spec = specOf(request);
+    if (!spec?.scope) return;
+    const principal = await authenticator.authenticate(request.headers);
+    state.principal = principal;
+    if (!principal.scopes.includes(spec.scope)) throw new AuthorizationError(spec.scope);
+  });
+
+  await api.register(rateLimit, {
+    global: true,
+    hook: 'preHandler',
+    timeWindow: 60_000,
+    max: (request) => {
+      const rateClass = specOf(request)?.rateClass;
+      return rateClass ? options.perMinute(rateClass) : 1_000_000;
+    },
+    keyGenerator: (request) => {
+      const principal = stateOf(request).principal;
+      const who = principal && principal.method !== 'open' ? `${principal.tenant}/${principal.subject}` : `ip:${request.ip}`;
+      return `${who}|${specOf(request)?.rateClass ?? 'none'}`;
+    },
+    errorResponseBuilder: (_request, context) => new RateLimitError(Math.max(1, Math.ceil(context.ttl / 1000))),
+  });
+
+  // Seed 002 gives X-RateLimit-Reset as a Unix timestamp; the plugin counts seconds from now.
+  api.addHook('onSend', async (_request, reply, payload) => {
+    const reset = reply.getHeader('x-ratelimit-reset');
+    if (reset !== undefined) void reply.header('x-ratelimit-reset', Math.ceil(Date.now() / 1000) + Number(reset));
+    return payload;
+  });
+  api.addHook('onResponse', async (request, reply) => {
+    const failed = reply.statusCode >= 500;
+    if (specOf(request)?.rateClass === 'search') metrics.recordSearch(reply.elapsedTime, failed);
+    else metrics.recordRequest(failed);
+  });
+
+  const parse = (schema: z.ZodType | undefined, value: unknown) => (schema ? parseInput(schema, value ?? {}) : {});
+
+  for (const spec of ROUTE_SPECS as readonly RouteSpec[]) {
+    const handler = handlers[`${spec.method} ${spec.url}` as RouteKey];
+    api.route({
+      method: spec.method,
+      url: spec.url.replace(/\{(\w+)\}/g, ':$1'),
+      bodyLimit: options.bodyLimitBytes,
+      config: { spec, ...(spec.rateClass ? {} : { rateLimit: false }) },
+      handler: async (request, reply) => {
+        const state = stateOf(request);
+        const principal = state.principal;
+        const result = await handler({
+          params: parse(spec.params, request.params) as Record<string, unknown>,
+          query: parse(spec.query, request.query) as Record<string, unknown>,
+          body: spec.body ? parseInput(spec.body, request.body ?? {}) : undefined,
+          principal,
+          context: {
+            actor: { subject: principal?.subject ?? 'anonymous', tenant: principal?.tenant ?? null, via: 'rest' },
+            correlationId: state.correlationId,
+            project: principal?.tenant ?? 'default',
+          },
+        });
+        if (spec.status === 204) return reply.status(204).send();
+        return reply.status(spec.status).send(result);
+      },
+    });
+  }
+  api.get('/openapi.json', { config: { rateLimit: false } }, async () => options.openapi());
+};

@@ -1,0 +1,100 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
+import { hashSecret } from '../../../commands/createApiKey.js';
+import { API_KEYS, type ApiKeyRow } from '../../../projections/apiKeys.js';
+import type { Config } from '../../config.js';
+import { AuthenticationError, SCOPES } from '../../domain/auth.js';
+import { DEFAULT_PROJECT } from '../../operations.js';
+import type { ReadModels } from '../../ports/projections.js';
+import type { JwtCodec } from './jwtCodec.js';
+
+/** Who is calling, for which tenant (= project), allowed to do what. */
+export interface Principal {
+  subject: string;
+  tenant: string;
+  scopes: readonly string[];
+  method: 'jwt' | 'api_key' | 'open';
+}
+
+/** The caller of an open (auth off) deployment: every scope, the default project. */
+export const OPEN_PRINCIPAL: Principal = { subject: 'anonymous', tenant: DEFAULT_PROJECT, scopes: SCOPES, method: 'open' };
+
+export interface Authenticator {
+  enabled: boolean;
+  jwt: JwtCodec | null;
+  /** The caller, or an AuthenticationError when auth is on and the credentials are missing or bad. */
+  authenticate(headers: IncomingHttpHeaders): Promise<Principal>;
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
+
+/** `auto` means on unless the server listens on loopback only. */
+export const authEnabled = (config: Config): boolean => {
+  if (config.auth.mode !== 'auto') return config.auth.mode === 'on';
+  const host = config.server.bind.slice(0, config.server.bind.lastIndexOf(':'));
+  return !LOOPBACK.test(host);
+};
+
+const API_KEY = /^[0-9a-f]{32}$/i;
+const KNOWN_SCOPES = new Set<string>(SCOPES);
+
+const header = (headers: IncomingHttpHeaders, name: string): string | undefined => {
+  const value = headers[name];
+  return Array.isArray(value) ? value[0] : value;
+};
+
+export const createAuthenticator = ({
+  enabled,
+  jwt,
+  readModels,
+}: {
+  enabled: boolean;
+  jwt: JwtCodec | null;
+  readModels: ReadModels;
+}): Authenticator => {
+  const byApiKey = async (key: string): Promise<Principal> => {
+    if (!API_KEY.test(key)) throw new AuthenticationError('Malformed API key: expected 32 hexadecimal characters');
+    const hash = hashSecret(key.toLowerCase());
+    const { items } = await readModels.find<ApiKeyRow>(API_KEYS, { where: { hash }, limit: 1 });
+    const row = items[0];
+    // The lookup is by hash; the comparison still runs in constant time.
+    if (!row || !timingSafeEqual(Buffer.from(row.hash), Buffer.from(hash)) || row.revoked) {
+      throw new AuthenticationError('Unknown or revoked API key');
+    }
+    return { subject: `apikey:${row.keyId}`, tenant: row.tenant, scopes: row.scopes, method: 'api_key' };
+  };
+
+  const byBearer = (token: string): Principal => {
+    if (!jwt) throw new AuthenticationError('Bearer tokens are not accepted: no JWT key is configured');
+    let claims: Record<string, unknown>;
+    try {
+      claims = jwt.verify(token);
+    } catch (error) {
+      const code = (error as { code?: string }).code ?? '';
+      throw new AuthenticationError(code.includes('EXPIRED') ? 'Token expired' : code.includes('INACTIVE') ? 'Token not yet valid' : 'Invalid token');
+    }
+    const { sub, scope, tenant_id: tenant } = claims;
+    if (typeof sub !== 'string' || typeof tenant !== 'string' || !tenant) {
+      throw new AuthenticationError('Token lacks sub or tenant_id');
+    }
+    const scopes = typeof scope === 'string' ? scope.split(' ').filter((s) => KNOWN_SCOPES.has(s)) : [];
+    return { subject: sub, tenant, scopes, method: 'jwt' };
+  };
+
+  return {
+    enabled,
+    jwt,
+    authenticate: async (headers) => {
+      if (!enabled) return OPEN_PRINCIPAL;
+      const apiKey = header(headers, 'x-api-key');
+      if (apiKey !== undefined) return byApiKey(apiKey.trim());
+      const authorization = header(headers, 'authorization');
+      if (authorization) {
+        const match = /^Bearer\s+(\S+)$/i.exec(authorization);
+        if (!match) throw new AuthenticationError('Expected "Authorization: Bearer <token>"');
+        return byBearer(match[1]!);
+      }
+      throw new AuthenticationError('Missing credentials: send a bearer token or an X-API-Key header');
+    },
+  };
+};

@@ -1,0 +1,133 @@
+import { z } from 'zod';
+import { getRelatedInfo, RelatedInfoInputSchema, RelatedInfoOutputSchema, type RelatedInfo, type RelatedInfoDeps } from '../../../queries/getRelatedInfo.js';
+import { searchWithWorkContext, type WorkContextSearchDeps } from '../../../queries/searchWithWorkContext.js';
+import { AuthorizationError } from '../../domain/auth.js';
+import { ValidationError } from '../../errors.js';
+import { defineOperation, type OperationContext } from '../../operations.js';
+import { parseInput } from '../../validation.js';
+import type { ConnectorService } from './connectorService.js';
+import type { IndexControl } from './indexControl.js';
+import { ConnectorCreateSchema, ConnectorUpdateSchema, SearchRequestSchema, SearchResponseSchema, type SearchResponse } from './schemas.js';
+
+const requireScope = (context: OperationContext, scope: string) => {
+  if (context.scopes && !context.scopes.includes(scope)) throw new AuthorizationError(scope);
+};
+
+/** Results as a block an LLM can read in its context window. */
+export const formatSearchResults = (query: string, output: SearchResponse): string => {
+  if (output.results.length === 0) return `No results for "${query}".`;
+  const blocks = output.results.map((r, i) => {
+    const boosts = r.metadata.boosted_by.length ? ` (boosted: ${r.metadata.boosted_by.join(', ')})` : '';
+    return [`[${i + 1}] ${r.metadata.title ?? r.metadata.path} — ${r.source}`, `score ${r.score}, ${r.metadata.source_type}, updated ${r.metadata.last_modified}${boosts}`, r.content].join('\n');
+  });
+  const more = output.pagination.has_more ? `\n\n${output.pagination.total_results - output.results.length} more results: pass pagination.cursor "${output.pagination.next_cursor}".` : '';
+  return `Context for "${query}" (${output.results.length} of ${output.pagination.total_results} results, ${output.query_metadata.sources_searched} sources):\n\n${blocks.join('\n\n')}${more}`;
+};
+
+const formatRelatedInfo = (info: RelatedInfo): string => {
+  const target = info.target.file_path ?? info.target.ticket_id ?? '';
+  const lines = [`Related to ${target}:`];
+  if (info.documents.length) lines.push('Documents:', ...info.documents.map((d) => `- ${d.path} (${d.relation}${d.title ? `: ${d.title}` : ''})`));
+  if (info.chunks.length) lines.push('Code and sections:', ...info.chunks.map((c) => `- ${c.symbol ?? c.kind ?? 'chunk'}${c.lines ? ` lines ${c.lines}` : ''}`));
+  if (info.annotations.length) lines.push('Annotations:', ...info.annotations.map((a) => `- ${a.chunk_id}: ${[...a.categories, ...a.labels].join(', ')}${a.summary ? ` — ${a.summary}` : ''}`));
+  if (info.relations.length) lines.push('Relations:', ...info.relations.map((r) => `- ${r.source_chunk_id} ${r.type} ${r.target_chunk_id}`));
+  if (info.jobs.length) lines.push('Indexing jobs:', ...info.jobs.map((j) => `- ${j.job_id} ${j.status} (${j.repo_path})`));
+  if (info.history.length) lines.push('History:', ...info.history.map((h) => `- ${h.at} ${h.event} by ${h.by}`));
+  return lines.length > 1 ? lines.join('\n') : `Nothing indexed relates to ${target}.`;
+};
+
+export interface ContextOperationDeps {
+  search: WorkContextSearchDeps;
+  related: RelatedInfoDeps;
+  indexControl: IndexControl;
+  connectors: ConnectorService;
+}
+
+const ContextSearchInputSchema = SearchRequestSchema.omit({ pagination: true }).extend({
+  pagination: SearchRequestSchema.shape.pagination,
+});
+
+const IndexControlInputSchema = z.object({
+  action: z.enum(['start', 'stop', 'status', 'force_reindex']),
+  connectors: z.array(z.string().min(1).max(200)).max(50).optional(),
+});
+
+const ConnectorManagementInputSchema = z.object({
+  action: z.enum(['list', 'add', 'update', 'remove']),
+  connector_id: z.string().optional(),
+  connector_config: z.record(z.string(), z.unknown()).optional().describe('add: {type, name, config}; update: {name?, config?}'),
+});
+
+const AnyResultSchema = z.object({ action: z.string(), result: z.unknown() });
+
+/** Seed 002's MCP tools: the same slices the REST API serves. */
+export const contextOperations = ({ search, related, indexControl, connectors }: ContextOperationDeps) => [
+  defineOperation({
+    name: 'context.search',
+    title: 'Search with work context',
+    description:
+      "Performs a comprehensive search using the user's query and current working context (active file, branch, open tickets) " +
+      'to find the most relevant code, discussions, and documents; returns them formatted for an LLM context window.',
+    toolset: 'search',
+    writes: false,
+    scope: 'search:read',
+    input: ContextSearchInputSchema,
+    output: SearchResponseSchema,
+    run: (input, context) => searchWithWorkContext(search, input, context),
+    formatText: (output, input) => formatSearchResults(input.query, output),
+  }),
+  defineOperation({
+    name: 'context.get_related_info',
+    title: 'Related information',
+    description:
+      "Finds information directly related to a file or ticket: its documents and chunks, documents mentioning it, annotations, relations, indexing jobs and history. Use for vague questions like \"what's the history of this file?\"",
+    toolset: 'search',
+    writes: false,
+    scope: 'search:read',
+    input: RelatedInfoInputSchema as unknown as z.ZodObject,
+    output: RelatedInfoOutputSchema,
+    run: (input, context) => getRelatedInfo(related, parseInput(RelatedInfoInputSchema, input), context),
+    formatText: (output) => formatRelatedInfo(output as RelatedInfo),
+  }),
+  defineOperation({
+    name: 'context.index_control',
+    title: 'Index control',
+    description: "Control indexing of the project's connectors: start, stop, status or force_reindex.",
+    toolset: 'jobs',
+    writes: true,
+    scope: 'index:read',
+    input: IndexControlInputSchema,
+    output: AnyResultSchema,
+    run: async ({ action, connectors: names }, context) => {
+      if (action !== 'status') requireScope(context, 'index:write');
+      const result =
+        action === 'start'
+          ? await indexControl.start(names, false, context)
+          : action === 'force_reindex'
+            ? await indexControl.start(names, true, context)
+            : action === 'stop'
+              ? await indexControl.stop(context)
+              : await indexControl.status(context);
+      return { action, result };
+    },
+  }),
+  defineOperation({
+    name: 'context.connector_management',
+    title: 'Connector management',
+    description: 'Manage data source connectors of the project: list, add, update or remove. Secrets are stored sealed and shown as ***.',
+    toolset: 'admin',
+    writes: true,
+    scope: 'connectors:read',
+    input: ConnectorManagementInputSchema,
+    output: AnyResultSchema,
+    run: async ({ action, connector_id: id, connector_config: config }, context) => {
+      if (action === 'list') return { action, result: { connectors: await connectors.list(context) } };
+      requireScope(context, 'connectors:write');
+      if (action === 'add') return { action, result: await connectors.add(parseInput(ConnectorCreateSchema, config ?? {}), context) };
+      if (!id) throw new ValidationError(`connector_id is required to ${action} a connector`);
+      if (action === 'update') return { action, result: await connectors.update(id, parseInput(ConnectorUpdateSchema, config ?? {}), context) };
+      await connectors.remove(id, context);
+      return { action, result: { id, status: 'removed' } };
+    },
+  }),
+];

@@ -1,0 +1,43 @@
+import fastifyJwt from '@fastify/jwt';
+import Fastify from 'fastify';
+import type { Config } from '../../config.js';
+
+export interface AccessClaims {
+  sub: string;
+  scope: string;
+  tenant_id: string;
+}
+
+/** Signs (with a shared secret) and verifies access tokens: algorithm, iss, aud, exp and nbf are checked. */
+export interface JwtCodec {
+  canSign: boolean;
+  sign(claims: AccessClaims): string;
+  verify(token: string): Record<string, unknown>;
+}
+
+/**
+ * @fastify/jwt on a private instance: the API plugin, MCP over HTTP and the CLI share one verifier
+ * without depending on where the plugin is registered. Null when no key is configured.
+ */
+export const createJwtCodec = async (auth: Config['auth']): Promise<JwtCodec | null> => {
+  const key = auth.algorithm === 'HS256' ? auth.jwtSecret : auth.jwtPublicKey;
+  if (!key) return null;
+  const holder = Fastify({ logger: false });
+  await holder.register(fastifyJwt, {
+    secret: auth.algorithm === 'HS256' ? key : { public: key },
+    sign: { algorithm: auth.algorithm, iss: auth.issuer, aud: auth.audience, expiresIn: auth.accessTtlS * 1000 },
+    verify: {
+      algorithms: [auth.algorithm],
+      allowedIss: auth.issuer,
+      allowedAud: auth.audience,
+      requiredClaims: ['exp', 'sub'],
+    },
+  });
+  await holder.ready();
+  const jwt = holder.jwt;
+  return {
+    canSign: auth.algorithm === 'HS256',
+    sign: (claims) => jwt.sign(claims),
+    verify: (token) => jwt.verify<Record<string, unknown>>(token),
+  };
+};

@@ -1,0 +1,46 @@
+import type { z } from 'zod';
+import type { Scope } from '../../domain/auth.js';
+import * as s from './schemas.js';
+
+/** Requests per minute per user share one budget within a class. */
+export type RateClass = 'search' | 'index' | 'connectors' | 'config' | 'auth';
+
+/** One endpoint of `/api/v1`: what it needs and what it answers; handlers are bound separately. */
+export interface RouteSpec {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  url: string;
+  summary: string;
+  /** Null: no credentials needed. */
+  scope: Scope | null;
+  /** Null: not rate limited. */
+  rateClass: RateClass | null;
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  status: number;
+  response: z.ZodType | null;
+}
+
+export const ROUTE_SPECS = [
+  { method: 'GET', url: '/health', summary: 'Health check', scope: null, rateClass: null, status: 200, response: s.HealthResponseSchema },
+  { method: 'GET', url: '/status', summary: 'Detailed system status', scope: 'index:read', rateClass: 'index', status: 200, response: s.StatusResponseSchema },
+  { method: 'POST', url: '/search', summary: 'Search every indexed source', scope: 'search:read', rateClass: 'search', body: s.SearchRequestSchema, status: 200, response: s.SearchResponseSchema },
+  { method: 'GET', url: '/search/suggestions', summary: 'Query suggestions from indexed titles, symbols and frequent terms', scope: 'search:read', rateClass: 'search', query: s.SuggestionsQuerySchema, status: 200, response: s.SuggestionsResponseSchema },
+  { method: 'POST', url: '/index/start', summary: 'Start indexing', scope: 'index:write', rateClass: 'index', body: s.IndexStartRequestSchema, status: 202, response: s.IndexStartResponseSchema },
+  { method: 'POST', url: '/index/stop', summary: 'Stop ongoing indexing', scope: 'index:write', rateClass: 'index', status: 200, response: s.IndexStopResponseSchema },
+  { method: 'GET', url: '/index/status', summary: 'Indexing status', scope: 'index:read', rateClass: 'index', status: 200, response: s.IndexStatusResponseSchema },
+  { method: 'POST', url: '/index/force-reindex', summary: 'Force a full reindex', scope: 'index:write', rateClass: 'index', body: s.ForceReindexRequestSchema, status: 202, response: s.ForceReindexResponseSchema },
+  { method: 'GET', url: '/connectors', summary: 'List connectors', scope: 'connectors:read', rateClass: 'connectors', status: 200, response: s.ConnectorListSchema },
+  { method: 'POST', url: '/connectors', summary: 'Add a connector', scope: 'connectors:write', rateClass: 'connectors', body: s.ConnectorCreateSchema, status: 201, response: s.ConnectorCreatedSchema },
+  { method: 'GET', url: '/connectors/{id}', summary: 'Connector details', scope: 'connectors:read', rateClass: 'connectors', params: s.ConnectorIdParamsSchema, status: 200, response: s.ConnectorDetailSchema },
+  { method: 'PUT', url: '/connectors/{id}', summary: 'Update a connector', scope: 'connectors:write', rateClass: 'connectors', params: s.ConnectorIdParamsSchema, body: s.ConnectorUpdateSchema, status: 200, response: s.ConnectorUpdatedSchema },
+  { method: 'DELETE', url: '/connectors/{id}', summary: 'Remove a connector', scope: 'connectors:write', rateClass: 'connectors', params: s.ConnectorIdParamsSchema, status: 204, response: null },
+  { method: 'GET', url: '/config', summary: 'Current configuration', scope: 'config:read', rateClass: 'config', status: 200, response: s.SettingsSchema },
+  { method: 'PATCH', url: '/config', summary: 'Update configuration', scope: 'config:write', rateClass: 'config', body: s.ConfigPatchSchema, status: 200, response: s.ConfigPatchResponseSchema },
+  { method: 'POST', url: '/auth/refresh', summary: 'Exchange a refresh token for new tokens', scope: null, rateClass: 'auth', body: s.RefreshRequestSchema, status: 200, response: s.RefreshResponseSchema },
+] as const satisfies readonly RouteSpec[];
+
+type Spec = (typeof ROUTE_SPECS)[number];
+/** `POST /search`, … : one key per endpoint. */
+type KeyOf<S> = S extends { method: infer M extends string; url: infer U extends string } ? `${M} ${U}` : never;
+export type RouteKey = KeyOf<Spec>;

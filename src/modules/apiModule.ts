@@ -1,0 +1,265 @@
+import { userInfo } from 'node:os';
+import type { Command } from 'commander';
+import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
+import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
+import { createApiKey } from '../../commands/createApiKey.js';
+import { revokeApiKey } from '../../commands/revokeApiKey.js';
+import { API_KEYS, apiKeysProjection, type ApiKeyRow } from '../../projections/apiKeys.js';
+import { CONNECTORS, connectorsProjection } from '../../projections/connectors.js';
+import type { SearchInput, SearchOutput } from '../../queries/searchDocuments.js';
+import { createSearchSuggestions } from '../../queries/searchSuggestions.js';
+import { searchWithWorkContext, type WorkContextSearchDeps } from '../../queries/searchWithWorkContext.js';
+import { print } from '../cli/output.js';
+import { ScopeSchema, type Scope } from '../domain/auth.js';
+import type { Actor } from '../domain/metadata.js';
+import { commandContext } from '../engine/commands.js';
+import { UnavailableError, ValidationError } from '../errors.js';
+import { createApiMetrics } from '../http/api/apiMetrics.js';
+import { apiPlugin, type ApiHandlers } from '../http/api/apiPlugin.js';
+import { authEnabled, createAuthenticator, type Principal } from '../http/api/authenticator.js';
+import { createConnectorService } from '../http/api/connectorService.js';
+import { contextOperations } from '../http/api/contextOperations.js';
+import { registerFileResources } from '../http/api/fileResources.js';
+import { createIndexControl } from '../http/api/indexControl.js';
+import { createJwtCodec } from '../http/api/jwtCodec.js';
+import { buildOpenApiDocument } from '../http/api/openApiDocument.js';
+import { createRuntimeSettings } from '../http/api/runtimeSettings.js';
+import type * as schemas from '../http/api/schemas.js';
+import { createSecretBox } from '../http/api/secrets.js';
+import { issueTokens, refreshTokens } from '../http/api/tokens.js';
+import { authenticateMcpWith } from '../http/mcpRoutes.js';
+import type { LedgerModule, ModuleContext, WithLedger } from '../module.js';
+import { DEFAULT_PROJECT, type OperationContext } from '../operations.js';
+import { PRODUCT_VERSION } from '../http/api/version.js';
+
+/** A REST caller as an actor: an open deployment's caller has no tenant. */
+const actorOf = (principal: Principal, via: Actor['via']): Actor => ({
+  subject: principal.subject,
+  tenant: principal.method === 'open' ? null : principal.tenant,
+  via,
+});
+
+const wire = async (context: ModuleContext) => {
+  const { config, logger, db, store, readModels } = context;
+  const content = await createPostgresContentStore(db);
+  const jwt = await createJwtCodec(config.auth);
+  const authenticator = createAuthenticator({ enabled: authEnabled(config), jwt, readModels });
+  const secrets = createSecretBox(config);
+  const settings = createRuntimeSettings(config, store);
+  const metrics = createApiMetrics();
+  const baseDir = process.cwd();
+  const settle = async (position: Parameters<ModuleContext['waitForProjections']>[0]) => context.waitForProjections(position, 30_000);
+
+  const operation = (name: string) => {
+    const found = context.operations().find((o) => o.name === name);
+    if (!found) throw new UnavailableError(`The '${name}' operation is not available in this deployment`);
+    return found;
+  };
+  const search = (input: SearchInput, operationContext: OperationContext) =>
+    operation('search').run(input, operationContext) as Promise<SearchOutput>;
+  const searchDeps: WorkContextSearchDeps = {
+    search,
+    sourcesSearched: async (project) => (await readModels.count('documents', 'source', { project })).size,
+    limits: () => ({ defaultTopK: settings.current().search.default_top_k, maxResults: settings.current().search.max_results }),
+  };
+  const indexControl = createIndexControl({ operations: context.operations, readModels, baseDir });
+  const connectors = createConnectorService({ store, readModels, secrets, baseDir, waitForProjections: settle });
+  const suggestions = createSearchSuggestions(readModels);
+  const jobsOrNone = async (operationContext: OperationContext) => {
+    try {
+      return await indexControl.jobs(operationContext);
+    } catch (error) {
+      if (error instanceof UnavailableError) return [];
+      throw error;
+    }
+  };
+
+  const handlers: ApiHandlers = {
+    'GET /health': async () => {
+      const database = await db.query('SELECT 1').then(
+        () => 'healthy',
+        () => 'unhealthy',
+      );
+      const searchable = context.operations().some((o) => o.name === 'search') ? database : 'unavailable';
+      return {
+        status: database === 'healthy' && searchable === 'healthy' ? 'healthy' : 'degraded',
+        version: PRODUCT_VERSION,
+        timestamp: new Date().toISOString(),
+        services: { index: database, search: searchable, connectors: database },
+      };
+    },
+    'GET /status': async ({ context: call }) => {
+      const [documents, connectorCount, index] = await Promise.all([
+        readModels.count('documents', 'project', { project: call.project }),
+        readModels.find(CONNECTORS, { where: { project: call.project }, limit: 0 }),
+        indexControl.status(call).catch((error: unknown) => {
+          if (error instanceof UnavailableError) return null;
+          throw error;
+        }),
+      ]);
+      const performance = metrics.snapshot();
+      return {
+        indexing: {
+          status: index?.status === 'running' ? 'active' : 'idle',
+          last_run: index?.last_completed?.finished_at ?? null,
+          documents_indexed: documents.get(call.project) ?? 0,
+          connectors_active: connectorCount.total,
+        },
+        performance: {
+          avg_query_latency_ms: performance.avgQueryLatencyMs,
+          queries_per_minute: performance.queriesPerMinute,
+          error_rate: performance.errorRate,
+        },
+      };
+    },
+    'POST /search': ({ body, context: call }) => searchWithWorkContext(searchDeps, body as schemas.SearchRequest, call),
+    'GET /search/suggestions': async ({ query, context: call }) => ({
+      suggestions: await suggestions(call.project, query.q as string, query.limit as number),
+    }),
+    'POST /index/start': ({ body, context: call }) => {
+      const input = body as { connectors?: string[]; force_full_reindex: boolean };
+      return indexControl.start(input.connectors, input.force_full_reindex, call);
+    },
+    'POST /index/stop': ({ context: call }) => indexControl.stop(call),
+    'GET /index/status': ({ context: call }) => indexControl.status(call),
+    'POST /index/force-reindex': async ({ body, context: call }) => {
+      const started = await indexControl.start((body as { connectors: string[] }).connectors, true, call);
+      return {
+        job_id: started.job_id,
+        job_ids: started.job_ids,
+        status: started.status,
+        warning: 'Every file is re-read and re-indexed; this may take a long time on large connectors',
+      };
+    },
+    'GET /connectors': async ({ context: call }) => ({ connectors: await connectors.list(call) }),
+    'POST /connectors': ({ body, context: call }) => connectors.add(body as { type: string; name: string; config: Record<string, unknown> }, call),
+    'GET /connectors/{id}': ({ params, context: call }) => connectors.get(params.id as string, call),
+    'PUT /connectors/{id}': ({ params, body, context: call }) => connectors.update(params.id as string, body as object, call),
+    'DELETE /connectors/{id}': ({ params, context: call }) => connectors.remove(params.id as string, call),
+    'GET /config': () => settings.reload(),
+    'PATCH /config': ({ body, context: call }) => settings.patch(body, call),
+    'POST /auth/refresh': ({ body, context: call }) =>
+      refreshTokens({ store, jwt, config }, (body as { refresh_token: string }).refresh_token, commandContext(call.actor, { correlationId: call.correlationId })),
+  };
+
+  const openapi = buildOpenApiDocument(PRODUCT_VERSION);
+  return {
+    content,
+    authenticator,
+    settings,
+    jwt,
+    routes: async (app: Parameters<NonNullable<Awaited<ReturnType<LedgerModule['setup']>>['routes']>>[0]) => {
+      await app.register(apiPlugin, {
+        prefix: '/api/v1',
+        authenticator,
+        handlers,
+        metrics,
+        perMinute: settings.perMinute,
+        openapi: () => openapi,
+        bodyLimitBytes: Math.min(config.server.bodyLimitBytes, 1024 * 1024),
+      });
+      authenticateMcpWith(app, async (request) => {
+        const principal = await authenticator.authenticate(request.headers);
+        return {
+          actor: actorOf(principal, 'mcp'),
+          access: {
+            scopes: principal.method === 'open' ? null : principal.scopes,
+            toolsets: config.mcp.toolsets ?? null,
+            readOnly: config.mcp.readOnly,
+          },
+        };
+      });
+      if (authenticator.enabled) logger.info({ jwt: jwt ? config.auth.algorithm : 'none' }, 'Authentication is on for /api/v1 and /mcp');
+      else logger.warn('Authentication is off: /api/v1 and /mcp accept anonymous requests (the server listens on loopback only)');
+    },
+    operations: contextOperations({
+      search: searchDeps,
+      related: { readModels, content, store, search, jobs: jobsOrNone },
+      indexControl,
+      connectors,
+    }),
+  };
+};
+
+const cliActor = (): Actor => ({ subject: userInfo().username || 'cli', tenant: null, via: 'cli' });
+
+const scopesOf = (value: string): Scope[] => {
+  const scopes = value.split(/[\s,]+/).filter(Boolean);
+  const bad = scopes.filter((s) => !ScopeSchema.safeParse(s).success);
+  if (bad.length) throw new ValidationError(`Unknown scopes: ${bad.join(', ')} (known: ${ScopeSchema.options.join(', ')})`);
+  return scopes as Scope[];
+};
+
+const keysCli = (program: Command, withLedger: WithLedger) => {
+  const keys = program.command('keys').description('API keys for /api/v1 and MCP over HTTP');
+  keys
+    .command('create')
+    .description('create an API key; the key is printed once and only its hash is kept')
+    .requiredOption('--scopes <scopes>', `comma-separated scopes (${ScopeSchema.options.join(', ')})`)
+    .requiredOption('--tenant <tenant>', 'the tenant (project) the key works in')
+    .option('--label <label>', 'a note saying what the key is for')
+    .action(async (options: { scopes: string; tenant: string; label?: string }, command: Command) => {
+      const scopes = scopesOf(options.scopes);
+      const created = await withLedger(command, (ledger) =>
+        createApiKey(ledger.store, { scopes, tenant: options.tenant, label: options.label ?? null }, commandContext(cliActor())),
+      );
+      print(JSON.stringify({ key_id: created.keyId, api_key: created.key, scopes, tenant: created.tenant }, null, 2));
+    });
+  keys
+    .command('revoke')
+    .description('revoke an API key')
+    .argument('<keyId>', 'the key id printed by `ctx keys create`')
+    .action(async (keyId: string, _options: object, command: Command) => {
+      await withLedger(command, (ledger) => revokeApiKey(ledger.store, keyId, commandContext(cliActor())));
+      print(`revoked ${keyId}`);
+    });
+  keys
+    .command('list')
+    .description('list API keys (ids, scopes, tenants; never the keys)')
+    .action(async (_options: object, command: Command) => {
+      const rows = await withLedger(command, async (ledger) => {
+        await ledger.catchUp();
+        return (await ledger.readModels.find<ApiKeyRow>(API_KEYS, { limit: 1000 })).items;
+      });
+      print(JSON.stringify(rows.map(({ hash: _hash, ...row }) => row), null, 2));
+    });
+
+  program
+    .command('tokens')
+    .description('issue an access token and a refresh token (needs auth.jwt_secret)')
+    .requiredOption('--subject <subject>', 'who the tokens are for')
+    .requiredOption('--scopes <scopes>', 'comma-separated scopes')
+    .requiredOption('--tenant <tenant>', 'the tenant (project)')
+    .action(async (options: { subject: string; scopes: string; tenant: string }, command: Command) => {
+      const scopes = scopesOf(options.scopes);
+      const pair = await withLedger(command, async (ledger) =>
+        issueTokens(
+          { store: ledger.store, jwt: await createJwtCodec(ledger.config.auth), config: ledger.config },
+          { subject: options.subject, tenant: options.tenant, scopes },
+          commandContext(cliActor()),
+        ),
+      );
+      print(JSON.stringify(pair, null, 2));
+    });
+};
+
+/** Seed 002: the REST API v1 with auth, scopes, tenants and rate limits, and the context.* MCP tools and resources. */
+export const apiModule: LedgerModule = {
+  name: 'api',
+  setup: async (context) => {
+    const { db } = context;
+    const api = await wire(context);
+    return {
+      projections: [await postgresDocumentProjection(db, apiKeysProjection), await postgresDocumentProjection(db, connectorsProjection)],
+      operations: api.operations,
+      routes: api.routes,
+      mcp: (server, actor) => registerFileResources(server, actor.tenant ?? DEFAULT_PROJECT, { readModels: context.readModels, content: api.content }),
+      start: async () => {
+        await api.settings.reload();
+      },
+    };
+  },
+  cli: keysCli,
+};
+
+
