@@ -10,6 +10,7 @@ import {
   type ReadPosition,
 } from '@eventstore/db-client';
 import type { StoredEvent } from '../../src/domain/events.js';
+import { ConcurrencyError } from '../../src/errors.js';
 import { START, type Position } from '../../src/domain/position.js';
 import type {
   AppendResult,
@@ -135,11 +136,11 @@ export const createEsdbEventStore = (
       const earlier = await findAppended(streamId, eventIds);
       if (earlier) return earlier;
     }
-    let nextExpectedRevision: bigint;
+    let result: { success: boolean; nextExpectedRevision: bigint };
     try {
-      ({ nextExpectedRevision } = await client.appendToStream(streamId, data, {
+      result = await client.appendToStream(streamId, data, {
         expectedRevision: toEsdbExpectedRevision(expected),
-      }));
+      });
     } catch (error) {
       if (error instanceof WrongExpectedVersionError) {
         const earlier = await findAppended(streamId, eventIds);
@@ -147,6 +148,14 @@ export const createEsdbEventStore = (
       }
       throw translateEsdbError(error, { streamId, expected });
     }
+    // With `throwOnAppendFailure=false` in the connection string a conflict is reported, not thrown.
+    if (!result.success) {
+      const earlier = await findAppended(streamId, eventIds);
+      if (earlier) return earlier;
+      const [last] = await readStreamRaw(streamId, { direction: 'backwards', maxCount: 1 });
+      throw new ConcurrencyError(streamId, String(expected), last ? last.revision.toString() : 'no_stream');
+    }
+    const { nextExpectedRevision } = result;
     // The reply's position is not the last event's `$all` position in every case (an ignored retry
     // carries none), so it is read back.
     const [last] = await readStreamRaw(streamId, { fromRevision: nextExpectedRevision, maxCount: 1 });
