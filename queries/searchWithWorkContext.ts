@@ -55,9 +55,9 @@ interface Cursor {
   fingerprint: string;
 }
 
-const fingerprintOf = (request: SearchRequest, topK: number) =>
+const fingerprintOf = (request: SearchRequest, maxResults: number) =>
   createHash('sha256')
-    .update(JSON.stringify([request.query, request.work_context ?? null, request.filters ?? null, topK]))
+    .update(JSON.stringify([request.query, request.work_context ?? null, request.filters ?? null, maxResults]))
     .digest('base64url')
     .slice(0, 12);
 
@@ -88,14 +88,14 @@ export const searchWithWorkContext = async (
 ): Promise<SearchResponse> => {
   const started = performance.now();
   const { defaultTopK, maxResults } = deps.limits();
-  const topK = Math.min(request.top_k ?? defaultTopK, maxResults);
-  const fingerprint = fingerprintOf(request, topK);
+  // Every match up to the configured cap is ranked; top_k (or pagination.limit) is the page size.
+  const pageSize = Math.min(request.pagination?.limit ?? request.top_k ?? defaultTopK, maxResults);
+  const fingerprint = fingerprintOf(request, maxResults);
   const offset = request.pagination?.cursor ? decodeCursor(request.pagination.cursor, fingerprint) : 0;
-  const pageSize = request.pagination?.limit ?? 20;
 
   const range = request.filters?.date_range;
   const [found, sourcesSearched] = await Promise.all([
-    deps.search({ query: request.query, mode: 'keyword', limit: topK, filters: { since: range?.from, until: range?.to } }, context),
+    deps.search({ query: request.query, mode: 'keyword', limit: maxResults, filters: { since: range?.from, until: range?.to } }, context),
     deps.sourcesSearched(context.project),
   ]);
   const wanted = request.filters?.source_types;

@@ -166,6 +166,13 @@ export const ConfigSchema = z
         message: 'RS256 and ES256 need jwt_public_key',
         path: ['jwtPublicKey'],
       }),
+    api: z
+      .object({
+        /** Local connectors (filesystem, git) may only read below this folder; the working directory when unset. */
+        connectorsRoot: z.string().min(1).optional(),
+      })
+      .strict()
+      .prefault({}),
     /** What MCP exposes: tool groups, and whether tools that write are hidden. */
     mcp: z
       .object({

@@ -1,4 +1,5 @@
 import { userInfo } from 'node:os';
+import path from 'node:path';
 import type { Command } from 'commander';
 import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
@@ -47,7 +48,7 @@ const wire = async (context: ModuleContext) => {
   const secrets = createSecretBox(config);
   const settings = createRuntimeSettings(config, store);
   const metrics = createApiMetrics();
-  const baseDir = process.cwd();
+  const baseDir = path.resolve(config.api.connectorsRoot ?? process.cwd());
   const settle = async (position: Parameters<ModuleContext['waitForProjections']>[0]) => context.waitForProjections(position, 30_000);
 
   const operation = (name: string) => {

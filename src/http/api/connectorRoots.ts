@@ -18,14 +18,14 @@ const inside = (base: string, target: string) => {
 export const resolveRoot = (base: string, root: string): string => {
   if (typeof root !== 'string' || root.length === 0 || root.includes('\0')) throw new ValidationError('A connector root must be a non-empty path');
   if (path.isAbsolute(root) || /^[A-Za-z]:[\\/]/.test(root) || root.startsWith('\\')) {
-    throw new ValidationError(`Connector root '${root}' must be relative to the server's working directory`);
+    throw new ValidationError(`Connector root '${root}' must be relative to the connectors root`);
   }
   if (root.split(/[\\/]/).includes('..')) throw new ValidationError(`Connector root '${root}' must not contain '..'`);
   const realBase = realpathSync(base);
   const resolved = path.resolve(realBase, root);
-  if (!inside(realBase, resolved)) throw new ValidationError(`Connector root '${root}' leads outside the working directory`);
+  if (!inside(realBase, resolved)) throw new ValidationError(`Connector root '${root}' leads outside the connectors root`);
   if (existsSync(resolved) && !inside(realBase, realpathSync(resolved))) {
-    throw new ValidationError(`Connector root '${root}' is a link that leads outside the working directory`);
+    throw new ValidationError(`Connector root '${root}' is a link that leads outside the connectors root`);
   }
   return resolved;
 };

@@ -27,7 +27,7 @@ export const SearchRequestSchema = z
   .object({
     query: z.string().trim().min(1, "The 'query' field is required and cannot be empty").max(2000),
     work_context: WorkContextSchema.optional(),
-    top_k: z.number().int().min(1).max(100).optional().describe('Results to rank (default: config search.default_top_k)'),
+    top_k: z.number().int().min(1).max(100).optional().describe('Results per page unless pagination.limit is given (default: config search.default_top_k)'),
     filters: z
       .object({
         source_types: z.array(z.enum(SOURCE_TYPES)).optional(),
