@@ -38,18 +38,17 @@ const recordedFrom = (
   streamId: string,
   revision: bigint,
   data: ReturnType<typeof toEventData>[number],
-): RecordedEvent =>
-  ({
-    streamId,
-    id: data.id,
-    isJson: true,
-    revision,
-    type: data.type,
-    created: new Date('2026-01-02T03:04:05.678Z'),
-    data: data.data,
-    metadata: data.metadata,
-    position: { commit: 1_000n + revision, prepare: 1_000n + revision },
-  });
+): RecordedEvent => ({
+  streamId,
+  id: data.id,
+  isJson: true,
+  revision,
+  type: data.type,
+  created: new Date('2026-01-02T03:04:05.678Z'),
+  data: data.data,
+  metadata: data.metadata,
+  position: { commit: 1_000n + revision, prepare: 1_000n + revision },
+});
 
 describe('EventStoreDB mapping', () => {
   it('maps every expected revision onto the server’s, keeping 0-based numbers as they are', () => {
