@@ -85,7 +85,7 @@ export const getRelatedInfo = async (deps: RelatedInfoDeps, input: RelatedInfoIn
   const own = filePath
     ? (await deps.readModels.find<DocumentView>('documents', { where: { project, sourceId: filePath }, limit: 10 })).items
     : [];
-  const mentionQueries = [filePath?.split('/').pop(), input.ticket_id].filter((q): q is string => !!q);
+  const mentionQueries = [...new Set([filePath, filePath?.split('/').pop(), input.ticket_id])].filter((q): q is string => !!q);
   const mentions = (
     await Promise.all(mentionQueries.map((query) => deps.search({ query, mode: 'keyword', limit: MAX_MENTIONS }, context)))
   ).flatMap((r) => r.results);

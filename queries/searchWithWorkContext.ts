@@ -111,7 +111,7 @@ export const searchWithWorkContext = async (
   const ranked = kept
     .map((hit, rank) => {
       const { factor, reasons } = boostsFor(hit, activeFile, tickets);
-      return { hit, reasons, score: ((kept.length - rank) / kept.length) * factor };
+      return { hit, reasons, score: (1 - rank / (kept.length + 1)) * factor };
     })
     .sort((a, b) => b.score - a.score);
   const top = ranked[0]?.score ?? 1;

@@ -1,0 +1,194 @@
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Scope } from '../../src/domain/auth.js';
+import { ALL_SCOPES, ingest, startApiServer, type ApiServer } from './apiServer.js';
+
+const connect = async (api: ApiServer, headers: Record<string, string> = {}) => {
+  const client = new Client({ name: 'api-test', version: '1.0.0' });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${api.server.url}/mcp`), { requestInit: { headers } }));
+  return client;
+};
+const bearer = (api: ApiServer, scopes: readonly Scope[] = ALL_SCOPES, tenant = 'acme') => ({ authorization: `Bearer ${api.token(scopes, tenant)}` });
+const textOf = (result: unknown) => (result as { content: { text: string }[] }).content[0]!.text;
+const structured = (result: unknown) => (result as { structuredContent: Record<string, unknown> }).structuredContent;
+
+describe('MCP over Streamable HTTP with authentication', () => {
+  let api: ApiServer;
+  let acme: Client;
+  let globex: Client;
+
+  beforeAll(async () => {
+    api = await startApiServer();
+    await ingest(api, 'acme', [
+      { source_id: 'src/billing/invoice.ts', title: 'invoice', body: 'export function chargeInvoice(invoice) { /* BILL-7 */ return invoice.total }' },
+      { source_id: 'docs/billing.md', title: 'Billing guide', body: 'How chargeInvoice works with src/billing/invoice.ts and ticket BILL-7' },
+      ...Array.from({ length: 120 }, (_, i) => ({ source_id: `notes/n${String(i).padStart(3, '0')}.md`, body: `note ${i}` })),
+    ]);
+    await ingest(api, 'globex', [{ source_id: 'src/billing/invoice.ts', title: 'globex invoice', body: 'globex chargeInvoice secret sauce' }]);
+    acme = await connect(api, bearer(api));
+    globex = await connect(api, bearer(api, ALL_SCOPES, 'globex'));
+  });
+  afterAll(async () => {
+    await acme.close();
+    await globex.close();
+    await api.close();
+  });
+
+  it.each([
+    ['no credentials', {}],
+    ['a forged token', { authorization: 'Bearer abc.def.ghi' }],
+    ['an unknown API key', { 'x-api-key': '0123456789abcdef0123456789abcdef' }],
+  ])('refuses a client with %s (401)', async (_name, headers) => {
+    await expect(connect(api, headers)).rejects.toThrow(/401|Unauthorized|Authentication|Invalid|Missing|Unknown/i);
+    const raw = await fetch(`${api.server.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{}' });
+    expect(raw.status).toBe(401);
+  });
+
+  it('accepts an API key as well as a bearer token', async () => {
+    const { key } = await api.apiKey(['search:read']);
+    const client = await connect(api, { 'x-api-key': key });
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toContain('context.search');
+    await client.close();
+  });
+
+  it('lists the context.* tools', async () => {
+    const names = (await acme.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(['context.search', 'context.get_related_info', 'context.index_control', 'context.connector_management']));
+  });
+
+  it('context.search answers a text block for the LLM and structured results', async () => {
+    const result = await acme.callTool({
+      name: 'context.search',
+      arguments: { query: 'chargeInvoice', work_context: { active_file: 'src/billing/invoice.ts' }, top_k: 5 },
+    });
+    expect(result.isError).toBeFalsy();
+    expect(textOf(result)).toMatch(/^Context for "chargeInvoice" \(2 of 2 results, 1 sources\):/);
+    expect(textOf(result)).toContain('[1] invoice — file://src/billing/invoice.ts');
+    const output = structured(result) as { results: { metadata: { boosted_by: string[] } }[] };
+    expect(output.results[0]!.metadata.boosted_by).toEqual(['active_file']);
+  });
+
+  it("context.search sees only the caller's tenant", async () => {
+    const theirs = structured(await globex.callTool({ name: 'context.search', arguments: { query: 'chargeInvoice' } })) as { results: { content: string }[] };
+    expect(theirs.results.map((r) => r.content)).toEqual(['globex chargeInvoice secret sauce']);
+    const mine = structured(await acme.callTool({ name: 'context.search', arguments: { query: 'sauce' } })) as { results: unknown[] };
+    expect(mine.results).toEqual([]);
+  });
+
+  it('context.get_related_info gathers the documents, chunks and history of a file', async () => {
+    const result = await acme.callTool({ name: 'context.get_related_info', arguments: { file_path: 'src/billing/invoice.ts' } });
+    expect(result.isError).toBeFalsy();
+    const info = structured(result) as {
+      documents: { path: string; relation: string }[];
+      chunks: { symbol: string | null }[];
+      history: { event: string; by: string }[];
+    };
+    expect(info.documents).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ path: 'src/billing/invoice.ts', relation: 'is_file' }),
+        expect.objectContaining({ path: 'docs/billing.md', relation: 'mentions' }),
+      ]),
+    );
+    expect(info.chunks.length).toBeGreaterThan(0);
+    expect(info.history).toEqual([expect.objectContaining({ event: 'DocumentIngested', by: 'test' })]);
+    expect(textOf(result)).toContain('Related to src/billing/invoice.ts:');
+    const ticket = structured(await acme.callTool({ name: 'context.get_related_info', arguments: { ticket_id: 'BILL-7' } })) as { documents: { path: string }[] };
+    expect(ticket.documents.map((d) => d.path).sort()).toEqual(['docs/billing.md', 'src/billing/invoice.ts']);
+    const foreign = structured(await globex.callTool({ name: 'context.get_related_info', arguments: { ticket_id: 'BILL-7' } })) as { documents: unknown[] };
+    expect(foreign.documents).toEqual([]);
+  });
+
+  it('context.index_control reports status, and context.connector_management manages connectors', async () => {
+    const status = await acme.callTool({ name: 'context.index_control', arguments: { action: 'status' } });
+    expect(structured(status)).toMatchObject({ action: 'status', result: { status: 'idle' } });
+    const added = await acme.callTool({
+      name: 'context.connector_management',
+      arguments: { action: 'add', connector_config: { type: 'github', name: 'Main', config: { repository: 'org/repo', token: 'ghp_secret' } } },
+    });
+    expect(added.isError).toBeFalsy();
+    const listed = await acme.callTool({ name: 'context.connector_management', arguments: { action: 'list' } });
+    expect(JSON.stringify(listed)).not.toContain('ghp_secret');
+    expect(structured(listed)).toMatchObject({ result: { connectors: [expect.objectContaining({ name: 'Main', config: { repository: 'org/repo', token: '***' } })] } });
+    const theirs = await globex.callTool({ name: 'context.connector_management', arguments: { action: 'list' } });
+    expect(structured(theirs)).toMatchObject({ result: { connectors: [] } });
+  });
+
+  it('checks the same scopes as the REST API', async () => {
+    const reader = await connect(api, bearer(api, ['search:read', 'connectors:read']));
+    const denied = await reader.callTool({ name: 'context.index_control', arguments: { action: 'status' } });
+    expect(denied.isError).toBe(true);
+    expect(textOf(denied)).toContain('authorization_error');
+    const write = await reader.callTool({ name: 'context.connector_management', arguments: { action: 'add', connector_config: { type: 'jira', name: 'x' } } });
+    expect(write.isError).toBe(true);
+    expect(textOf(write)).toContain('connectors:write');
+    expect((await reader.callTool({ name: 'context.search', arguments: { query: 'x' } })).isError).toBeFalsy();
+    await reader.close();
+  });
+
+  it("runs job tools in the caller's tenant, whatever project_id the input names", async () => {
+    const result = await globex.callTool({ name: 'list_background_jobs', arguments: { project_id: 'acme' } });
+    expect(structured(result)).toMatchObject({ project_id: 'globex' });
+  });
+
+  describe('engine://files resources', () => {
+    it('lists the tenant files a page at a time', async () => {
+      const first = (await acme.request({ method: 'resources/list', params: {} })) as { resources: { uri: string }[]; nextCursor?: string };
+      expect(first.resources.length).toBe(100);
+      expect(first.nextCursor).toEqual(expect.any(String));
+      const second = await acme.listResources({ cursor: first.nextCursor });
+      expect(second.nextCursor).toBeUndefined();
+      const uris = [...first.resources, ...second.resources].map((r) => r.uri);
+      expect(new Set(uris).size).toBe(122);
+      expect(uris).toContain('engine://files/src/billing/invoice.ts');
+      // The client's own listing follows the cursors to the end.
+      expect((await acme.listResources()).resources.length).toBe(122);
+      expect((await globex.listResources()).resources.map((r) => r.uri)).toEqual(['engine://files/src/billing/invoice.ts']);
+    });
+
+    it('advertises the resource template', async () => {
+      const { resourceTemplates } = await acme.listResourceTemplates();
+      expect(resourceTemplates).toEqual([expect.objectContaining({ uriTemplate: 'engine://files/{+path}' })]);
+    });
+
+    it("reads a file of the caller's tenant, never another's", async () => {
+      const mine = await acme.readResource({ uri: 'engine://files/src/billing/invoice.ts' });
+      expect(mine.contents[0]).toMatchObject({ uri: 'engine://files/src/billing/invoice.ts', text: expect.stringContaining('chargeInvoice(invoice)') });
+      const theirs = await globex.readResource({ uri: 'engine://files/src/billing/invoice.ts' });
+      expect(theirs.contents[0]).toMatchObject({ text: 'globex chargeInvoice secret sauce' });
+      await expect(globex.readResource({ uri: 'engine://files/docs/billing.md' })).rejects.toThrow(/No indexed file/);
+    });
+
+    it.each([
+      'engine://files/%2e%2e/%2e%2e/etc/passwd',
+      'engine://files//etc/passwd',
+      'engine://files/src/..%2f..%2fetc/passwd',
+      'engine://files/..\\..\\etc\\passwd',
+    ])('refuses the traversal %s', async (uri) => {
+      await expect(acme.readResource({ uri })).rejects.toThrow(/Refused|No indexed file|Malformed/);
+    });
+
+    it('normalises plain ".." segments away before the lookup, so nothing outside the index is read', async () => {
+      await expect(acme.readResource({ uri: 'engine://files/../../etc/passwd' })).rejects.toThrow(/No indexed file etc\/passwd/);
+    });
+  });
+});
+
+describe('MCP tool exposure', () => {
+  it('exposes only the configured toolsets, and hides writing tools in read-only mode', async () => {
+    const api = await startApiServer({ CTX_MCP__TOOLSETS: 'search,jobs', CTX_MCP__READ_ONLY: 'true' });
+    try {
+      const client = await connect(api, bearer(api));
+      const tools = (await client.listTools()).tools;
+      const names = tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(['context.search', 'context.get_related_info', 'search', 'list_background_jobs']));
+      expect(names).not.toContain('context.index_control');
+      expect(names).not.toContain('context.connector_management');
+      expect(names).not.toContain('start_indexing_background');
+      expect(tools.every((t) => t.annotations?.readOnlyHint === true)).toBe(true);
+      await client.close();
+    } finally {
+      await api.close();
+    }
+  });
+});
