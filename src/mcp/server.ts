@@ -35,6 +35,8 @@ export const requiredScope = (operation: Operation): string => {
   switch (operation.toolset) {
     case 'search':
       return 'search:read';
+    // The event ledger spans every project: only deployment administrators read it.
+    case 'ledger':
     case 'admin':
       return operation.writes ? 'config:write' : 'config:read';
     default:

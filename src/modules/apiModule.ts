@@ -21,6 +21,7 @@ import { authEnabled, createAuthenticator, type Principal } from '../http/api/au
 import { createConnectorService } from '../http/api/connectorService.js';
 import { contextOperations } from '../http/api/contextOperations.js';
 import { registerFileResources } from '../http/api/fileResources.js';
+import { guardOtherSurfaces } from '../http/api/guardOtherSurfaces.js';
 import { createIndexControl } from '../http/api/indexControl.js';
 import { createJwtCodec } from '../http/api/jwtCodec.js';
 import { buildOpenApiDocument } from '../http/api/openApiDocument.js';
@@ -159,6 +160,7 @@ const wire = async (context: ModuleContext) => {
         openapi: () => openapi,
         bodyLimitBytes: Math.min(config.server.bodyLimitBytes, 1024 * 1024),
       });
+      guardOtherSurfaces(app, authenticator);
       authenticateMcpWith(app, async (request) => {
         const principal = await authenticator.authenticate(request.headers);
         return {

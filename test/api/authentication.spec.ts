@@ -114,6 +114,27 @@ describe('authentication of /api/v1', () => {
     });
   });
 
+  it('puts the other HTTP surfaces behind the same credentials once auth is on', async () => {
+    const tools = await fetch(`${api.server.url}/tools/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"x"}' });
+    expect(tools.status).toBe(401);
+    expect(await tools.json()).toMatchObject({ error: { code: 'unauthorized' } });
+    const allowed = await fetch(`${api.server.url}/tools/search`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${api.token(['search:read'])}` },
+      body: '{"query":"x"}',
+    });
+    expect(allowed.status).toBe(200);
+    const ingest = await fetch(`${api.server.url}/tools/ingest`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${api.token(['search:read'])}` },
+      body: '{}',
+    });
+    expect(ingest.status).toBe(403);
+    const sessions = await api.call('POST', '/annotations/sessions', { body: {} });
+    expect(sessions.status).toBe(401);
+    expect(sessions.body).toMatchObject({ error: { code: 'AUTHENTICATION_ERROR' } });
+  });
+
   it('needs no credentials for /health', async () => {
     const health = await api.call('GET', '/health');
     expect(health.status).toBe(200);

@@ -123,6 +123,10 @@ describe('MCP over Streamable HTTP with authentication', () => {
     expect(write.isError).toBe(true);
     expect(textOf(write)).toContain('connectors:write');
     expect((await reader.callTool({ name: 'context.search', arguments: { query: 'x' } })).isError).toBeFalsy();
+    // The event ledger spans every tenant: it needs the administrators' config:read.
+    const history = await reader.callTool({ name: 'ledger.history', arguments: {} });
+    expect(history.isError).toBe(true);
+    expect(textOf(history)).toContain('config:read');
     await reader.close();
   });
 
