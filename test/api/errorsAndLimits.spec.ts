@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import Fastify from 'fastify';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -138,6 +139,31 @@ describe('errors and rate limits of /api/v1', () => {
       for (let i = 0; i < 3; i++) statuses.push((await api.call('GET', '/connectors', { token })).status);
       expect(statuses).toEqual([200, 200, 429]);
       await api.call('PATCH', '/config', { token: admin, body: { rate_limits: { connectors_per_minute: 20 } } });
+    });
+  });
+
+  describe('OpenAPI', () => {
+    it('serves the committed document, generated from the route schemas', async () => {
+      const served = await api.call('GET', '/openapi.json');
+      expect(served.status).toBe(200);
+      expect(served.body).toEqual(JSON.parse(readFileSync(new URL('../../openapi.json', import.meta.url), 'utf8')));
+    });
+
+    it('describes every endpoint with its scope, and every reference resolves', () => {
+      const document = JSON.parse(readFileSync(new URL('../../openapi.json', import.meta.url), 'utf8')) as {
+        openapi: string;
+        paths: Record<string, Record<string, { security: unknown[]; 'x-required-scope'?: string }>>;
+        components: { schemas: Record<string, unknown> };
+      };
+      expect(document.openapi).toBe('3.0.3');
+      for (const spec of ROUTE_SPECS) {
+        const operation = document.paths[spec.url]?.[spec.method.toLowerCase()];
+        expect(operation, `${spec.method} ${spec.url}`).toBeDefined();
+        expect(operation!['x-required-scope']).toBe(spec.scope ?? undefined);
+      }
+      const refs = [...JSON.stringify(document).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]!);
+      expect(refs.length).toBeGreaterThan(20);
+      for (const ref of refs) expect(document.components.schemas, ref).toHaveProperty(ref);
     });
   });
 });
