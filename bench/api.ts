@@ -28,7 +28,18 @@ const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 const ROOT = path.resolve(import.meta.dirname, '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 10);
-const QUERIES = ['event store append', 'projection checkpoint', 'search keyword index', 'annotation session', 'job runner cancel', 'rate limit', 'config schema', 'mcp server tool', 'content store hash', 'refresh token'];
+const QUERIES = [
+  'event store append',
+  'projection checkpoint',
+  'search keyword index',
+  'annotation session',
+  'job runner cancel',
+  'rate limit',
+  'config schema',
+  'mcp server tool',
+  'content store hash',
+  'refresh token',
+];
 
 const sourceFiles = (dir: string): string[] =>
   readdirSync(dir).flatMap((name) => {
@@ -54,19 +65,36 @@ const cannon = async (title: string, options: Record<string, unknown>) => {
 
 export const run = async () => {
   const config = loadConfig({
-    env: { CTX_AUTH__MODE: 'on', CTX_AUTH__JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123', CTX_EMBEDDINGS__PROVIDER: 'none', CTX_LOG__LEVEL: 'silent' },
+    env: {
+      CTX_AUTH__MODE: 'on',
+      CTX_AUTH__JWT_SECRET: 'bench-secret-bench-secret-bench-secret-0123',
+      CTX_EMBEDDINGS__PROVIDER: 'none',
+      CTX_LOG__LEVEL: 'silent',
+    },
     overrides: { storage: { dataDir: tempDataDir('ctx-bench-api-') }, server: { bind: '127.0.0.1:0' } },
   });
   const ledger = await openLedger(config, { logger: pino({ level: 'silent' }) });
   const server = await startServer(ledger);
   try {
-    const files = ['src', 'commands', 'queries', 'projections', 'infra'].flatMap((dir) => sourceFiles(path.join(ROOT, dir)));
-    const documents = files.map((file) => ({ source_id: path.relative(ROOT, file), title: path.basename(file), body: readFileSync(file, 'utf8') }));
+    const files = ['src', 'commands', 'queries', 'projections', 'infra'].flatMap((dir) =>
+      sourceFiles(path.join(ROOT, dir)),
+    );
+    const documents = files.map((file) => ({
+      source_id: path.relative(ROOT, file),
+      title: path.basename(file),
+      body: readFileSync(file, 'utf8'),
+    }));
     for (let i = 0; i < documents.length; i += 100) {
-      await ledger.operation('ingest_documents').run(
-        { source: 'filesystem', documents: documents.slice(i, i + 100) },
-        { actor: { subject: 'bench', tenant: 'bench', via: 'cli' }, correlationId: crypto.randomUUID(), project: 'bench' },
-      );
+      await ledger
+        .operation('ingest_documents')
+        .run(
+          { source: 'filesystem', documents: documents.slice(i, i + 100) },
+          {
+            actor: { subject: 'bench', tenant: 'bench', via: 'cli' },
+            correlationId: crypto.randomUUID(),
+            project: 'bench',
+          },
+        );
     }
     await ledger.projections.waitFor(await ledger.store.headPosition(), { timeoutMs: 600_000 });
 
@@ -75,10 +103,18 @@ export const run = async () => {
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const api = `${server.url}/api/v1`;
     // Lift the per-user budget so the load below measures the server, not the limiter.
-    const lifted = await fetch(`${api}/config`, { method: 'PATCH', headers, body: JSON.stringify({ rate_limits: { search_per_minute: 100_000 } }) });
+    const lifted = await fetch(`${api}/config`, {
+      method: 'PATCH',
+      headers,
+      body: JSON.stringify({ rate_limits: { search_per_minute: 100_000 } }),
+    });
     if (!lifted.ok) throw new Error(`could not lift the search rate limit: ${await lifted.text()}`);
 
-    console.log(`corpus: ${documents.length} source files; load average before: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(
+      `corpus: ${documents.length} source files; load average before: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
     const latencies: number[] = [];
     let failures = 0;
     for (let i = 0; i < 300; i++) {
@@ -87,7 +123,11 @@ export const run = async () => {
       const response = await fetch(`${api}/search`, {
         method: 'POST',
         headers,
-        body: JSON.stringify({ query, top_k: 20, work_context: { active_file: 'src/http/api/apiPlugin.ts', open_ticket_ids: ['PROJ-1'] } }),
+        body: JSON.stringify({
+          query,
+          top_k: 20,
+          work_context: { active_file: 'src/http/api/apiPlugin.ts', open_ticket_ids: ['PROJ-1'] },
+        }),
       });
       await response.arrayBuffer();
       latencies.push(performance.now() - startedAt);
@@ -105,7 +145,11 @@ export const run = async () => {
       headers,
       body: JSON.stringify({ query: 'projection checkpoint', top_k: 10 }),
     });
-    console.log(`load average after: ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(
+      `load average after: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
   } finally {
     await server.close();
   }

@@ -18,11 +18,15 @@ export interface ChangeConfig {
 export const configDecider: Decider<ConfigOverrides, ChangeConfig, AuthEvent> = {
   initialState: () => ({}),
   evolve: (state, event: StoredEvent<AuthEvent>) =>
-    event.type === 'ConfigChanged' ? { ...state, ...Object.fromEntries(event.data.changes.map((c) => [c.path, c.value])) } : state,
+    event.type === 'ConfigChanged'
+      ? { ...state, ...Object.fromEntries(event.data.changes.map((c) => [c.path, c.value])) }
+      : state,
   decide: (command, state) => {
     // Setting a value it already has records nothing.
     const changes = command.changes.filter((c) => JSON.stringify(state[c.path]) !== JSON.stringify(c.value));
-    return changes.length ? [{ type: 'ConfigChanged', schemaVersion: 1, data: { changes, by: command.by } }] : [];
+    return changes.length
+      ? [{ type: 'ConfigChanged', schemaVersion: 1, data: { changes, by: command.by } }]
+      : [];
   },
 };
 

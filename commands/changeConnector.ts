@@ -31,7 +31,9 @@ export const connectorDecider: Decider<ConnectorState, ConnectorCommand, Connect
     if (command.kind === 'add') {
       if (state.exists) throw new IllegalStateError(`Connector ${command.connectorId} already exists`);
       const { connectorId, name, type, settings } = command;
-      return [{ type: 'ConnectorAdded', schemaVersion: 1, data: { connectorId, name, kind: type, settings } }];
+      return [
+        { type: 'ConnectorAdded', schemaVersion: 1, data: { connectorId, name, kind: type, settings } },
+      ];
     }
     // Another project's connector is as unknown as a missing one.
     if (!state.exists || state.removed || state.project !== context.project) {
@@ -45,5 +47,8 @@ export const connectorDecider: Decider<ConnectorState, ConnectorCommand, Connect
   },
 };
 
-export const changeConnector = async (store: EventStore, command: ConnectorCommand, context: CommandContext) =>
-  handleCommand(store, streamId('connector', command.connectorId), connectorDecider, command, context);
+export const changeConnector = async (
+  store: EventStore,
+  command: ConnectorCommand,
+  context: CommandContext,
+) => handleCommand(store, streamId('connector', command.connectorId), connectorDecider, command, context);

@@ -24,7 +24,11 @@ export type ApiKeyCommand =
 export const apiKeyDecider: Decider<ApiKeyState, ApiKeyCommand, AuthEvent> = {
   initialState: () => ({ exists: false, revoked: false }),
   evolve: (state, event: StoredEvent<AuthEvent>) =>
-    event.type === 'ApiKeyCreated' ? { exists: true, revoked: false } : event.type === 'ApiKeyRevoked' ? { ...state, revoked: true } : state,
+    event.type === 'ApiKeyCreated'
+      ? { exists: true, revoked: false }
+      : event.type === 'ApiKeyRevoked'
+        ? { ...state, revoked: true }
+        : state,
   decide: (command, state) => {
     switch (command.kind) {
       case 'create': {
@@ -34,7 +38,9 @@ export const apiKeyDecider: Decider<ApiKeyState, ApiKeyCommand, AuthEvent> = {
       }
       case 'revoke':
         if (!state.exists) throw new IllegalStateError(`No API key ${command.keyId}`);
-        return state.revoked ? [] : [{ type: 'ApiKeyRevoked', schemaVersion: 1, data: { keyId: command.keyId } }];
+        return state.revoked
+          ? []
+          : [{ type: 'ApiKeyRevoked', schemaVersion: 1, data: { keyId: command.keyId } }];
       default: {
         const never: never = command;
         return never;
@@ -62,7 +68,14 @@ export const createApiKey = async (
     store,
     streamId('apikey', keyId),
     apiKeyDecider,
-    { kind: 'create', keyId, hash: hashSecret(key), scopes: input.scopes, tenant: input.tenant, label: input.label ?? null },
+    {
+      kind: 'create',
+      keyId,
+      hash: hashSecret(key),
+      scopes: input.scopes,
+      tenant: input.tenant,
+      label: input.label ?? null,
+    },
     context,
   );
   return { keyId, key, scopes: input.scopes, tenant: input.tenant };

@@ -19,13 +19,30 @@ export interface RefreshFamilyState {
 }
 
 export type RefreshCommand =
-  | { kind: 'issue'; familyId: string; tokenHash: string; subject: string; tenant: string; scopes: Scope[]; expiresAt: string }
+  | {
+      kind: 'issue';
+      familyId: string;
+      tokenHash: string;
+      subject: string;
+      tenant: string;
+      scopes: Scope[];
+      expiresAt: string;
+    }
   | { kind: 'rotate'; familyId: string; presentedHash: string; tokenHash: string; expiresAt: string };
 
-const sameHash = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+const sameHash = (a: string, b: string) =>
+  a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 
 export const refreshFamilyDecider: Decider<RefreshFamilyState, RefreshCommand, AuthEvent> = {
-  initialState: () => ({ exists: false, subject: '', tenant: '', scopes: [], currentHash: '', expiresAt: '', revoked: false }),
+  initialState: () => ({
+    exists: false,
+    subject: '',
+    tenant: '',
+    scopes: [],
+    currentHash: '',
+    expiresAt: '',
+    revoked: false,
+  }),
   evolve: (state, event: StoredEvent<AuthEvent>) => {
     switch (event.type) {
       case 'RefreshTokenIssued': {
@@ -43,7 +60,8 @@ export const refreshFamilyDecider: Decider<RefreshFamilyState, RefreshCommand, A
   decide: (command, state, context) => {
     switch (command.kind) {
       case 'issue': {
-        if (state.exists) throw new IllegalStateError(`Refresh token family ${command.familyId} already exists`);
+        if (state.exists)
+          throw new IllegalStateError(`Refresh token family ${command.familyId} already exists`);
         const { kind: _kind, ...data } = command;
         return [{ type: 'RefreshTokenIssued', schemaVersion: 1, data }];
       }
@@ -52,7 +70,11 @@ export const refreshFamilyDecider: Decider<RefreshFamilyState, RefreshCommand, A
         if (!sameHash(command.presentedHash, state.currentHash)) {
           // A token that was already rotated is being replayed: whoever holds the family is suspect.
           return [
-            { type: 'RefreshTokenFamilyRevoked', schemaVersion: 1, data: { familyId: command.familyId, reason: 'reuse of a rotated refresh token' } },
+            {
+              type: 'RefreshTokenFamilyRevoked',
+              schemaVersion: 1,
+              data: { familyId: command.familyId, reason: 'reuse of a rotated refresh token' },
+            },
           ];
         }
         if (Date.parse(state.expiresAt) <= Date.parse(context.now)) return [];
@@ -60,7 +82,12 @@ export const refreshFamilyDecider: Decider<RefreshFamilyState, RefreshCommand, A
           {
             type: 'RefreshTokenRotated',
             schemaVersion: 1,
-            data: { familyId: command.familyId, previousHash: command.presentedHash, tokenHash: command.tokenHash, expiresAt: command.expiresAt },
+            data: {
+              familyId: command.familyId,
+              previousHash: command.presentedHash,
+              tokenHash: command.tokenHash,
+              expiresAt: command.expiresAt,
+            },
           },
         ];
       }
@@ -76,11 +103,13 @@ const newRefreshToken = (familyId: string) => `rt.${familyId}.${randomBytes(32).
 
 const familyOf = (token: string): string => {
   const [prefix, familyId, secret] = token.split('.');
-  if (prefix !== 'rt' || !familyId || !UUID_PATTERN.test(familyId) || !secret) throw new AuthenticationError('Malformed refresh token');
+  if (prefix !== 'rt' || !familyId || !UUID_PATTERN.test(familyId) || !secret)
+    throw new AuthenticationError('Malformed refresh token');
   return familyId;
 };
 
-const expiry = (now: string, ttlSeconds: number) => new Date(Date.parse(now) + ttlSeconds * 1000).toISOString();
+const expiry = (now: string, ttlSeconds: number) =>
+  new Date(Date.parse(now) + ttlSeconds * 1000).toISOString();
 
 export interface RefreshGrant {
   refreshToken: string;

@@ -24,7 +24,12 @@ export const apiKeysProjection: DocumentProjection<ApiKeyRow> = {
   evolve: (row, stored) => {
     const event = stored as StoredEvent<AuthEvent>;
     if (event.type === 'ApiKeyCreated') {
-      return { ...event.data, revoked: false, createdAt: event.recordedAt, createdBy: event.metadata.actor.subject };
+      return {
+        ...event.data,
+        revoked: false,
+        createdAt: event.recordedAt,
+        createdBy: event.metadata.actor.subject,
+      };
     }
     if (event.type === 'ApiKeyRevoked' && row) return { ...row, revoked: true };
     return row;

@@ -13,7 +13,13 @@ import type { SearchInput, SearchOutput } from './searchDocuments.js';
 
 export const RelatedInfoInputSchema = z
   .object({
-    file_path: z.string().trim().min(1).max(1024).optional().describe('Path to the file to get related info for'),
+    file_path: z
+      .string()
+      .trim()
+      .min(1)
+      .max(1024)
+      .optional()
+      .describe('Path to the file to get related info for'),
     ticket_id: z.string().trim().min(1).max(64).optional().describe('Ticket ID to get related info for'),
   })
   .refine((v) => v.file_path !== undefined || v.ticket_id !== undefined, 'give a file_path or a ticket_id');
@@ -53,9 +59,26 @@ export const RelatedInfoOutputSchema = z.object({
       notes: z.string(),
     }),
   ),
-  relations: z.array(z.object({ session_id: z.string(), source_chunk_id: z.string(), target_chunk_id: z.string(), type: z.string() })),
-  jobs: z.array(z.object({ job_id: z.string(), repo_path: z.string(), status: z.string(), created_at: z.string() })),
-  history: z.array(z.object({ document_id: z.string(), event: z.string(), at: z.string(), by: z.string(), version: z.number().int() })),
+  relations: z.array(
+    z.object({
+      session_id: z.string(),
+      source_chunk_id: z.string(),
+      target_chunk_id: z.string(),
+      type: z.string(),
+    }),
+  ),
+  jobs: z.array(
+    z.object({ job_id: z.string(), repo_path: z.string(), status: z.string(), created_at: z.string() }),
+  ),
+  history: z.array(
+    z.object({
+      document_id: z.string(),
+      event: z.string(),
+      at: z.string(),
+      by: z.string(),
+      version: z.number().int(),
+    }),
+  ),
 });
 export type RelatedInfo = z.infer<typeof RelatedInfoOutputSchema>;
 
@@ -65,7 +88,9 @@ export interface RelatedInfoDeps {
   store: EventStore;
   search(input: SearchInput, context: OperationContext): Promise<SearchOutput>;
   /** The project's jobs, or none where jobs are not available. */
-  jobs(context: OperationContext): Promise<{ job_id: string; repo_path: string; status: string; created_at: string }[]>;
+  jobs(
+    context: OperationContext,
+  ): Promise<{ job_id: string; repo_path: string; status: string; created_at: string }[]>;
 }
 
 const MAX_CHUNKS = 100;
@@ -78,16 +103,29 @@ const normalisePath = (p: string) => p.replace(/\\/g, '/').replace(/^\.\//, '');
  * file's document and its chunks, documents that mention it, annotations and relations on those
  * chunks, indexing jobs over its folder, and the file's history of versions.
  */
-export const getRelatedInfo = async (deps: RelatedInfoDeps, input: RelatedInfoInput, context: OperationContext): Promise<RelatedInfo> => {
+export const getRelatedInfo = async (
+  deps: RelatedInfoDeps,
+  input: RelatedInfoInput,
+  context: OperationContext,
+): Promise<RelatedInfo> => {
   const { project } = context;
   const filePath = input.file_path ? normalisePath(input.file_path) : null;
 
   const own = filePath
-    ? (await deps.readModels.find<DocumentView>('documents', { where: { project, sourceId: filePath }, limit: 10 })).items
+    ? (
+        await deps.readModels.find<DocumentView>('documents', {
+          where: { project, sourceId: filePath },
+          limit: 10,
+        })
+      ).items
     : [];
-  const mentionQueries = [...new Set([filePath, filePath?.split('/').pop(), input.ticket_id])].filter((q): q is string => !!q);
+  const mentionQueries = [...new Set([filePath, filePath?.split('/').pop(), input.ticket_id])].filter(
+    (q): q is string => !!q,
+  );
   const mentions = (
-    await Promise.all(mentionQueries.map((query) => deps.search({ query, mode: 'keyword', limit: MAX_MENTIONS }, context)))
+    await Promise.all(
+      mentionQueries.map((query) => deps.search({ query, mode: 'keyword', limit: MAX_MENTIONS }, context)),
+    )
   ).flatMap((r) => r.results);
 
   const documents: RelatedInfo['documents'] = own.map((doc) => ({
@@ -101,7 +139,15 @@ export const getRelatedInfo = async (deps: RelatedInfoDeps, input: RelatedInfoIn
   }));
   for (const hit of mentions) {
     if (documents.some((d) => d.id === hit.id)) continue;
-    documents.push({ id: hit.id, title: hit.title, source: hit.source, path: hit.source_id, updated_at: hit.updated_at, relation: 'mentions', snippet: hit.snippet });
+    documents.push({
+      id: hit.id,
+      title: hit.title,
+      source: hit.source,
+      path: hit.source_id,
+      updated_at: hit.updated_at,
+      relation: 'mentions',
+      snippet: hit.snippet,
+    });
   }
 
   const ownChunks = own.flatMap((doc) => doc.chunks.map((chunk) => ({ doc, chunk }))).slice(0, MAX_CHUNKS);
@@ -117,7 +163,14 @@ export const getRelatedInfo = async (deps: RelatedInfoDeps, input: RelatedInfoIn
 
   // Annotation rows carry no project: their session's stream says which project they belong to.
   const rows = (
-    await Promise.all(chunks.map((c) => deps.readModels.find<AnnotationChunkRow>(ANNOTATION_CHUNKS, { where: { chunkId: c.chunk_id }, limit: 50 })))
+    await Promise.all(
+      chunks.map((c) =>
+        deps.readModels.find<AnnotationChunkRow>(ANNOTATION_CHUNKS, {
+          where: { chunkId: c.chunk_id },
+          limit: 50,
+        }),
+      ),
+    )
   ).flatMap((r) => r.items);
   const sessionProjects = new Map<string, string | null>();
   for (const sessionId of new Set(rows.map((r) => r.sessionId))) {
@@ -153,10 +206,23 @@ export const getRelatedInfo = async (deps: RelatedInfoDeps, input: RelatedInfoIn
     chunks,
     annotations: visible
       .filter((r) => r.annotated)
-      .map((r) => ({ session_id: r.sessionId, chunk_id: r.chunkId, categories: r.categories, labels: r.labels, tags: r.tags, summary: r.summary, notes: r.notes })),
+      .map((r) => ({
+        session_id: r.sessionId,
+        chunk_id: r.chunkId,
+        categories: r.categories,
+        labels: r.labels,
+        tags: r.tags,
+        summary: r.summary,
+        notes: r.notes,
+      })),
     relations: visible.flatMap((r) =>
       Object.entries(r.relations).flatMap(([type, targets]) =>
-        targets.map((target) => ({ session_id: r.sessionId, source_chunk_id: r.chunkId, target_chunk_id: target, type })),
+        targets.map((target) => ({
+          session_id: r.sessionId,
+          source_chunk_id: r.chunkId,
+          target_chunk_id: target,
+          type,
+        })),
       ),
     ),
     jobs,

@@ -13,7 +13,10 @@ export interface ConnectorView {
   config: Record<string, unknown>;
 }
 
-const viewOf = (row: ConnectorRow, redact: (settings: Record<string, unknown>) => Record<string, unknown>): ConnectorView => ({
+const viewOf = (
+  row: ConnectorRow,
+  redact: (settings: Record<string, unknown>) => Record<string, unknown>,
+): ConnectorView => ({
   id: row.id,
   type: row.type,
   name: row.name,

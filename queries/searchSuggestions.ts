@@ -4,7 +4,22 @@ import type { ReadModels } from '../src/ports/projections.js';
 /** Documents read per project when building its vocabulary. */
 const MAX_DOCUMENTS = 5000;
 const CACHE_MS = 30_000;
-const STOPWORDS = new Set(['the', 'and', 'for', 'with', 'from', 'this', 'that', 'into', 'index', 'src', 'lib', 'test', 'spec', 'main']);
+const STOPWORDS = new Set([
+  'the',
+  'and',
+  'for',
+  'with',
+  'from',
+  'this',
+  'that',
+  'into',
+  'index',
+  'src',
+  'lib',
+  'test',
+  'spec',
+  'main',
+]);
 
 /** Candidate phrases of a project, with how often each occurs. */
 type Vocabulary = Map<string, number>;
@@ -16,7 +31,8 @@ const wordsOf = (text: string) =>
     .split(/[^a-z0-9]+/)
     .filter((w) => w.length >= 3 && !STOPWORDS.has(w) && !/^\d+$/.test(w));
 
-const add = (vocabulary: Vocabulary, phrase: string) => vocabulary.set(phrase, (vocabulary.get(phrase) ?? 0) + 1);
+const add = (vocabulary: Vocabulary, phrase: string) =>
+  vocabulary.set(phrase, (vocabulary.get(phrase) ?? 0) + 1);
 
 const buildVocabulary = (documents: readonly DocumentView[]): Vocabulary => {
   const vocabulary: Vocabulary = new Map();
@@ -42,7 +58,10 @@ export const createSearchSuggestions = (readModels: ReadModels, now: () => numbe
   const vocabularyOf = async (project: string) => {
     const cached = cache.get(project);
     if (cached && now() - cached.at < CACHE_MS) return cached.vocabulary;
-    const { items } = await readModels.find<DocumentView>('documents', { where: { project }, limit: MAX_DOCUMENTS });
+    const { items } = await readModels.find<DocumentView>('documents', {
+      where: { project },
+      limit: MAX_DOCUMENTS,
+    });
     const vocabulary = buildVocabulary(items);
     cache.set(project, { at: now(), vocabulary });
     return vocabulary;
@@ -54,10 +73,18 @@ export const createSearchSuggestions = (readModels: ReadModels, now: () => numbe
     for (const [phrase, count] of vocabulary) {
       const lower = phrase.toLowerCase();
       if (lower === q) continue;
-      const rank = !q ? 1 : lower.startsWith(q) ? 3 : new RegExp(`(^|[^a-z0-9])${q.replace(/[^a-z0-9]/g, '\\$&')}`).test(lower) ? 2 : 0;
+      const rank = !q
+        ? 1
+        : lower.startsWith(q)
+          ? 3
+          : new RegExp(`(^|[^a-z0-9])${q.replace(/[^a-z0-9]/g, '\\$&')}`).test(lower)
+            ? 2
+            : 0;
       if (rank > 0) scored.push({ phrase, score: rank * 1000 + count });
     }
-    scored.sort((a, b) => b.score - a.score || a.phrase.length - b.phrase.length || a.phrase.localeCompare(b.phrase));
+    scored.sort(
+      (a, b) => b.score - a.score || a.phrase.length - b.phrase.length || a.phrase.localeCompare(b.phrase),
+    );
     return scored.slice(0, limit).map((s) => s.phrase);
   };
 };

@@ -27,7 +27,11 @@ const normalisePath = (p: string) => p.replace(/\\/g, '/').replace(/^\.\//, '');
 const directoryOf = (p: string) => p.slice(0, Math.max(0, p.lastIndexOf('/')));
 
 /** Why a result matters more given what the caller is working on, and by how much. */
-const boostsFor = (hit: Hit, activeFile: string | null, tickets: readonly string[]): { factor: number; reasons: string[] } => {
+const boostsFor = (
+  hit: Hit,
+  activeFile: string | null,
+  tickets: readonly string[],
+): { factor: number; reasons: string[] } => {
   const reasons: string[] = [];
   let factor = 1;
   const path = normalisePath(hit.source_id);
@@ -57,7 +61,9 @@ interface Cursor {
 
 const fingerprintOf = (request: SearchRequest, maxResults: number) =>
   createHash('sha256')
-    .update(JSON.stringify([request.query, request.work_context ?? null, request.filters ?? null, maxResults]))
+    .update(
+      JSON.stringify([request.query, request.work_context ?? null, request.filters ?? null, maxResults]),
+    )
     .digest('base64url')
     .slice(0, 12);
 
@@ -73,7 +79,8 @@ const decodeCursor = (raw: string, fingerprint: string): number => {
   if (typeof cursor.offset !== 'number' || !Number.isInteger(cursor.offset) || cursor.offset < 0) {
     throw new ValidationError('pagination.cursor is not a cursor this API issued');
   }
-  if (cursor.fingerprint !== fingerprint) throw new ValidationError('pagination.cursor belongs to a different query');
+  if (cursor.fingerprint !== fingerprint)
+    throw new ValidationError('pagination.cursor belongs to a different query');
   return cursor.offset;
 };
 
@@ -95,13 +102,25 @@ export const searchWithWorkContext = async (
 
   const range = request.filters?.date_range;
   const [found, sourcesSearched] = await Promise.all([
-    deps.search({ query: request.query, mode: 'keyword', limit: maxResults, filters: { since: range?.from, until: range?.to } }, context),
+    deps.search(
+      {
+        query: request.query,
+        mode: 'keyword',
+        limit: maxResults,
+        filters: { since: range?.from, until: range?.to },
+      },
+      context,
+    ),
     deps.sourcesSearched(context.project),
   ]);
   const wanted = request.filters?.source_types;
-  const kept = wanted?.length ? found.results.filter((hit) => wanted.includes(sourceTypeOf(hit.source) as never)) : found.results;
+  const kept = wanted?.length
+    ? found.results.filter((hit) => wanted.includes(sourceTypeOf(hit.source) as never))
+    : found.results;
 
-  const activeFile = request.work_context?.active_file ? normalisePath(request.work_context.active_file) : null;
+  const activeFile = request.work_context?.active_file
+    ? normalisePath(request.work_context.active_file)
+    : null;
   const tickets = [
     ...new Set([
       ...(request.work_context?.open_ticket_ids ?? []).map((t) => t.toUpperCase()),
@@ -120,7 +139,9 @@ export const searchWithWorkContext = async (
   const hasMore = offset + pageSize < ranked.length;
   return {
     results: page.map(({ hit, reasons, score }) => ({
-      source: hit.source_url ?? `${sourceTypeOf(hit.source) === 'file' ? 'file://' : `${hit.source}:`}${hit.source_id}`,
+      source:
+        hit.source_url ??
+        `${sourceTypeOf(hit.source) === 'file' ? 'file://' : `${hit.source}:`}${hit.source_id}`,
       content: hit.snippet,
       score: Number((score / top).toFixed(4)),
       metadata: {
@@ -138,6 +159,9 @@ export const searchWithWorkContext = async (
       next_cursor: hasMore ? encodeCursor({ offset: offset + pageSize, fingerprint }) : null,
       total_results: ranked.length,
     },
-    query_metadata: { execution_time_ms: Math.round(performance.now() - started), sources_searched: sourcesSearched },
+    query_metadata: {
+      execution_time_ms: Math.round(performance.now() - started),
+      sources_searched: sourcesSearched,
+    },
   };
 };

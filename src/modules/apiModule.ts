@@ -50,7 +50,8 @@ const wire = async (context: ModuleContext) => {
   const settings = createRuntimeSettings(config, store);
   const metrics = createApiMetrics();
   const baseDir = path.resolve(config.api.connectorsRoot ?? process.cwd());
-  const settle = async (position: Parameters<ModuleContext['waitForProjections']>[0]) => context.waitForProjections(position, 30_000);
+  const settle = async (position: Parameters<ModuleContext['waitForProjections']>[0]) =>
+    context.waitForProjections(position, 30_000);
 
   const operation = (name: string) => {
     const found = context.operations().find((o) => o.name === name);
@@ -62,10 +63,19 @@ const wire = async (context: ModuleContext) => {
   const searchDeps: WorkContextSearchDeps = {
     search,
     sourcesSearched: async (project) => (await readModels.count('documents', 'source', { project })).size,
-    limits: () => ({ defaultTopK: settings.current().search.default_top_k, maxResults: settings.current().search.max_results }),
+    limits: () => ({
+      defaultTopK: settings.current().search.default_top_k,
+      maxResults: settings.current().search.max_results,
+    }),
   };
   const indexControl = createIndexControl({ operations: context.operations, readModels, baseDir });
-  const connectors = createConnectorService({ store, readModels, secrets, baseDir, waitForProjections: settle });
+  const connectors = createConnectorService({
+    store,
+    readModels,
+    secrets,
+    baseDir,
+    waitForProjections: settle,
+  });
   const suggestions = createSearchSuggestions(readModels);
   const jobsOrNone = async (operationContext: OperationContext) => {
     try {
@@ -114,7 +124,8 @@ const wire = async (context: ModuleContext) => {
         },
       };
     },
-    'POST /search': ({ body, context: call }) => searchWithWorkContext(searchDeps, body as schemas.SearchRequest, call),
+    'POST /search': ({ body, context: call }) =>
+      searchWithWorkContext(searchDeps, body as schemas.SearchRequest, call),
     'GET /search/suggestions': async ({ query, context: call }) => ({
       suggestions: await suggestions(call.project, query.q as string, query.limit as number),
     }),
@@ -134,14 +145,20 @@ const wire = async (context: ModuleContext) => {
       };
     },
     'GET /connectors': async ({ context: call }) => ({ connectors: await connectors.list(call) }),
-    'POST /connectors': ({ body, context: call }) => connectors.add(body as { type: string; name: string; config: Record<string, unknown> }, call),
+    'POST /connectors': ({ body, context: call }) =>
+      connectors.add(body as { type: string; name: string; config: Record<string, unknown> }, call),
     'GET /connectors/{id}': ({ params, context: call }) => connectors.get(params.id as string, call),
-    'PUT /connectors/{id}': ({ params, body, context: call }) => connectors.update(params.id as string, body as object, call),
+    'PUT /connectors/{id}': ({ params, body, context: call }) =>
+      connectors.update(params.id as string, body as object, call),
     'DELETE /connectors/{id}': ({ params, context: call }) => connectors.remove(params.id as string, call),
     'GET /config': () => settings.reload(),
     'PATCH /config': ({ body, context: call }) => settings.patch(body, call),
     'POST /auth/refresh': ({ body, context: call }) =>
-      refreshTokens({ store, jwt, config }, (body as { refresh_token: string }).refresh_token, commandContext(call.actor, { correlationId: call.correlationId })),
+      refreshTokens(
+        { store, jwt, config },
+        (body as { refresh_token: string }).refresh_token,
+        commandContext(call.actor, { correlationId: call.correlationId }),
+      ),
   };
 
   const openapi = buildOpenApiDocument(PRODUCT_VERSION);
@@ -172,8 +189,15 @@ const wire = async (context: ModuleContext) => {
           },
         };
       });
-      if (authenticator.enabled) logger.info({ jwt: jwt ? config.auth.algorithm : 'none' }, 'Authentication is on for /api/v1 and /mcp');
-      else logger.warn('Authentication is off: /api/v1 and /mcp accept anonymous requests (the server listens on loopback only)');
+      if (authenticator.enabled)
+        logger.info(
+          { jwt: jwt ? config.auth.algorithm : 'none' },
+          'Authentication is on for /api/v1 and /mcp',
+        );
+      else
+        logger.warn(
+          'Authentication is off: /api/v1 and /mcp accept anonymous requests (the server listens on loopback only)',
+        );
     },
     operations: contextOperations({
       search: searchDeps,
@@ -189,7 +213,8 @@ const cliActor = (): Actor => ({ subject: userInfo().username || 'cli', tenant: 
 const scopesOf = (value: string): Scope[] => {
   const scopes = value.split(/[\s,]+/).filter(Boolean);
   const bad = scopes.filter((s) => !ScopeSchema.safeParse(s).success);
-  if (bad.length) throw new ValidationError(`Unknown scopes: ${bad.join(', ')} (known: ${ScopeSchema.options.join(', ')})`);
+  if (bad.length)
+    throw new ValidationError(`Unknown scopes: ${bad.join(', ')} (known: ${ScopeSchema.options.join(', ')})`);
   return scopes as Scope[];
 };
 
@@ -204,9 +229,19 @@ const keysCli = (program: Command, withLedger: WithLedger) => {
     .action(async (options: { scopes: string; tenant: string; label?: string }, command: Command) => {
       const scopes = scopesOf(options.scopes);
       const created = await withLedger(command, (ledger) =>
-        createApiKey(ledger.store, { scopes, tenant: options.tenant, label: options.label ?? null }, commandContext(cliActor())),
+        createApiKey(
+          ledger.store,
+          { scopes, tenant: options.tenant, label: options.label ?? null },
+          commandContext(cliActor()),
+        ),
       );
-      print(JSON.stringify({ key_id: created.keyId, api_key: created.key, scopes, tenant: created.tenant }, null, 2));
+      print(
+        JSON.stringify(
+          { key_id: created.keyId, api_key: created.key, scopes, tenant: created.tenant },
+          null,
+          2,
+        ),
+      );
     });
   keys
     .command('revoke')
@@ -224,7 +259,13 @@ const keysCli = (program: Command, withLedger: WithLedger) => {
         await ledger.catchUp();
         return (await ledger.readModels.find<ApiKeyRow>(API_KEYS, { limit: 1000 })).items;
       });
-      print(JSON.stringify(rows.map(({ hash: _hash, ...row }) => row), null, 2));
+      print(
+        JSON.stringify(
+          rows.map(({ hash: _hash, ...row }) => row),
+          null,
+          2,
+        ),
+      );
     });
 
   program
@@ -253,10 +294,17 @@ export const apiModule: LedgerModule = {
     const { db } = context;
     const api = await wire(context);
     return {
-      projections: [await postgresDocumentProjection(db, apiKeysProjection), await postgresDocumentProjection(db, connectorsProjection)],
+      projections: [
+        await postgresDocumentProjection(db, apiKeysProjection),
+        await postgresDocumentProjection(db, connectorsProjection),
+      ],
       operations: api.operations,
       routes: api.routes,
-      mcp: (server, actor) => registerFileResources(server, actor.tenant ?? DEFAULT_PROJECT, { readModels: context.readModels, content: api.content }),
+      mcp: (server, actor) =>
+        registerFileResources(server, actor.tenant ?? DEFAULT_PROJECT, {
+          readModels: context.readModels,
+          content: api.content,
+        }),
       start: async () => {
         await api.settings.reload();
       },
@@ -264,5 +312,3 @@ export const apiModule: LedgerModule = {
   },
   cli: keysCli,
 };
-
-

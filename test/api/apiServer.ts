@@ -19,7 +19,17 @@ export interface ApiServer {
   /** A signed access token for a subject in a tenant with these scopes. */
   token(scopes: readonly Scope[], tenant?: string, subject?: string): string;
   apiKey(scopes: readonly Scope[], tenant?: string): Promise<{ keyId: string; key: string }>;
-  call(method: string, route: string, options?: { token?: string; apiKey?: string; body?: unknown; raw?: string; headers?: Record<string, string> }): Promise<{
+  call(
+    method: string,
+    route: string,
+    options?: {
+      token?: string;
+      apiKey?: string;
+      body?: unknown;
+      raw?: string;
+      headers?: Record<string, string>;
+    },
+  ): Promise<{
     status: number;
     headers: Headers;
     body: Record<string, unknown>;
@@ -47,9 +57,14 @@ export const startApiServer = async (env: NodeJS.ProcessEnv = {}): Promise<ApiSe
     server,
     ledger,
     url,
-    token: (scopes, tenant = 'acme', subject = 'alice') => jwt.sign({ sub: subject, scope: scopes.join(' '), tenant_id: tenant }),
+    token: (scopes, tenant = 'acme', subject = 'alice') =>
+      jwt.sign({ sub: subject, scope: scopes.join(' '), tenant_id: tenant }),
     apiKey: async (scopes, tenant = 'acme') => {
-      const created = await createApiKey(ledger.store, { scopes: [...scopes], tenant }, commandContext({ subject: 'test', tenant: null, via: 'cli' }));
+      const created = await createApiKey(
+        ledger.store,
+        { scopes: [...scopes], tenant },
+        commandContext({ subject: 'test', tenant: null, via: 'cli' }),
+      );
       await ledger.projections.waitFor(await ledger.store.headPosition(), { timeoutMs: 10_000 });
       return created;
     },
@@ -61,7 +76,11 @@ export const startApiServer = async (env: NodeJS.ProcessEnv = {}): Promise<ApiSe
       if (body !== undefined) headers['content-type'] ??= 'application/json';
       const response = await fetch(`${url}${route}`, { method, headers, body });
       const text = await response.text();
-      return { status: response.status, headers: response.headers, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+      return {
+        status: response.status,
+        headers: response.headers,
+        body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+      };
     },
     close: () => server.close(),
   };
@@ -76,10 +95,12 @@ export const ingest = async (
   documents: { source_id: string; title?: string; body: string; updated_at?: string }[],
   source = 'filesystem',
 ) => {
-  await api.ledger.operation('ingest_documents').run(
-    { source, documents },
-    { actor: { subject: 'test', tenant, via: 'cli' }, correlationId: crypto.randomUUID(), project: tenant },
-  );
+  await api.ledger
+    .operation('ingest_documents')
+    .run(
+      { source, documents },
+      { actor: { subject: 'test', tenant, via: 'cli' }, correlationId: crypto.randomUUID(), project: tenant },
+    );
   await api.ledger.projections.waitFor(await api.ledger.store.headPosition(), { timeoutMs: 20_000 });
 };
 

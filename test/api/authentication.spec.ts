@@ -19,7 +19,8 @@ const claims = (extra: Record<string, unknown> = {}) => ({
 
 describe('authentication of /api/v1', () => {
   let api: ApiServer;
-  const search = (options: Parameters<ApiServer['call']>[2]) => api.call('POST', '/search', { body: { query: 'anything' }, ...options });
+  const search = (options: Parameters<ApiServer['call']>[2]) =>
+    api.call('POST', '/search', { body: { query: 'anything' }, ...options });
 
   beforeAll(async () => {
     api = await startApiServer();
@@ -52,7 +53,11 @@ describe('authentication of /api/v1', () => {
     const { keyId, key } = await api.apiKey(['search:read']);
     expect(key).toMatch(/^[0-9a-f]{32}$/);
     expect((await search({ apiKey: key })).status).toBe(200);
-    await revokeApiKey(api.ledger.store, keyId, commandContext({ subject: 'admin', tenant: null, via: 'cli' }));
+    await revokeApiKey(
+      api.ledger.store,
+      keyId,
+      commandContext({ subject: 'admin', tenant: null, via: 'cli' }),
+    );
     await api.ledger.projections.waitFor(await api.ledger.store.headPosition(), { timeoutMs: 10_000 });
     expect((await search({ apiKey: key })).status).toBe(401);
   });
@@ -77,45 +82,73 @@ describe('authentication of /api/v1', () => {
 
     it('rotates: a refresh gives a new access token and a new refresh token', async () => {
       const first = await issue();
-      const refreshed = await api.call('POST', '/auth/refresh', { body: { refresh_token: first.refresh_token } });
+      const refreshed = await api.call('POST', '/auth/refresh', {
+        body: { refresh_token: first.refresh_token },
+      });
       expect(refreshed.status).toBe(200);
       expect(refreshed.body).toMatchObject({ expires_in: 900, token_type: 'Bearer' });
       expect(refreshed.body.refresh_token).not.toBe(first.refresh_token);
       expect((await search({ token: refreshed.body.access_token as string })).status).toBe(200);
-      const again = await api.call('POST', '/auth/refresh', { body: { refresh_token: refreshed.body.refresh_token } });
+      const again = await api.call('POST', '/auth/refresh', {
+        body: { refresh_token: refreshed.body.refresh_token },
+      });
       expect(again.status).toBe(200);
     });
 
     it('revokes the whole family when a rotated refresh token is used again', async () => {
       const first = await issue();
-      const second = await api.call('POST', '/auth/refresh', { body: { refresh_token: first.refresh_token } });
-      const replay = await api.call('POST', '/auth/refresh', { body: { refresh_token: first.refresh_token } });
+      const second = await api.call('POST', '/auth/refresh', {
+        body: { refresh_token: first.refresh_token },
+      });
+      const replay = await api.call('POST', '/auth/refresh', {
+        body: { refresh_token: first.refresh_token },
+      });
       expect(replay.status).toBe(401);
       // The thief replayed; the owner's newer token dies with the family.
-      const owner = await api.call('POST', '/auth/refresh', { body: { refresh_token: second.body.refresh_token } });
+      const owner = await api.call('POST', '/auth/refresh', {
+        body: { refresh_token: second.body.refresh_token },
+      });
       expect(owner.status).toBe(401);
-      expect(owner.body).toMatchObject({ error: { code: 'AUTHENTICATION_ERROR', detail: 'Refresh token revoked' } });
+      expect(owner.body).toMatchObject({
+        error: { code: 'AUTHENTICATION_ERROR', detail: 'Refresh token revoked' },
+      });
       const familyId = first.refresh_token.split('.')[1]!;
       const events = await api.ledger.store.readStream(`refresh-${familyId}`);
-      expect(events.map((e) => e.type)).toEqual(['RefreshTokenIssued', 'RefreshTokenRotated', 'RefreshTokenFamilyRevoked']);
+      expect(events.map((e) => e.type)).toEqual([
+        'RefreshTokenIssued',
+        'RefreshTokenRotated',
+        'RefreshTokenFamilyRevoked',
+      ]);
       expect(JSON.stringify(events.map((e) => e.data))).not.toContain(first.refresh_token);
     });
 
     it('lets only one of two concurrent uses of the same refresh token win', async () => {
       const first = await issue();
-      const results = await Promise.all([1, 2].map(() => api.call('POST', '/auth/refresh', { body: { refresh_token: first.refresh_token } })));
+      const results = await Promise.all(
+        [1, 2].map(() => api.call('POST', '/auth/refresh', { body: { refresh_token: first.refresh_token } })),
+      );
       expect(results.map((r) => r.status).sort()).toEqual([200, 401]);
     });
 
     it('refuses unknown and malformed refresh tokens', async () => {
-      expect((await api.call('POST', '/auth/refresh', { body: { refresh_token: `rt.${crypto.randomUUID()}.abc` } })).status).toBe(401);
+      expect(
+        (
+          await api.call('POST', '/auth/refresh', {
+            body: { refresh_token: `rt.${crypto.randomUUID()}.abc` },
+          })
+        ).status,
+      ).toBe(401);
       expect((await api.call('POST', '/auth/refresh', { body: { refresh_token: 'nope' } })).status).toBe(401);
       expect((await api.call('POST', '/auth/refresh', { body: {} })).status).toBe(400);
     });
   });
 
   it('puts the other HTTP surfaces behind the same credentials once auth is on', async () => {
-    const tools = await fetch(`${api.server.url}/tools/search`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"query":"x"}' });
+    const tools = await fetch(`${api.server.url}/tools/search`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"query":"x"}',
+    });
     expect(tools.status).toBe(401);
     expect(await tools.json()).toMatchObject({ error: { code: 'unauthorized' } });
     const allowed = await fetch(`${api.server.url}/tools/search`, {
@@ -138,7 +171,10 @@ describe('authentication of /api/v1', () => {
   it('needs no credentials for /health', async () => {
     const health = await api.call('GET', '/health');
     expect(health.status).toBe(200);
-    expect(health.body).toMatchObject({ status: 'healthy', services: { index: 'healthy', search: 'healthy', connectors: 'healthy' } });
+    expect(health.body).toMatchObject({
+      status: 'healthy',
+      services: { index: 'healthy', search: 'healthy', connectors: 'healthy' },
+    });
     expect(ALL_SCOPES.length).toBe(7);
   });
 });

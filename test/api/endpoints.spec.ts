@@ -4,9 +4,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { tempDataDir } from '../support/ledger.js';
 import { ALL_SCOPES, ingest, startApiServer, type ApiServer } from './apiServer.js';
 
+const anyString = expect.any(String) as unknown;
+const anyNumber = expect.any(Number) as unknown;
+
 const root = tempDataDir('ctx-api-roots-');
 mkdirSync(path.join(root, 'repo', 'src'), { recursive: true });
-writeFileSync(path.join(root, 'repo', 'src', 'billing.ts'), 'export function chargeInvoice(invoice) { return invoice.total }\n');
+writeFileSync(
+  path.join(root, 'repo', 'src', 'billing.ts'),
+  'export function chargeInvoice(invoice) { return invoice.total }\n',
+);
 symlinkSync('/etc', path.join(root, 'escape'));
 
 describe('/api/v1 endpoints', () => {
@@ -18,36 +24,86 @@ describe('/api/v1 endpoints', () => {
   beforeAll(async () => {
     api = await startApiServer({ CTX_API__CONNECTORS_ROOT: root });
     await ingest(api, 'acme', [
-      { source_id: 'src/api/routes/users.ts', title: 'users routes', body: 'router.post("/login", authenticateUser) // user authentication', updated_at: '2025-06-01T00:00:00Z' },
-      { source_id: 'src/api/routes/session.ts', title: 'session', body: 'export const sessionAuthentication = () => user authentication session', updated_at: '2025-03-01T00:00:00Z' },
-      { source_id: 'src/auth/jwt.ts', title: 'jwt', body: 'export function signToken(user) { /* user authentication PROJ-123 */ }', updated_at: '2024-01-01T00:00:00Z' },
-      ...Array.from({ length: 25 }, (_, i) => ({ source_id: `docs/auth-${i}.md`, title: `Auth note ${i}`, body: `user authentication note number ${i}` })),
+      {
+        source_id: 'src/api/routes/users.ts',
+        title: 'users routes',
+        body: 'router.post("/login", authenticateUser) // user authentication',
+        updated_at: '2025-06-01T00:00:00Z',
+      },
+      {
+        source_id: 'src/api/routes/session.ts',
+        title: 'session',
+        body: 'export const sessionAuthentication = () => user authentication session',
+        updated_at: '2025-03-01T00:00:00Z',
+      },
+      {
+        source_id: 'src/auth/jwt.ts',
+        title: 'jwt',
+        body: 'export function signToken(user) { /* user authentication PROJ-123 */ }',
+        updated_at: '2024-01-01T00:00:00Z',
+      },
+      ...Array.from({ length: 25 }, (_, i) => ({
+        source_id: `docs/auth-${i}.md`,
+        title: `Auth note ${i}`,
+        body: `user authentication note number ${i}`,
+      })),
     ]);
-    await ingest(api, 'acme', [{ source_id: 'C123/1700000000.1', title: 'dev channel', body: 'slack talk about user authentication' }], 'slack:dev');
-    await ingest(api, 'globex', [{ source_id: 'src/secret.ts', title: 'globex secret', body: 'globex user authentication internals' }]);
+    await ingest(
+      api,
+      'acme',
+      [
+        {
+          source_id: 'C123/1700000000.1',
+          title: 'dev channel',
+          body: 'slack talk about user authentication',
+        },
+      ],
+      'slack:dev',
+    );
+    await ingest(api, 'globex', [
+      { source_id: 'src/secret.ts', title: 'globex secret', body: 'globex user authentication internals' },
+    ]);
   });
   afterAll(() => api.close());
 
   describe('POST /search', () => {
     it('answers in seed 002 shape with query metadata', async () => {
-      const response = await api.call('POST', '/search', { token: as(), body: { query: 'user authentication' } });
+      const response = await api.call('POST', '/search', {
+        token: as(),
+        body: { query: 'user authentication' },
+      });
       expect(response.status).toBe(200);
-      const body = response.body as { results: { source: string; score: number; metadata: object }[]; pagination: object; query_metadata: object };
+      const body = response.body as {
+        results: { source: string; score: number; metadata: object }[];
+        pagination: object;
+        query_metadata: object;
+      };
       expect(body.results.length).toBe(20);
-      expect(body.results[0]).toMatchObject({ source: expect.any(String), content: expect.any(String), score: 1 });
-      expect(body.pagination).toMatchObject({ has_more: true, next_cursor: expect.any(String), total_results: 29 });
-      expect(body.query_metadata).toMatchObject({ execution_time_ms: expect.any(Number), sources_searched: 2 });
+      expect(body.results[0]).toMatchObject({ source: anyString, content: anyString, score: 1 });
+      expect(body.pagination).toMatchObject({ has_more: true, next_cursor: anyString, total_results: 29 });
+      expect(body.query_metadata).toMatchObject({ execution_time_ms: anyNumber, sources_searched: 2 });
     });
 
     it('boosts the active file, its neighbours and open tickets', async () => {
       const response = await api.call('POST', '/search', {
         token: as(),
-        body: { query: 'user authentication', work_context: { active_file: 'src/api/routes/users.ts', git_branch: 'feat/PROJ-123-login' } },
+        body: {
+          query: 'user authentication',
+          work_context: { active_file: 'src/api/routes/users.ts', git_branch: 'feat/PROJ-123-login' },
+        },
       });
-      const results = (response.body as { results: { metadata: { path: string; boosted_by: string[] } }[] }).results;
-      expect(results[0]!.metadata).toMatchObject({ path: 'src/api/routes/users.ts', boosted_by: ['active_file'] });
-      expect(results.slice(0, 3).map((r) => r.metadata.path)).toEqual(expect.arrayContaining(['src/api/routes/session.ts', 'src/auth/jwt.ts']));
-      expect(results.find((r) => r.metadata.path === 'src/auth/jwt.ts')!.metadata.boosted_by).toEqual(['ticket:PROJ-123']);
+      const results = (response.body as { results: { metadata: { path: string; boosted_by: string[] } }[] })
+        .results;
+      expect(results[0]!.metadata).toMatchObject({
+        path: 'src/api/routes/users.ts',
+        boosted_by: ['active_file'],
+      });
+      expect(results.slice(0, 3).map((r) => r.metadata.path)).toEqual(
+        expect.arrayContaining(['src/api/routes/session.ts', 'src/auth/jwt.ts']),
+      );
+      expect(results.find((r) => r.metadata.path === 'src/auth/jwt.ts')!.metadata.boosted_by).toEqual([
+        'ticket:PROJ-123',
+      ]);
     });
 
     it('pages with a cursor until has_more is false', async () => {
@@ -55,8 +111,14 @@ describe('/api/v1 endpoints', () => {
       const seen: string[] = [];
       let cursor: string | undefined;
       for (let page = 0; page < 5; page++) {
-        const response = await api.call('POST', '/search', { token, body: { query: 'user authentication', pagination: { limit: 10, ...(cursor ? { cursor } : {}) } } });
-        const body = response.body as { results: { metadata: { document_id: string } }[]; pagination: { has_more: boolean; next_cursor: string | null } };
+        const response = await api.call('POST', '/search', {
+          token,
+          body: { query: 'user authentication', pagination: { limit: 10, ...(cursor ? { cursor } : {}) } },
+        });
+        const body = response.body as {
+          results: { metadata: { document_id: string } }[];
+          pagination: { has_more: boolean; next_cursor: string | null };
+        };
         seen.push(...body.results.map((r) => r.metadata.document_id));
         if (!body.pagination.has_more) break;
         cursor = body.pagination.next_cursor!;
@@ -67,13 +129,23 @@ describe('/api/v1 endpoints', () => {
 
     it('filters by source type and date range', async () => {
       const token = as();
-      const slack = await api.call('POST', '/search', { token, body: { query: 'user authentication', filters: { source_types: ['slack'] } } });
-      expect((slack.body.results as { metadata: { source_type: string } }[]).map((r) => r.metadata.source_type)).toEqual(['slack']);
+      const slack = await api.call('POST', '/search', {
+        token,
+        body: { query: 'user authentication', filters: { source_types: ['slack'] } },
+      });
+      expect(
+        (slack.body.results as { metadata: { source_type: string } }[]).map((r) => r.metadata.source_type),
+      ).toEqual(['slack']);
       const dated = await api.call('POST', '/search', {
         token,
-        body: { query: 'user authentication', filters: { date_range: { from: '2025-01-01T00:00:00Z', to: '2025-12-31T23:59:59Z' } } },
+        body: {
+          query: 'user authentication',
+          filters: { date_range: { from: '2025-01-01T00:00:00Z', to: '2025-12-31T23:59:59Z' } },
+        },
       });
-      expect((dated.body.results as { metadata: { path: string } }[]).map((r) => r.metadata.path).sort()).toEqual(['src/api/routes/session.ts', 'src/api/routes/users.ts']);
+      expect(
+        (dated.body.results as { metadata: { path: string } }[]).map((r) => r.metadata.path).sort(),
+      ).toEqual(['src/api/routes/session.ts', 'src/api/routes/users.ts']);
     });
 
     it.each([
@@ -90,8 +162,16 @@ describe('/api/v1 endpoints', () => {
 
     it('treats injection attempts as plain text', async () => {
       const token = as();
-      for (const query of ["'; DROP TABLE events; --", "x' OR '1'='1", 'user) OR 1=1 --', '$$; SELECT pg_sleep(5); $$']) {
-        const response = await api.call('POST', '/search', { token, body: { query, work_context: { active_file: "'; DELETE FROM rm_documents; --" } } });
+      for (const query of [
+        "'; DROP TABLE events; --",
+        "x' OR '1'='1",
+        'user) OR 1=1 --',
+        '$$; SELECT pg_sleep(5); $$',
+      ]) {
+        const response = await api.call('POST', '/search', {
+          token,
+          body: { query, work_context: { active_file: "'; DELETE FROM rm_documents; --" } },
+        });
         expect(response.status).toBe(200);
       }
       const still = await api.call('POST', '/search', { token, body: { query: 'user authentication' } });
@@ -100,7 +180,9 @@ describe('/api/v1 endpoints', () => {
   });
 
   it('suggests titles, symbols and frequent terms of the tenant only', async () => {
-    const response = await api.call('GET', '/search/suggestions?q=auth&limit=5', { token: as(['search:read']) });
+    const response = await api.call('GET', '/search/suggestions?q=auth&limit=5', {
+      token: as(['search:read']),
+    });
     expect(response.status).toBe(200);
     const suggestions = response.body.suggestions as string[];
     expect(suggestions.length).toBe(5);
@@ -113,8 +195,8 @@ describe('/api/v1 endpoints', () => {
     const response = await api.call('GET', '/status', { token: as(['index:read']) });
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({
-      indexing: { status: 'idle', documents_indexed: 29, connectors_active: expect.any(Number) },
-      performance: { avg_query_latency_ms: expect.any(Number), queries_per_minute: expect.any(Number), error_rate: expect.any(Number) },
+      indexing: { status: 'idle', documents_indexed: 29, connectors_active: anyNumber },
+      performance: { avg_query_latency_ms: anyNumber, queries_per_minute: anyNumber, error_rate: anyNumber },
     });
   });
 
@@ -123,20 +205,40 @@ describe('/api/v1 endpoints', () => {
       const token = as();
       const created = await api.call('POST', '/connectors', {
         token,
-        body: { type: 'slack', name: 'Dev Team Channel', config: { workspace: 'w', channels: ['dev'], token: 'xoxb-very-secret' } },
+        body: {
+          type: 'slack',
+          name: 'Dev Team Channel',
+          config: { workspace: 'w', channels: ['dev'], token: 'xoxb-very-secret' },
+        },
       });
       expect(created.status).toBe(201);
-      expect(created.body).toMatchObject({ type: 'slack', name: 'Dev Team Channel', status: 'configuring', created_at: expect.any(String) });
+      expect(created.body).toMatchObject({
+        type: 'slack',
+        name: 'Dev Team Channel',
+        status: 'configuring',
+        created_at: anyString,
+      });
       const id = created.body.id as string;
 
       const read = await api.call('GET', `/connectors/${id}`, { token });
-      expect(read.body).toMatchObject({ id, config: { workspace: 'w', channels: ['dev'], token: '***' }, stats: { documents_indexed: 0, last_error: null } });
+      expect(read.body).toMatchObject({
+        id,
+        config: { workspace: 'w', channels: ['dev'], token: '***' },
+        stats: { documents_indexed: 0, last_error: null },
+      });
       const listed = await api.call('GET', '/connectors', { token });
       expect(JSON.stringify(listed.body)).not.toContain('xoxb');
 
-      const updated = await api.call('PUT', `/connectors/${id}`, { token, body: { name: 'Renamed', config: { workspace: 'w', token: 'xoxb-rotated' } } });
+      const updated = await api.call('PUT', `/connectors/${id}`, {
+        token,
+        body: { name: 'Renamed', config: { workspace: 'w', token: 'xoxb-rotated' } },
+      });
       expect(updated.body).toMatchObject({ id, status: 'reconfiguring' });
-      expect((await api.call('GET', `/connectors/${id}`, { token })).body).toMatchObject({ name: 'Renamed', status: 'reconfiguring', config: { token: '***' } });
+      expect((await api.call('GET', `/connectors/${id}`, { token })).body).toMatchObject({
+        name: 'Renamed',
+        status: 'reconfiguring',
+        config: { token: '***' },
+      });
 
       const events = await api.ledger.store.readStream(`connector-${id}`);
       expect(events.map((e) => e.type)).toEqual(['ConnectorAdded', 'ConnectorUpdated']);
@@ -156,21 +258,31 @@ describe('/api/v1 endpoints', () => {
       ['a symlink out of the root', { root: 'escape' }],
       ['a nested parent segment', { path: 'repo/../../x' }],
     ])('refuses %s', async (_name, config) => {
-      const response = await api.call('POST', '/connectors', { token: as(), body: { type: 'filesystem', name: 'bad', config } });
+      const response = await api.call('POST', '/connectors', {
+        token: as(),
+        body: { type: 'filesystem', name: 'bad', config },
+      });
       expect(response.status).toBe(400);
       expect(response.body).toMatchObject({ error: { code: 'VALIDATION_ERROR' } });
     });
 
     it("hides another tenant's connectors: 404 on read, update and delete", async () => {
-      const mine = await api.call('POST', '/connectors', { token: as(), body: { type: 'jira', name: 'Tickets', config: {} } });
+      const mine = await api.call('POST', '/connectors', {
+        token: as(),
+        body: { type: 'jira', name: 'Tickets', config: {} },
+      });
       const id = mine.body.id as string;
       const theirs = as(ALL_SCOPES, 'globex');
       expect((await api.call('GET', `/connectors/${id}`, { token: theirs })).status).toBe(404);
-      expect((await api.call('PUT', `/connectors/${id}`, { token: theirs, body: { name: 'taken' } })).status).toBe(404);
+      expect(
+        (await api.call('PUT', `/connectors/${id}`, { token: theirs, body: { name: 'taken' } })).status,
+      ).toBe(404);
       expect((await api.call('DELETE', `/connectors/${id}`, { token: theirs })).status).toBe(404);
       const listed = await api.call('GET', '/connectors', { token: theirs });
       expect((listed.body.connectors as { id: string }[]).map((c) => c.id)).not.toContain(id);
-      expect((await api.call('GET', `/connectors/${id}`, { token: as() })).body).toMatchObject({ name: 'Tickets' });
+      expect((await api.call('GET', `/connectors/${id}`, { token: as() })).body).toMatchObject({
+        name: 'Tickets',
+      });
       expect((await api.call('GET', '/connectors/not-an-id', { token: as() })).status).toBe(404);
     });
   });
@@ -178,10 +290,16 @@ describe('/api/v1 endpoints', () => {
   describe('indexing', () => {
     it('starts a job over the tenant connector roots, reports it, and stops', async () => {
       const token = as();
-      await api.call('POST', '/connectors', { token, body: { type: 'filesystem', name: 'repo', config: { root: 'repo' } } });
+      await api.call('POST', '/connectors', {
+        token,
+        body: { type: 'filesystem', name: 'repo', config: { root: 'repo' } },
+      });
       const started = await api.call('POST', '/index/start', { token, body: { connectors: ['repo'] } });
       expect(started.status).toBe(202);
-      expect(started.body).toMatchObject({ job_id: expect.any(String), status: expect.stringMatching(/queued|running/) });
+      expect(started.body).toMatchObject({
+        job_id: anyString,
+        status: expect.stringMatching(/queued|running/) as unknown,
+      });
       const status = await api.call('GET', '/index/status', { token });
       expect(status.status).toBe(200);
       expect(['running', 'idle']).toContain(status.body.status);
@@ -195,7 +313,10 @@ describe('/api/v1 endpoints', () => {
 
     it('forces a reindex only with confirm_destructive: true', async () => {
       const token = as();
-      const refused = await api.call('POST', '/index/force-reindex', { token, body: { confirm_destructive: false } });
+      const refused = await api.call('POST', '/index/force-reindex', {
+        token,
+        body: { confirm_destructive: false },
+      });
       expect(refused.status).toBe(400);
       const missing = await api.call('POST', '/index/force-reindex', { token, body: {} });
       expect(missing.status).toBe(400);
@@ -211,13 +332,21 @@ describe('/api/v1 endpoints', () => {
     it('reads, changes and records who changed what', async () => {
       const token = api.token(ALL_SCOPES, 'acme', 'config-admin');
       const before = await api.call('GET', '/config', { token });
-      expect(before.body).toMatchObject({ search: { max_results: 100, default_top_k: 20 }, rate_limits: { search_per_minute: 100 } });
+      expect(before.body).toMatchObject({
+        search: { max_results: 100, default_top_k: 20 },
+        rate_limits: { search_per_minute: 100 },
+      });
       const patched = await api.call('PATCH', '/config', { token, body: { search: { default_top_k: 5 } } });
       expect(patched.body).toEqual({ updated: ['search.default_top_k'], requires_restart: false });
-      const search = await api.call('POST', '/search', { token: as(), body: { query: 'user authentication' } });
+      const search = await api.call('POST', '/search', {
+        token: as(),
+        body: { query: 'user authentication' },
+      });
       expect((search.body.results as unknown[]).length).toBe(5);
       const events = await api.ledger.store.readAll({ filter: { eventTypes: ['ConfigChanged'] } });
-      expect(events.at(-1)).toMatchObject({ data: { changes: [{ path: 'search.default_top_k', value: 5 }], by: 'config-admin' } });
+      expect(events.at(-1)).toMatchObject({
+        data: { changes: [{ path: 'search.default_top_k', value: 5 }], by: 'config-admin' },
+      });
       const unchanged = await api.call('PATCH', '/config', { token, body: { search: { default_top_k: 5 } } });
       expect(unchanged.body).toEqual({ updated: [], requires_restart: false });
       await api.call('PATCH', '/config', { token, body: { search: { default_top_k: 20 } } });

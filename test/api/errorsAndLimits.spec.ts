@@ -8,6 +8,9 @@ import { OPEN_PRINCIPAL } from '../../src/http/api/authenticator.js';
 import { ROUTE_SPECS } from '../../src/http/api/routeSpecs.js';
 import { ALL_SCOPES, startApiServer, type ApiServer } from './apiServer.js';
 
+const anyString = expect.any(String) as unknown;
+const anyNumber = expect.any(Number) as unknown;
+
 const UUID = /^[0-9a-f-]{36}$/;
 
 describe('errors and rate limits of /api/v1', () => {
@@ -22,7 +25,14 @@ describe('errors and rate limits of /api/v1', () => {
       const response = await api.call('GET', '/connectors');
       expect(response.status).toBe(401);
       const error = response.body.error as Record<string, unknown>;
-      expect(Object.keys(error).sort()).toEqual(['code', 'correlation_id', 'detail', 'docs_url', 'message', 'retryable']);
+      expect(Object.keys(error).sort()).toEqual([
+        'code',
+        'correlation_id',
+        'detail',
+        'docs_url',
+        'message',
+        'retryable',
+      ]);
       expect(error.correlation_id).toMatch(UUID);
       expect(response.headers.get('x-correlation-id')).toBe(error.correlation_id);
       expect(error.docs_url).toBe('https://docs.context-engine.com/errors/authentication');
@@ -36,18 +46,28 @@ describe('errors and rate limits of /api/v1', () => {
     });
 
     it('replaces a correlation id that does not look like one', async () => {
-      const response = await api.call('GET', '/status', { headers: { 'x-correlation-id': '<script>alert(1)</script>' } });
+      const response = await api.call('GET', '/status', {
+        headers: { 'x-correlation-id': '<script>alert(1)</script>' },
+      });
       expect((response.body.error as { correlation_id: string }).correlation_id).toMatch(UUID);
     });
 
     it('answers malformed JSON with 400', async () => {
-      const response = await api.call('POST', '/search', { token: api.token(ALL_SCOPES, 'acme', 'json'), raw: '{"query": "x",' });
+      const response = await api.call('POST', '/search', {
+        token: api.token(ALL_SCOPES, 'acme', 'json'),
+        raw: '{"query": "x",',
+      });
       expect(response.status).toBe(400);
-      expect(response.body).toMatchObject({ error: { code: 'VALIDATION_ERROR', detail: 'The request body is not valid JSON' } });
+      expect(response.body).toMatchObject({
+        error: { code: 'VALIDATION_ERROR', detail: 'The request body is not valid JSON' },
+      });
     });
 
     it('answers bodies over the limit with 413', async () => {
-      const response = await api.call('POST', '/search', { token: api.token(ALL_SCOPES, 'acme', 'big'), body: { query: 'x'.repeat(2 * 1024 * 1024) } });
+      const response = await api.call('POST', '/search', {
+        token: api.token(ALL_SCOPES, 'acme', 'big'),
+        body: { query: 'x'.repeat(2 * 1024 * 1024) },
+      });
       expect(response.status).toBe(413);
       expect(response.body).toMatchObject({ error: { code: 'PAYLOAD_TOO_LARGE_ERROR' } });
     });
@@ -55,12 +75,14 @@ describe('errors and rate limits of /api/v1', () => {
     it('answers unknown endpoints with 404 in the same format', async () => {
       const response = await api.call('GET', '/nothing/here');
       expect(response.status).toBe(404);
-      expect(response.body).toMatchObject({ error: { code: 'NOT_FOUND_ERROR', correlation_id: expect.any(String) } });
+      expect(response.body).toMatchObject({ error: { code: 'NOT_FOUND_ERROR', correlation_id: anyString } });
     });
 
     it('keeps the seed 000 format outside /api/v1', async () => {
       const response = await fetch(`${api.server.url}/nothing`);
-      expect(await response.json()).toEqual({ error: { code: 'not_found', message: 'No route GET /nothing' } });
+      expect(await response.json()).toEqual({
+        error: { code: 'not_found', message: 'No route GET /nothing' },
+      });
     });
 
     it('logs unexpected errors with the correlation id and shows only INTERNAL_ERROR', async () => {
@@ -68,7 +90,10 @@ describe('errors and rate limits of /api/v1', () => {
       const logger = pino({ level: 'error' }, { write: (line: string) => lines.push(line) });
       const app = Fastify({ loggerInstance: logger });
       const failing = Object.fromEntries(
-        ROUTE_SPECS.map((spec) => [`${spec.method} ${spec.url}`, () => Promise.reject(new Error('connection string postgres://admin:hunter2@db'))]),
+        ROUTE_SPECS.map((spec) => [
+          `${spec.method} ${spec.url}`,
+          () => Promise.reject(new Error('connection string postgres://admin:hunter2@db')),
+        ]),
       ) as unknown as ApiHandlers;
       await app.register(apiPlugin, {
         prefix: '/api/v1',
@@ -79,10 +104,16 @@ describe('errors and rate limits of /api/v1', () => {
         openapi: () => ({}),
         bodyLimitBytes: 1024,
       });
-      const response = await app.inject({ method: 'GET', url: '/api/v1/health', headers: { 'x-correlation-id': 'trace-1' } });
+      const response = await app.inject({
+        method: 'GET',
+        url: '/api/v1/health',
+        headers: { 'x-correlation-id': 'trace-1' },
+      });
       expect(response.statusCode).toBe(500);
       expect(response.body).not.toContain('hunter2');
-      expect(response.json()).toMatchObject({ error: { code: 'INTERNAL_ERROR', correlation_id: 'trace-1', retryable: false } });
+      expect(response.json()).toMatchObject({
+        error: { code: 'INTERNAL_ERROR', correlation_id: 'trace-1', retryable: false },
+      });
       expect(lines.some((line) => line.includes('trace-1') && line.includes('hunter2'))).toBe(true);
       await app.close();
     });
@@ -90,7 +121,10 @@ describe('errors and rate limits of /api/v1', () => {
 
   describe('rate limits', () => {
     it('sends X-RateLimit headers with the reset as a Unix timestamp', async () => {
-      const response = await api.call('POST', '/search', { token: api.token(ALL_SCOPES, 'acme', 'headers'), body: { query: 'x' } });
+      const response = await api.call('POST', '/search', {
+        token: api.token(ALL_SCOPES, 'acme', 'headers'),
+        body: { query: 'x' },
+      });
       expect(response.headers.get('x-ratelimit-limit')).toBe('100');
       expect(response.headers.get('x-ratelimit-remaining')).toBe('99');
       const reset = Number(response.headers.get('x-ratelimit-reset'));
@@ -109,11 +143,21 @@ describe('errors and rate limits of /api/v1', () => {
       expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(0);
       expect(limited.headers.get('x-ratelimit-remaining')).toBe('0');
       expect(limited.body).toMatchObject({
-        error: { code: 'RATE_LIMIT_ERROR', message: 'Rate limit exceeded', retryable: true, retry_after: expect.any(Number), correlation_id: expect.any(String) },
+        error: {
+          code: 'RATE_LIMIT_ERROR',
+          message: 'Rate limit exceeded',
+          retryable: true,
+          retry_after: anyNumber,
+          correlation_id: anyString,
+        },
       });
-      expect((limited.body.error as { detail: string }).detail).toMatch(/^Too many requests\. Try again in \d+ seconds\.$/);
+      expect((limited.body.error as { detail: string }).detail).toMatch(
+        /^Too many requests\. Try again in \d+ seconds\.$/,
+      );
       // The budget is per user and per class: another user, or another class, is unaffected.
-      expect((await api.call('GET', '/config', { token: api.token(ALL_SCOPES, 'acme', 'someone-else') })).status).toBe(200);
+      expect(
+        (await api.call('GET', '/config', { token: api.token(ALL_SCOPES, 'acme', 'someone-else') })).status,
+      ).toBe(200);
       expect((await api.call('GET', '/connectors', { token })).status).toBe(200);
     });
 
@@ -121,7 +165,10 @@ describe('errors and rate limits of /api/v1', () => {
       const token = api.token(ALL_SCOPES, 'acme', 'index-user');
       const first = await api.call('GET', '/status', { token });
       const second = await api.call('GET', '/index/status', { token });
-      expect(Number(first.headers.get('x-ratelimit-remaining')) - Number(second.headers.get('x-ratelimit-remaining'))).toBe(1);
+      expect(
+        Number(first.headers.get('x-ratelimit-remaining')) -
+          Number(second.headers.get('x-ratelimit-remaining')),
+      ).toBe(1);
       expect(first.headers.get('x-ratelimit-limit')).toBe('10');
     });
 
@@ -133,12 +180,18 @@ describe('errors and rate limits of /api/v1', () => {
 
     it('applies a changed limit at once', async () => {
       const admin = api.token(ALL_SCOPES, 'acme', 'limits-admin');
-      await api.call('PATCH', '/config', { token: admin, body: { rate_limits: { connectors_per_minute: 2 } } });
+      await api.call('PATCH', '/config', {
+        token: admin,
+        body: { rate_limits: { connectors_per_minute: 2 } },
+      });
       const token = api.token(ALL_SCOPES, 'acme', 'connectors-user');
       const statuses = [];
       for (let i = 0; i < 3; i++) statuses.push((await api.call('GET', '/connectors', { token })).status);
       expect(statuses).toEqual([200, 200, 429]);
-      await api.call('PATCH', '/config', { token: admin, body: { rate_limits: { connectors_per_minute: 20 } } });
+      await api.call('PATCH', '/config', {
+        token: admin,
+        body: { rate_limits: { connectors_per_minute: 20 } },
+      });
     });
   });
 
@@ -146,7 +199,9 @@ describe('errors and rate limits of /api/v1', () => {
     it('serves the committed document, generated from the route schemas', async () => {
       const served = await api.call('GET', '/openapi.json');
       expect(served.status).toBe(200);
-      expect(served.body).toEqual(JSON.parse(readFileSync(new URL('../../openapi.json', import.meta.url), 'utf8')));
+      expect(served.body).toEqual(
+        JSON.parse(readFileSync(new URL('../../openapi.json', import.meta.url), 'utf8')),
+      );
     });
 
     it('describes every endpoint with its scope, and every reference resolves', () => {
@@ -161,7 +216,9 @@ describe('errors and rate limits of /api/v1', () => {
         expect(operation, `${spec.method} ${spec.url}`).toBeDefined();
         expect(operation!['x-required-scope']).toBe(spec.scope ?? undefined);
       }
-      const refs = [...JSON.stringify(document).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]!);
+      const refs = [...JSON.stringify(document).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map(
+        (m) => m[1]!,
+      );
       expect(refs.length).toBeGreaterThan(20);
       for (const ref of refs) expect(document.components.schemas, ref).toHaveProperty(ref);
     });

@@ -3,14 +3,21 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Scope } from '../../src/domain/auth.js';
 import { ALL_SCOPES, ingest, startApiServer, type ApiServer } from './apiServer.js';
 
+const anyString = expect.any(String) as unknown;
+
 const connect = async (api: ApiServer, headers: Record<string, string> = {}) => {
   const client = new Client({ name: 'api-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${api.server.url}/mcp`), { requestInit: { headers } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${api.server.url}/mcp`), { requestInit: { headers } }),
+  );
   return client;
 };
-const bearer = (api: ApiServer, scopes: readonly Scope[] = ALL_SCOPES, tenant = 'acme') => ({ authorization: `Bearer ${api.token(scopes, tenant)}` });
+const bearer = (api: ApiServer, scopes: readonly Scope[] = ALL_SCOPES, tenant = 'acme') => ({
+  authorization: `Bearer ${api.token(scopes, tenant)}`,
+});
 const textOf = (result: unknown) => (result as { content: { text: string }[] }).content[0]!.text;
-const structured = (result: unknown) => (result as { structuredContent: Record<string, unknown> }).structuredContent;
+const structured = (result: unknown) =>
+  (result as { structuredContent: Record<string, unknown> }).structuredContent;
 
 describe('MCP over Streamable HTTP with authentication', () => {
   let api: ApiServer;
@@ -20,11 +27,28 @@ describe('MCP over Streamable HTTP with authentication', () => {
   beforeAll(async () => {
     api = await startApiServer();
     await ingest(api, 'acme', [
-      { source_id: 'src/billing/invoice.ts', title: 'invoice', body: 'export function chargeInvoice(invoice) { /* BILL-7 */ return invoice.total }' },
-      { source_id: 'docs/billing.md', title: 'Billing guide', body: 'How chargeInvoice works with src/billing/invoice.ts and ticket BILL-7' },
-      ...Array.from({ length: 120 }, (_, i) => ({ source_id: `notes/n${String(i).padStart(3, '0')}.md`, body: `note ${i}` })),
+      {
+        source_id: 'src/billing/invoice.ts',
+        title: 'invoice',
+        body: 'export function chargeInvoice(invoice) { /* BILL-7 */ return invoice.total }',
+      },
+      {
+        source_id: 'docs/billing.md',
+        title: 'Billing guide',
+        body: 'How chargeInvoice works with src/billing/invoice.ts and ticket BILL-7',
+      },
+      ...Array.from({ length: 120 }, (_, i) => ({
+        source_id: `notes/n${String(i).padStart(3, '0')}.md`,
+        body: `note ${i}`,
+      })),
     ]);
-    await ingest(api, 'globex', [{ source_id: 'src/billing/invoice.ts', title: 'globex invoice', body: 'globex chargeInvoice secret sauce' }]);
+    await ingest(api, 'globex', [
+      {
+        source_id: 'src/billing/invoice.ts',
+        title: 'globex invoice',
+        body: 'globex chargeInvoice secret sauce',
+      },
+    ]);
     acme = await connect(api, bearer(api));
     globex = await connect(api, bearer(api, ALL_SCOPES, 'globex'));
   });
@@ -39,8 +63,14 @@ describe('MCP over Streamable HTTP with authentication', () => {
     ['a forged token', { authorization: 'Bearer abc.def.ghi' }],
     ['an unknown API key', { 'x-api-key': '0123456789abcdef0123456789abcdef' }],
   ])('refuses a client with %s (401)', async (_name, headers) => {
-    await expect(connect(api, headers)).rejects.toThrow(/401|Unauthorized|Authentication|Invalid|Missing|Unknown/i);
-    const raw = await fetch(`${api.server.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: '{}' });
+    await expect(connect(api, headers)).rejects.toThrow(
+      /401|Unauthorized|Authentication|Invalid|Missing|Unknown/i,
+    );
+    const raw = await fetch(`${api.server.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body: '{}',
+    });
     expect(raw.status).toBe(401);
   });
 
@@ -54,13 +84,24 @@ describe('MCP over Streamable HTTP with authentication', () => {
 
   it('lists the context.* tools', async () => {
     const names = (await acme.listTools()).tools.map((t) => t.name);
-    expect(names).toEqual(expect.arrayContaining(['context.search', 'context.get_related_info', 'context.index_control', 'context.connector_management']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'context.search',
+        'context.get_related_info',
+        'context.index_control',
+        'context.connector_management',
+      ]),
+    );
   });
 
   it('context.search answers a text block for the LLM and structured results', async () => {
     const result = await acme.callTool({
       name: 'context.search',
-      arguments: { query: 'chargeInvoice', work_context: { active_file: 'src/billing/invoice.ts' }, top_k: 5 },
+      arguments: {
+        query: 'chargeInvoice',
+        work_context: { active_file: 'src/billing/invoice.ts' },
+        top_k: 5,
+      },
     });
     expect(result.isError).toBeFalsy();
     expect(textOf(result)).toMatch(/^Context for "chargeInvoice" \(2 of 2 results, 1 sources\):/);
@@ -70,14 +111,21 @@ describe('MCP over Streamable HTTP with authentication', () => {
   });
 
   it("context.search sees only the caller's tenant", async () => {
-    const theirs = structured(await globex.callTool({ name: 'context.search', arguments: { query: 'chargeInvoice' } })) as { results: { content: string }[] };
+    const theirs = structured(
+      await globex.callTool({ name: 'context.search', arguments: { query: 'chargeInvoice' } }),
+    ) as { results: { content: string }[] };
     expect(theirs.results.map((r) => r.content)).toEqual(['globex chargeInvoice secret sauce']);
-    const mine = structured(await acme.callTool({ name: 'context.search', arguments: { query: 'sauce' } })) as { results: unknown[] };
+    const mine = structured(
+      await acme.callTool({ name: 'context.search', arguments: { query: 'sauce' } }),
+    ) as { results: unknown[] };
     expect(mine.results).toEqual([]);
   });
 
   it('context.get_related_info gathers the documents, chunks and history of a file', async () => {
-    const result = await acme.callTool({ name: 'context.get_related_info', arguments: { file_path: 'src/billing/invoice.ts' } });
+    const result = await acme.callTool({
+      name: 'context.get_related_info',
+      arguments: { file_path: 'src/billing/invoice.ts' },
+    });
     expect(result.isError).toBeFalsy();
     const info = structured(result) as {
       documents: { path: string; relation: string }[];
@@ -93,9 +141,13 @@ describe('MCP over Streamable HTTP with authentication', () => {
     expect(info.chunks.length).toBeGreaterThan(0);
     expect(info.history).toEqual([expect.objectContaining({ event: 'DocumentIngested', by: 'test' })]);
     expect(textOf(result)).toContain('Related to src/billing/invoice.ts:');
-    const ticket = structured(await acme.callTool({ name: 'context.get_related_info', arguments: { ticket_id: 'BILL-7' } })) as { documents: { path: string }[] };
+    const ticket = structured(
+      await acme.callTool({ name: 'context.get_related_info', arguments: { ticket_id: 'BILL-7' } }),
+    ) as { documents: { path: string }[] };
     expect(ticket.documents.map((d) => d.path).sort()).toEqual(['docs/billing.md', 'src/billing/invoice.ts']);
-    const foreign = structured(await globex.callTool({ name: 'context.get_related_info', arguments: { ticket_id: 'BILL-7' } })) as { documents: unknown[] };
+    const foreign = structured(
+      await globex.callTool({ name: 'context.get_related_info', arguments: { ticket_id: 'BILL-7' } }),
+    ) as { documents: unknown[] };
     expect(foreign.documents).toEqual([]);
   });
 
@@ -104,13 +156,32 @@ describe('MCP over Streamable HTTP with authentication', () => {
     expect(structured(status)).toMatchObject({ action: 'status', result: { status: 'idle' } });
     const added = await acme.callTool({
       name: 'context.connector_management',
-      arguments: { action: 'add', connector_config: { type: 'github', name: 'Main', config: { repository: 'org/repo', token: 'ghp_secret' } } },
+      arguments: {
+        action: 'add',
+        connector_config: {
+          type: 'github',
+          name: 'Main',
+          config: { repository: 'org/repo', token: 'ghp_secret' },
+        },
+      },
     });
     expect(added.isError).toBeFalsy();
-    const listed = await acme.callTool({ name: 'context.connector_management', arguments: { action: 'list' } });
+    const listed = await acme.callTool({
+      name: 'context.connector_management',
+      arguments: { action: 'list' },
+    });
     expect(JSON.stringify(listed)).not.toContain('ghp_secret');
-    expect(structured(listed)).toMatchObject({ result: { connectors: [expect.objectContaining({ name: 'Main', config: { repository: 'org/repo', token: '***' } })] } });
-    const theirs = await globex.callTool({ name: 'context.connector_management', arguments: { action: 'list' } });
+    expect(structured(listed)).toMatchObject({
+      result: {
+        connectors: [
+          expect.objectContaining({ name: 'Main', config: { repository: 'org/repo', token: '***' } }),
+        ],
+      },
+    });
+    const theirs = await globex.callTool({
+      name: 'context.connector_management',
+      arguments: { action: 'list' },
+    });
     expect(structured(theirs)).toMatchObject({ result: { connectors: [] } });
   });
 
@@ -119,10 +190,15 @@ describe('MCP over Streamable HTTP with authentication', () => {
     const denied = await reader.callTool({ name: 'context.index_control', arguments: { action: 'status' } });
     expect(denied.isError).toBe(true);
     expect(textOf(denied)).toContain('authorization_error');
-    const write = await reader.callTool({ name: 'context.connector_management', arguments: { action: 'add', connector_config: { type: 'jira', name: 'x' } } });
+    const write = await reader.callTool({
+      name: 'context.connector_management',
+      arguments: { action: 'add', connector_config: { type: 'jira', name: 'x' } },
+    });
     expect(write.isError).toBe(true);
     expect(textOf(write)).toContain('connectors:write');
-    expect((await reader.callTool({ name: 'context.search', arguments: { query: 'x' } })).isError).toBeFalsy();
+    expect(
+      (await reader.callTool({ name: 'context.search', arguments: { query: 'x' } })).isError,
+    ).toBeFalsy();
     // The event ledger spans every tenant: it needs the administrators' config:read.
     const history = await reader.callTool({ name: 'ledger.history', arguments: {} });
     expect(history.isError).toBe(true);
@@ -137,9 +213,12 @@ describe('MCP over Streamable HTTP with authentication', () => {
 
   describe('engine://files resources', () => {
     it('lists the tenant files a page at a time', async () => {
-      const first = (await acme.request({ method: 'resources/list', params: {} })) as { resources: { uri: string }[]; nextCursor?: string };
+      const first = (await acme.request({ method: 'resources/list', params: {} })) as {
+        resources: { uri: string }[];
+        nextCursor?: string;
+      };
       expect(first.resources.length).toBe(100);
-      expect(first.nextCursor).toEqual(expect.any(String));
+      expect(first.nextCursor).toEqual(anyString);
       const second = await acme.listResources({ cursor: first.nextCursor });
       expect(second.nextCursor).toBeUndefined();
       const uris = [...first.resources, ...second.resources].map((r) => r.uri);
@@ -147,7 +226,9 @@ describe('MCP over Streamable HTTP with authentication', () => {
       expect(uris).toContain('engine://files/src/billing/invoice.ts');
       // The client's own listing follows the cursors to the end.
       expect((await acme.listResources()).resources.length).toBe(122);
-      expect((await globex.listResources()).resources.map((r) => r.uri)).toEqual(['engine://files/src/billing/invoice.ts']);
+      expect((await globex.listResources()).resources.map((r) => r.uri)).toEqual([
+        'engine://files/src/billing/invoice.ts',
+      ]);
     });
 
     it('advertises the resource template', async () => {
@@ -157,10 +238,15 @@ describe('MCP over Streamable HTTP with authentication', () => {
 
     it("reads a file of the caller's tenant, never another's", async () => {
       const mine = await acme.readResource({ uri: 'engine://files/src/billing/invoice.ts' });
-      expect(mine.contents[0]).toMatchObject({ uri: 'engine://files/src/billing/invoice.ts', text: expect.stringContaining('chargeInvoice(invoice)') });
+      expect(mine.contents[0]).toMatchObject({
+        uri: 'engine://files/src/billing/invoice.ts',
+        text: expect.stringContaining('chargeInvoice(invoice)') as unknown,
+      });
       const theirs = await globex.readResource({ uri: 'engine://files/src/billing/invoice.ts' });
       expect(theirs.contents[0]).toMatchObject({ text: 'globex chargeInvoice secret sauce' });
-      await expect(globex.readResource({ uri: 'engine://files/docs/billing.md' })).rejects.toThrow(/No indexed file/);
+      await expect(globex.readResource({ uri: 'engine://files/docs/billing.md' })).rejects.toThrow(
+        /No indexed file/,
+      );
     });
 
     it.each([
@@ -173,7 +259,9 @@ describe('MCP over Streamable HTTP with authentication', () => {
     });
 
     it('normalises plain ".." segments away before the lookup, so nothing outside the index is read', async () => {
-      await expect(acme.readResource({ uri: 'engine://files/../../etc/passwd' })).rejects.toThrow(/No indexed file etc\/passwd/);
+      await expect(acme.readResource({ uri: 'engine://files/../../etc/passwd' })).rejects.toThrow(
+        /No indexed file etc\/passwd/,
+      );
     });
   });
 });
@@ -185,7 +273,14 @@ describe('MCP tool exposure', () => {
       const client = await connect(api, bearer(api));
       const tools = (await client.listTools()).tools;
       const names = tools.map((t) => t.name);
-      expect(names).toEqual(expect.arrayContaining(['context.search', 'context.get_related_info', 'search', 'list_background_jobs']));
+      expect(names).toEqual(
+        expect.arrayContaining([
+          'context.search',
+          'context.get_related_info',
+          'search',
+          'list_background_jobs',
+        ]),
+      );
       expect(names).not.toContain('context.index_control');
       expect(names).not.toContain('context.connector_management');
       expect(names).not.toContain('start_indexing_background');

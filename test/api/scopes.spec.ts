@@ -44,7 +44,11 @@ describe('scopes per endpoint', () => {
     });
 
     it(`answers 403 without ${spec.scope}, even with every other scope`, async () => {
-      const token = api.token(ALL_SCOPES.filter((s) => s !== spec.scope), 'acme', subject);
+      const token = api.token(
+        ALL_SCOPES.filter((s) => s !== spec.scope),
+        'acme',
+        subject,
+      );
       const response = await api.call(spec.method, sample.route, { token, body: sample.body });
       expect(response.status).toBe(403);
       expect(response.body).toMatchObject({ error: { code: 'AUTHORIZATION_ERROR', retryable: false } });

@@ -57,7 +57,10 @@ export const apiErrorBody = (
       detail,
       correlation_id: correlationId,
       retryable: status === 429 || status === 503,
-      docs_url: `${DOCS_BASE_URL}/${code.toLowerCase().replace(/_error$/, '').replace(/_/g, '-')}`,
+      docs_url: `${DOCS_BASE_URL}/${code
+        .toLowerCase()
+        .replace(/_error$/, '')
+        .replace(/_/g, '-')}`,
       ...(extra.retryAfter !== undefined ? { retry_after: extra.retryAfter } : {}),
     },
   };
@@ -81,11 +84,18 @@ const FASTIFY_DETAILS: Record<string, string> = {
 /** Maps any error to a status and seed 002's body; what is not ours is logged and masked. */
 export const toApiError = (error: unknown, request: FastifyRequest, correlationId: string) => {
   if (error instanceof RateLimitError) {
-    return { status: 429, body: apiErrorBody(429, error.message, correlationId, { retryAfter: error.retryAfterSeconds }) };
+    return {
+      status: 429,
+      body: apiErrorBody(429, error.message, correlationId, { retryAfter: error.retryAfterSeconds }),
+    };
   }
   if (error instanceof AppError && error.statusCode >= 400 && error.statusCode < 600) {
-    const detail = error.statusCode >= 500 && error.statusCode !== 503 ? 'The server failed to handle the request' : error.message;
-    if (error.statusCode >= 500 && error.statusCode !== 503) request.log.error({ err: error, correlationId }, 'request failed');
+    const detail =
+      error.statusCode >= 500 && error.statusCode !== 503
+        ? 'The server failed to handle the request'
+        : error.message;
+    if (error.statusCode >= 500 && error.statusCode !== 503)
+      request.log.error({ err: error, correlationId }, 'request failed');
     return { status: error.statusCode, body: apiErrorBody(error.statusCode, detail, correlationId) };
   }
   const framework = error as { statusCode?: number; code?: string; message?: string };
@@ -94,5 +104,12 @@ export const toApiError = (error: unknown, request: FastifyRequest, correlationI
     return { status: framework.statusCode, body: apiErrorBody(framework.statusCode, detail, correlationId) };
   }
   request.log.error({ err: error, correlationId }, 'unexpected error');
-  return { status: 500, body: apiErrorBody(500, 'An unexpected error occurred; quote the correlation id when reporting it', correlationId) };
+  return {
+    status: 500,
+    body: apiErrorBody(
+      500,
+      'An unexpected error occurred; quote the correlation id when reporting it',
+      correlationId,
+    ),
+  };
 };

@@ -31,7 +31,9 @@ export const createApiMetrics = (now: () => number = Date.now): ApiMetrics => {
       return {
         avgQueryLatencyMs: searches.length ? Math.round(total / searches.length) : 0,
         queriesPerMinute: searches.length,
-        errorRate: requests.length ? Number((requests.filter((r) => r.failed).length / requests.length).toFixed(4)) : 0,
+        errorRate: requests.length
+          ? Number((requests.filter((r) => r.failed).length / requests.length).toFixed(4))
+          : 0,
       };
     },
   };

@@ -42,7 +42,8 @@ interface RequestState {
 /** A client's own correlation id is kept when it looks like an id. */
 const CLIENT_CORRELATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-const specOf = (request: FastifyRequest): RouteSpec | undefined => (request.routeOptions.config as RouteConfig).spec;
+const specOf = (request: FastifyRequest): RouteSpec | undefined =>
+  (request.routeOptions.config as RouteConfig).spec;
 
 /**
  * `/api/v1` as seed 002 defines it: its own error format and not-found answer, authentication and
@@ -98,16 +99,21 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
     },
     keyGenerator: (request) => {
       const principal = stateOf(request).principal;
-      const who = principal && principal.method !== 'open' ? `${principal.tenant}/${principal.subject}` : `ip:${request.ip}`;
+      const who =
+        principal && principal.method !== 'open'
+          ? `${principal.tenant}/${principal.subject}`
+          : `ip:${request.ip}`;
       return `${who}|${specOf(request)?.rateClass ?? 'none'}`;
     },
-    errorResponseBuilder: (_request, context) => new RateLimitError(Math.max(1, Math.ceil(context.ttl / 1000))),
+    errorResponseBuilder: (_request, context) =>
+      new RateLimitError(Math.max(1, Math.ceil(context.ttl / 1000))),
   });
 
   // Seed 002 gives X-RateLimit-Reset as a Unix timestamp; the plugin counts seconds from now.
   api.addHook('onSend', async (_request, reply, payload) => {
     const reset = reply.getHeader('x-ratelimit-reset');
-    if (reset !== undefined) void reply.header('x-ratelimit-reset', Math.ceil(Date.now() / 1000) + Number(reset));
+    if (reset !== undefined)
+      void reply.header('x-ratelimit-reset', Math.ceil(Date.now() / 1000) + Number(reset));
     return payload;
   });
   api.addHook('onResponse', async (request, reply) => {
@@ -116,7 +122,8 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
     else metrics.recordRequest(failed);
   });
 
-  const parse = (schema: z.ZodType | undefined, value: unknown) => (schema ? parseInput(schema, value ?? {}) : {});
+  const parse = (schema: z.ZodType | undefined, value: unknown) =>
+    schema ? parseInput(schema, value ?? {}) : {};
 
   for (const spec of ROUTE_SPECS as readonly RouteSpec[]) {
     const handler = handlers[`${spec.method} ${spec.url}` as RouteKey];
@@ -134,7 +141,11 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
           body: spec.body ? parseInput(spec.body, request.body ?? {}) : undefined,
           principal,
           context: {
-            actor: { subject: principal?.subject ?? 'anonymous', tenant: principal?.tenant ?? null, via: 'rest' },
+            actor: {
+              subject: principal?.subject ?? 'anonymous',
+              tenant: principal?.tenant ?? null,
+              via: 'rest',
+            },
             correlationId: state.correlationId,
             project: principal?.tenant ?? 'default',
           },
@@ -144,5 +155,5 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
       },
     });
   }
-  api.get('/openapi.json', { config: { rateLimit: false } }, async () => options.openapi());
+  api.get('/openapi.json', { config: { rateLimit: false } }, () => Promise.resolve(options.openapi()));
 };

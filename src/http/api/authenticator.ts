@@ -17,7 +17,12 @@ export interface Principal {
 }
 
 /** The caller of an open (auth off) deployment: every scope, the default project. */
-export const OPEN_PRINCIPAL: Principal = { subject: 'anonymous', tenant: DEFAULT_PROJECT, scopes: SCOPES, method: 'open' };
+export const OPEN_PRINCIPAL: Principal = {
+  subject: 'anonymous',
+  tenant: DEFAULT_PROJECT,
+  scopes: SCOPES,
+  method: 'open',
+};
 
 export interface Authenticator {
   enabled: boolean;
@@ -53,7 +58,8 @@ export const createAuthenticator = ({
   readModels: ReadModels;
 }): Authenticator => {
   const byApiKey = async (key: string): Promise<Principal> => {
-    if (!API_KEY.test(key)) throw new AuthenticationError('Malformed API key: expected 32 hexadecimal characters');
+    if (!API_KEY.test(key))
+      throw new AuthenticationError('Malformed API key: expected 32 hexadecimal characters');
     const hash = hashSecret(key.toLowerCase());
     const { items } = await readModels.find<ApiKeyRow>(API_KEYS, { where: { hash }, limit: 1 });
     const row = items[0];
@@ -71,7 +77,13 @@ export const createAuthenticator = ({
       claims = jwt.verify(token);
     } catch (error) {
       const code = (error as { code?: string }).code ?? '';
-      throw new AuthenticationError(code.includes('EXPIRED') ? 'Token expired' : code.includes('INACTIVE') ? 'Token not yet valid' : 'Invalid token');
+      throw new AuthenticationError(
+        code.includes('EXPIRED')
+          ? 'Token expired'
+          : code.includes('INACTIVE')
+            ? 'Token not yet valid'
+            : 'Invalid token',
+      );
     }
     const { sub, scope, tenant_id: tenant } = claims;
     if (typeof sub !== 'string' || typeof tenant !== 'string' || !tenant) {

@@ -16,14 +16,17 @@ const inside = (base: string, target: string) => {
  * that leads out of `base`. Anything else is refused.
  */
 export const resolveRoot = (base: string, root: string): string => {
-  if (typeof root !== 'string' || root.length === 0 || root.includes('\0')) throw new ValidationError('A connector root must be a non-empty path');
+  if (typeof root !== 'string' || root.length === 0 || root.includes('\0'))
+    throw new ValidationError('A connector root must be a non-empty path');
   if (path.isAbsolute(root) || /^[A-Za-z]:[\\/]/.test(root) || root.startsWith('\\')) {
     throw new ValidationError(`Connector root '${root}' must be relative to the connectors root`);
   }
-  if (root.split(/[\\/]/).includes('..')) throw new ValidationError(`Connector root '${root}' must not contain '..'`);
+  if (root.split(/[\\/]/).includes('..'))
+    throw new ValidationError(`Connector root '${root}' must not contain '..'`);
   const realBase = realpathSync(base);
   const resolved = path.resolve(realBase, root);
-  if (!inside(realBase, resolved)) throw new ValidationError(`Connector root '${root}' leads outside the connectors root`);
+  if (!inside(realBase, resolved))
+    throw new ValidationError(`Connector root '${root}' leads outside the connectors root`);
   if (existsSync(resolved) && !inside(realBase, realpathSync(resolved))) {
     throw new ValidationError(`Connector root '${root}' is a link that leads outside the connectors root`);
   }

@@ -16,7 +16,7 @@ export interface ConnectorServiceDeps {
   secrets: SecretBox;
   /** Connector roots must resolve inside this folder. */
   baseDir: string;
-  waitForProjections(position: Position): Promise<void>;
+  waitForProjections: (position: Position) => Promise<void>;
 }
 
 /** Ids are uuids; anything else names no connector. */
@@ -28,7 +28,13 @@ const checkId = (id: string) => {
 const redact = (settings: Record<string, unknown>) => redactSecrets(settings) as Record<string, unknown>;
 
 /** Connectors of the caller's project: secrets sealed before they become events, never shown back. */
-export const createConnectorService = ({ store, readModels, secrets, baseDir, waitForProjections }: ConnectorServiceDeps) => {
+export const createConnectorService = ({
+  store,
+  readModels,
+  secrets,
+  baseDir,
+  waitForProjections,
+}: ConnectorServiceDeps) => {
   const contextOf = (operation: OperationContext) =>
     commandContext(operation.actor, { project: operation.project, correlationId: operation.correlationId });
   // Answers reflect the change: the next read sees it.
@@ -37,32 +43,65 @@ export const createConnectorService = ({ store, readModels, secrets, baseDir, wa
   };
   return {
     list: (operation: OperationContext) => listConnectors(readModels, operation.project, redact),
-    get: (id: string, operation: OperationContext) => getConnector(readModels, operation.project, checkId(id), redact),
-    add: async (input: { type: string; name: string; config: Record<string, unknown> }, operation: OperationContext) => {
+    get: (id: string, operation: OperationContext) =>
+      getConnector(readModels, operation.project, checkId(id), redact),
+    add: async (
+      input: { type: string; name: string; config: Record<string, unknown> },
+      operation: OperationContext,
+    ) => {
       connectorRoots(input.type, input.config, baseDir);
       const connectorId = newId();
       const context = contextOf(operation);
       const result = await changeConnector(
         store,
-        { kind: 'add', connectorId, name: input.name, type: input.type, settings: secrets.seal(input.config) },
+        {
+          kind: 'add',
+          connectorId,
+          name: input.name,
+          type: input.type,
+          settings: secrets.seal(input.config),
+        },
         context,
       );
       await settle(result.position);
-      return { id: connectorId, type: input.type, name: input.name, status: 'configuring', created_at: context.now };
+      return {
+        id: connectorId,
+        type: input.type,
+        name: input.name,
+        status: 'configuring',
+        created_at: context.now,
+      };
     },
-    update: async (id: string, input: { name?: string; config?: Record<string, unknown> }, operation: OperationContext) => {
+    update: async (
+      id: string,
+      input: { name?: string; config?: Record<string, unknown> },
+      operation: OperationContext,
+    ) => {
       const current = await getConnector(readModels, operation.project, checkId(id), (s) => s);
       if (input.config) connectorRoots(current.type, input.config, baseDir);
       const result = await changeConnector(
         store,
-        { kind: 'update', connectorId: id, name: input.name, settings: input.config ? secrets.seal(input.config) : undefined },
+        {
+          kind: 'update',
+          connectorId: id,
+          name: input.name,
+          settings: input.config ? secrets.seal(input.config) : undefined,
+        },
         contextOf(operation),
       );
       await settle(result.position);
-      return { id, status: 'reconfiguring', message: 'Configuration updated; reindex with POST /index/start to apply it' };
+      return {
+        id,
+        status: 'reconfiguring',
+        message: 'Configuration updated; reindex with POST /index/start to apply it',
+      };
     },
     remove: async (id: string, operation: OperationContext) => {
-      const result = await changeConnector(store, { kind: 'remove', connectorId: checkId(id) }, contextOf(operation));
+      const result = await changeConnector(
+        store,
+        { kind: 'remove', connectorId: checkId(id) },
+        contextOf(operation),
+      );
       await settle(result.position);
     },
   };

@@ -1,5 +1,11 @@
 import { z } from 'zod';
-import { getRelatedInfo, RelatedInfoInputSchema, RelatedInfoOutputSchema, type RelatedInfo, type RelatedInfoDeps } from '../../../queries/getRelatedInfo.js';
+import {
+  getRelatedInfo,
+  RelatedInfoInputSchema,
+  RelatedInfoOutputSchema,
+  type RelatedInfo,
+  type RelatedInfoDeps,
+} from '../../../queries/getRelatedInfo.js';
 import { searchWithWorkContext, type WorkContextSearchDeps } from '../../../queries/searchWithWorkContext.js';
 import { AuthorizationError } from '../../domain/auth.js';
 import { ValidationError } from '../../errors.js';
@@ -7,7 +13,13 @@ import { defineOperation, type OperationContext } from '../../operations.js';
 import { parseInput } from '../../validation.js';
 import type { ConnectorService } from './connectorService.js';
 import type { IndexControl } from './indexControl.js';
-import { ConnectorCreateSchema, ConnectorUpdateSchema, SearchRequestSchema, SearchResponseSchema, type SearchResponse } from './schemas.js';
+import {
+  ConnectorCreateSchema,
+  ConnectorUpdateSchema,
+  SearchRequestSchema,
+  SearchResponseSchema,
+  type SearchResponse,
+} from './schemas.js';
 
 const requireScope = (context: OperationContext, scope: string) => {
   if (context.scopes && !context.scopes.includes(scope)) throw new AuthorizationError(scope);
@@ -18,21 +30,48 @@ export const formatSearchResults = (query: string, output: SearchResponse): stri
   if (output.results.length === 0) return `No results for "${query}".`;
   const blocks = output.results.map((r, i) => {
     const boosts = r.metadata.boosted_by.length ? ` (boosted: ${r.metadata.boosted_by.join(', ')})` : '';
-    return [`[${i + 1}] ${r.metadata.title ?? r.metadata.path} — ${r.source}`, `score ${r.score}, ${r.metadata.source_type}, updated ${r.metadata.last_modified}${boosts}`, r.content].join('\n');
+    return [
+      `[${i + 1}] ${r.metadata.title ?? r.metadata.path} — ${r.source}`,
+      `score ${r.score}, ${r.metadata.source_type}, updated ${r.metadata.last_modified}${boosts}`,
+      r.content,
+    ].join('\n');
   });
-  const more = output.pagination.has_more ? `\n\n${output.pagination.total_results - output.results.length} more results: pass pagination.cursor "${output.pagination.next_cursor}".` : '';
+  const more = output.pagination.has_more
+    ? `\n\n${output.pagination.total_results - output.results.length} more results: pass pagination.cursor "${output.pagination.next_cursor}".`
+    : '';
   return `Context for "${query}" (${output.results.length} of ${output.pagination.total_results} results, ${output.query_metadata.sources_searched} sources):\n\n${blocks.join('\n\n')}${more}`;
 };
 
 const formatRelatedInfo = (info: RelatedInfo): string => {
   const target = info.target.file_path ?? info.target.ticket_id ?? '';
   const lines = [`Related to ${target}:`];
-  if (info.documents.length) lines.push('Documents:', ...info.documents.map((d) => `- ${d.path} (${d.relation}${d.title ? `: ${d.title}` : ''})`));
-  if (info.chunks.length) lines.push('Code and sections:', ...info.chunks.map((c) => `- ${c.symbol ?? c.kind ?? 'chunk'}${c.lines ? ` lines ${c.lines}` : ''}`));
-  if (info.annotations.length) lines.push('Annotations:', ...info.annotations.map((a) => `- ${a.chunk_id}: ${[...a.categories, ...a.labels].join(', ')}${a.summary ? ` — ${a.summary}` : ''}`));
-  if (info.relations.length) lines.push('Relations:', ...info.relations.map((r) => `- ${r.source_chunk_id} ${r.type} ${r.target_chunk_id}`));
-  if (info.jobs.length) lines.push('Indexing jobs:', ...info.jobs.map((j) => `- ${j.job_id} ${j.status} (${j.repo_path})`));
-  if (info.history.length) lines.push('History:', ...info.history.map((h) => `- ${h.at} ${h.event} by ${h.by}`));
+  if (info.documents.length)
+    lines.push(
+      'Documents:',
+      ...info.documents.map((d) => `- ${d.path} (${d.relation}${d.title ? `: ${d.title}` : ''})`),
+    );
+  if (info.chunks.length)
+    lines.push(
+      'Code and sections:',
+      ...info.chunks.map((c) => `- ${c.symbol ?? c.kind ?? 'chunk'}${c.lines ? ` lines ${c.lines}` : ''}`),
+    );
+  if (info.annotations.length)
+    lines.push(
+      'Annotations:',
+      ...info.annotations.map(
+        (a) =>
+          `- ${a.chunk_id}: ${[...a.categories, ...a.labels].join(', ')}${a.summary ? ` — ${a.summary}` : ''}`,
+      ),
+    );
+  if (info.relations.length)
+    lines.push(
+      'Relations:',
+      ...info.relations.map((r) => `- ${r.source_chunk_id} ${r.type} ${r.target_chunk_id}`),
+    );
+  if (info.jobs.length)
+    lines.push('Indexing jobs:', ...info.jobs.map((j) => `- ${j.job_id} ${j.status} (${j.repo_path})`));
+  if (info.history.length)
+    lines.push('History:', ...info.history.map((h) => `- ${h.at} ${h.event} by ${h.by}`));
   return lines.length > 1 ? lines.join('\n') : `Nothing indexed relates to ${target}.`;
 };
 
@@ -55,7 +94,10 @@ const IndexControlInputSchema = z.object({
 const ConnectorManagementInputSchema = z.object({
   action: z.enum(['list', 'add', 'update', 'remove']),
   connector_id: z.string().optional(),
-  connector_config: z.record(z.string(), z.unknown()).optional().describe('add: {type, name, config}; update: {name?, config?}'),
+  connector_config: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe('add: {type, name, config}; update: {name?, config?}'),
 });
 
 const AnyResultSchema = z.object({ action: z.string(), result: z.unknown() });
@@ -80,14 +122,14 @@ export const contextOperations = ({ search, related, indexControl, connectors }:
     name: 'context.get_related_info',
     title: 'Related information',
     description:
-      "Finds information directly related to a file or ticket: its documents and chunks, documents mentioning it, annotations, relations, indexing jobs and history. Use for vague questions like \"what's the history of this file?\"",
+      'Finds information directly related to a file or ticket: its documents and chunks, documents mentioning it, annotations, relations, indexing jobs and history. Use for vague questions like "what\'s the history of this file?"',
     toolset: 'search',
     writes: false,
     scope: 'search:read',
-    input: RelatedInfoInputSchema as unknown as z.ZodObject,
+    input: RelatedInfoInputSchema,
     output: RelatedInfoOutputSchema,
     run: (input, context) => getRelatedInfo(related, parseInput(RelatedInfoInputSchema, input), context),
-    formatText: (output) => formatRelatedInfo(output as RelatedInfo),
+    formatText: (output) => formatRelatedInfo(output),
   }),
   defineOperation({
     name: 'context.index_control',
@@ -114,7 +156,8 @@ export const contextOperations = ({ search, related, indexControl, connectors }:
   defineOperation({
     name: 'context.connector_management',
     title: 'Connector management',
-    description: 'Manage data source connectors of the project: list, add, update or remove. Secrets are stored sealed and shown as ***.',
+    description:
+      'Manage data source connectors of the project: list, add, update or remove. Secrets are stored sealed and shown as ***.',
     toolset: 'admin',
     writes: true,
     scope: 'connectors:read',
@@ -123,9 +166,17 @@ export const contextOperations = ({ search, related, indexControl, connectors }:
     run: async ({ action, connector_id: id, connector_config: config }, context) => {
       if (action === 'list') return { action, result: { connectors: await connectors.list(context) } };
       requireScope(context, 'connectors:write');
-      if (action === 'add') return { action, result: await connectors.add(parseInput(ConnectorCreateSchema, config ?? {}), context) };
+      if (action === 'add')
+        return {
+          action,
+          result: await connectors.add(parseInput(ConnectorCreateSchema, config ?? {}), context),
+        };
       if (!id) throw new ValidationError(`connector_id is required to ${action} a connector`);
-      if (action === 'update') return { action, result: await connectors.update(id, parseInput(ConnectorUpdateSchema, config ?? {}), context) };
+      if (action === 'update')
+        return {
+          action,
+          result: await connectors.update(id, parseInput(ConnectorUpdateSchema, config ?? {}), context),
+        };
       await connectors.remove(id, context);
       return { action, result: { id, status: 'removed' } };
     },

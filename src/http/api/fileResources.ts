@@ -25,10 +25,17 @@ export const pathOfUri = (uri: string): string => {
     throw new ValidationError('Malformed file path');
   }
   const path = segments.join('/');
-  if (!path || path.startsWith('/') || /^[A-Za-z]:/.test(path) || path.includes('\\') || path.includes('\0')) {
+  if (
+    !path ||
+    path.startsWith('/') ||
+    /^[A-Za-z]:/.test(path) ||
+    path.includes('\\') ||
+    path.includes('\0')
+  ) {
     throw new ValidationError(`Refused file path '${path}': paths are relative to the indexed project`);
   }
-  if (segments.some((s) => s === '..' || s === '.' || s === '')) throw new ValidationError(`Refused file path '${path}': no '.', '..' or empty segments`);
+  if (segments.some((s) => s === '..' || s === '.' || s === ''))
+    throw new ValidationError(`Refused file path '${path}': no '.', '..' or empty segments`);
   return path;
 };
 
@@ -40,7 +47,8 @@ const decodeCursor = (cursor: string | undefined): number => {
   return offset;
 };
 
-const isListedFile = (doc: DocumentView) => sourceTypeOf(doc.source) === 'file' && !doc.sourceId.startsWith('/') && !doc.sourceId.includes('..');
+const isListedFile = (doc: DocumentView) =>
+  sourceTypeOf(doc.source) === 'file' && !doc.sourceId.startsWith('/') && !doc.sourceId.includes('..');
 
 export interface FileResourceDeps {
   readModels: ReadModels;
@@ -48,18 +56,31 @@ export interface FileResourceDeps {
 }
 
 /** The project's indexed files as `engine://files/{path}` resources: listed a page at a time, read from the index. */
-export const registerFileResources = (server: McpServer, project: string, { readModels, content }: FileResourceDeps) => {
+export const registerFileResources = (
+  server: McpServer,
+  project: string,
+  { readModels, content }: FileResourceDeps,
+) => {
   server.registerResource(
     'files',
     new ResourceTemplate(`${PREFIX}{+path}`, { list: undefined }),
-    { title: 'Indexed files', description: 'A file of the indexed project, by its path', mimeType: 'text/plain' },
+    {
+      title: 'Indexed files',
+      description: 'A file of the indexed project, by its path',
+      mimeType: 'text/plain',
+    },
     async (uri) => {
       const path = pathOfUri(uri.toString());
-      const { items } = await readModels.find<DocumentView>('documents', { where: { project, sourceId: path }, limit: 1 });
+      const { items } = await readModels.find<DocumentView>('documents', {
+        where: { project, sourceId: path },
+        limit: 1,
+      });
       const doc = items[0];
       if (!doc || !isListedFile(doc)) throw new NotFoundError(`No indexed file ${path}`);
       const body = (await content.get([doc.bodyHash])).get(doc.bodyHash) ?? '';
-      return { contents: [{ uri: fileUri(doc.sourceId), mimeType: doc.contentType || 'text/plain', text: body }] };
+      return {
+        contents: [{ uri: fileUri(doc.sourceId), mimeType: doc.contentType || 'text/plain', text: body }],
+      };
     },
   );
   // The SDK lists template resources in one page; the index can hold far more files than that.

@@ -34,8 +34,13 @@ export const guardOtherSurfaces = (app: FastifyInstance, authenticator: Authenti
       message = error.message;
     }
     if (request.url.startsWith('/api/v1/')) {
-      return reply.status(status).header('x-correlation-id', request.id).send(apiErrorBody(status, message, request.id));
+      return reply
+        .status(status)
+        .header('x-correlation-id', request.id)
+        .send(apiErrorBody(status, message, request.id));
     }
-    return reply.status(status).send({ error: { code: status === 401 ? 'unauthorized' : 'forbidden', message } });
+    return reply
+      .status(status)
+      .send({ error: { code: status === 401 ? 'unauthorized' : 'forbidden', message } });
   });
 };

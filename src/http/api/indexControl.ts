@@ -16,7 +16,7 @@ interface JobItem {
 }
 
 export interface IndexControlDeps {
-  operations(): readonly Operation[];
+  operations: () => readonly Operation[];
   readModels: ReadModels;
   /** Connector roots resolve inside this folder. */
   baseDir: string;
@@ -28,29 +28,44 @@ export const createIndexControl = ({ operations, readModels, baseDir }: IndexCon
     const operation = operations().find((o) => o.name === name);
     if (!operation) throw new UnavailableError('Background indexing is not available in this deployment');
     // Jobs name their project explicitly: always the caller's own.
-    return (await operation.run({ ...input, project_id: context.project }, context)) as Record<string, unknown>;
+    return operation.run({ ...input, project_id: context.project }, context);
   };
   const jobs = async (context: OperationContext, status?: string): Promise<JobItem[]> =>
-    ((await run('list_background_jobs', { limit: 200, ...(status ? { status } : {}) }, context)).jobs as JobItem[]) ?? [];
+    ((await run('list_background_jobs', { limit: 200, ...(status ? { status } : {}) }, context))
+      .jobs as JobItem[]) ?? [];
 
   const rootsToIndex = async (names: readonly string[] | undefined, context: OperationContext) => {
-    const { items } = await readModels.find<ConnectorRow>(CONNECTORS, { where: { project: context.project }, limit: 1000 });
+    const { items } = await readModels.find<ConnectorRow>(CONNECTORS, {
+      where: { project: context.project },
+      limit: 1000,
+    });
     const everything = !names?.length || names.includes('all');
-    const chosen = everything ? items : items.filter((c) => names.includes(c.id) || names.includes(c.name) || names.includes(c.type));
+    const chosen = everything
+      ? items
+      : items.filter((c) => names.includes(c.id) || names.includes(c.name) || names.includes(c.type));
     if (!everything) {
       const unknown = names.filter((n) => !items.some((c) => c.id === n || c.name === n || c.type === n));
       if (unknown.length) throw new ValidationError(`Unknown connectors: ${unknown.join(', ')}`);
     }
     const roots = [...new Set(chosen.flatMap((c) => connectorRoots(c.type, c.settings, baseDir)))];
-    if (roots.length === 0) throw new ValidationError('No local connector roots to index: add a filesystem connector with POST /connectors');
+    if (roots.length === 0)
+      throw new ValidationError(
+        'No local connector roots to index: add a filesystem connector with POST /connectors',
+      );
     return roots;
   };
 
   const start = async (names: readonly string[] | undefined, force: boolean, context: OperationContext) => {
     const roots = await rootsToIndex(names, context);
     const started = [];
-    for (const root of roots) started.push(await run('start_indexing_background', { repo_path: root, force_reindex: force }, context));
-    const seconds = started.reduce((sum, s) => sum + (typeof s.estimated_duration_seconds === 'number' ? s.estimated_duration_seconds : 0), 0);
+    for (const root of roots)
+      started.push(
+        await run('start_indexing_background', { repo_path: root, force_reindex: force }, context),
+      );
+    const seconds = started.reduce(
+      (sum, s) => sum + (typeof s.estimated_duration_seconds === 'number' ? s.estimated_duration_seconds : 0),
+      0,
+    );
     const ids = started.map((s) => String(s.job_id));
     return {
       job_id: ids[0]!,
@@ -63,24 +78,41 @@ export const createIndexControl = ({ operations, readModels, baseDir }: IndexCon
   return {
     start,
     stop: async (context: OperationContext) => {
-      const active = [...(await jobs(context, 'running')), ...(await jobs(context, 'pending')), ...(await jobs(context, 'blocked'))];
+      const active = [
+        ...(await jobs(context, 'running')),
+        ...(await jobs(context, 'pending')),
+        ...(await jobs(context, 'blocked')),
+      ];
       for (const job of active) await run('cancel_job', { job_id: job.job_id }, context);
       return active.length
-        ? { status: 'stopping' as const, message: 'Indexing will stop gracefully', job_ids: active.map((j) => j.job_id) }
+        ? {
+            status: 'stopping' as const,
+            message: 'Indexing will stop gracefully',
+            job_ids: active.map((j) => j.job_id),
+          }
         : { status: 'idle' as const, message: 'No indexing is running', job_ids: [] };
     },
     status: async (context: OperationContext) => {
       const all = await jobs(context);
-      const current = all.find((j) => j.status === 'running' || j.status === 'pending' || j.status === 'blocked');
+      const current = all.find(
+        (j) => j.status === 'running' || j.status === 'pending' || j.status === 'blocked',
+      );
       const last = all.find((j) => j.status === 'completed');
-      const minutes = last?.started_at && last.completed_at ? (Date.parse(last.completed_at) - Date.parse(last.started_at)) / 60_000 : null;
+      const minutes =
+        last?.started_at && last.completed_at
+          ? (Date.parse(last.completed_at) - Date.parse(last.started_at)) / 60_000
+          : null;
       return {
         status: current ? ('running' as const) : ('idle' as const),
         current_job: current
           ? {
               id: current.job_id,
               started_at: current.started_at ?? null,
-              progress: { completed: current.progress_percentage, total: 100, current_connector: current.repo_path },
+              progress: {
+                completed: current.progress_percentage,
+                total: 100,
+                current_connector: current.repo_path,
+              },
             }
           : null,
         last_completed: last

@@ -25,7 +25,12 @@ export const createJwtCodec = async (auth: Config['auth']): Promise<JwtCodec | n
   const holder = Fastify({ logger: false });
   await holder.register(fastifyJwt, {
     secret: auth.algorithm === 'HS256' ? key : { public: key },
-    sign: { algorithm: auth.algorithm, iss: auth.issuer, aud: auth.audience, expiresIn: auth.accessTtlS * 1000 },
+    sign: {
+      algorithm: auth.algorithm,
+      iss: auth.issuer,
+      aud: auth.audience,
+      expiresIn: auth.accessTtlS * 1000,
+    },
     verify: {
       algorithms: [auth.algorithm],
       allowedIss: auth.issuer,

@@ -9,7 +9,9 @@ const SEED_NAMES: Record<string, string> = { 'POST /search': 'Search' };
 
 /** `PUT /connectors/{id}` → `PutConnectorsIdRequest`. */
 const nameOf = (spec: RouteSpec, suffix: string) =>
-  (suffix && SEED_NAMES[`${spec.method} ${spec.url}`] ? SEED_NAMES[`${spec.method} ${spec.url}`]! + suffix : null) ??
+  (suffix && SEED_NAMES[`${spec.method} ${spec.url}`]
+    ? SEED_NAMES[`${spec.method} ${spec.url}`]! + suffix
+    : null) ??
   [spec.method.toLowerCase(), ...spec.url.split(/[/{}-]+/)]
     .filter(Boolean)
     .map((part) => part[0]!.toUpperCase() + part.slice(1))
@@ -26,17 +28,36 @@ const ERROR_RESPONSES: Record<string, string> = {
 };
 
 const RATE_HEADERS = {
-  'X-RateLimit-Limit': { schema: { type: 'integer' }, description: 'Requests allowed per minute in this endpoint class' },
-  'X-RateLimit-Remaining': { schema: { type: 'integer' }, description: 'Requests left in the current window' },
+  'X-RateLimit-Limit': {
+    schema: { type: 'integer' },
+    description: 'Requests allowed per minute in this endpoint class',
+  },
+  'X-RateLimit-Remaining': {
+    schema: { type: 'integer' },
+    description: 'Requests left in the current window',
+  },
   'X-RateLimit-Reset': { schema: { type: 'integer' }, description: 'Unix timestamp when the window resets' },
-  'X-Correlation-Id': { schema: { type: 'string' }, description: 'The request correlation id (kept when the client sends one)' },
+  'X-Correlation-Id': {
+    schema: { type: 'string' },
+    description: 'The request correlation id (kept when the client sends one)',
+  },
 };
 
 const toSchemas = (entries: [string, z.ZodType][], io: 'input' | 'output') => {
   const registry = z.registry<{ id: string }>();
   for (const [id, schema] of entries) registry.add(schema, { id });
-  const { schemas } = z.toJSONSchema(registry, { target: 'openapi-3.0', io, uri: (id) => `${REF}${id}`, unrepresentable: 'any' });
-  return Object.fromEntries(Object.entries(schemas).map(([id, schema]) => [id, Object.fromEntries(Object.entries(schema).filter(([k]) => k !== '$schema' && k !== 'id'))]));
+  const { schemas } = z.toJSONSchema(registry, {
+    target: 'openapi-3.0',
+    io,
+    uri: (id) => `${REF}${id}`,
+    unrepresentable: 'any',
+  });
+  return Object.fromEntries(
+    Object.entries(schemas).map(([id, schema]) => [
+      id,
+      Object.fromEntries(Object.entries(schema).filter(([k]) => k !== '$schema' && k !== 'id')),
+    ]),
+  );
 };
 
 /** Query and path parameters of a route, from its zod objects. */
@@ -44,7 +65,10 @@ const parametersOf = (spec: RouteSpec) =>
   (['path', 'query'] as const).flatMap((where) => {
     const schema = where === 'path' ? spec.params : spec.query;
     if (!schema) return [];
-    const json = z.toJSONSchema(schema, { target: 'openapi-3.0', io: 'input' }) as { properties?: Record<string, object>; required?: string[] };
+    const json = z.toJSONSchema(schema, { target: 'openapi-3.0', io: 'input' }) as {
+      properties?: Record<string, object>;
+      required?: string[];
+    };
     return Object.entries(json.properties ?? {}).map(([name, property]) => ({
       name,
       in: where,
@@ -56,8 +80,12 @@ const parametersOf = (spec: RouteSpec) =>
 /** The OpenAPI 3 document of `/api/v1`, generated from the route specs and their zod schemas. */
 export const buildOpenApiDocument = (version: string) => {
   const specs = ROUTE_SPECS as readonly RouteSpec[];
-  const requests = specs.flatMap((spec): [string, z.ZodType][] => (spec.body ? [[nameOf(spec, 'Request'), spec.body]] : []));
-  const responses = specs.flatMap((spec): [string, z.ZodType][] => (spec.response ? [[nameOf(spec, 'Response'), spec.response]] : []));
+  const requests = specs.flatMap((spec): [string, z.ZodType][] =>
+    spec.body ? [[nameOf(spec, 'Request'), spec.body]] : [],
+  );
+  const responses = specs.flatMap((spec): [string, z.ZodType][] =>
+    spec.response ? [[nameOf(spec, 'Response'), spec.response]] : [],
+  );
   const paths: Record<string, Record<string, unknown>> = {};
   for (const spec of specs) {
     const errors = [
@@ -77,20 +105,29 @@ export const buildOpenApiDocument = (version: string) => {
       ...(spec.rateClass ? { 'x-rate-limit-class': spec.rateClass } : {}),
       ...(parameters.length ? { parameters } : {}),
       ...(spec.body
-        ? { requestBody: { required: true, content: { 'application/json': { schema: { $ref: `${REF}${nameOf(spec, 'Request')}` } } } } }
+        ? {
+            requestBody: {
+              required: true,
+              content: { 'application/json': { schema: { $ref: `${REF}${nameOf(spec, 'Request')}` } } },
+            },
+          }
         : {}),
       responses: {
         [String(spec.status)]: {
           description: spec.summary,
           ...(spec.rateClass ? { headers: RATE_HEADERS } : {}),
-          ...(spec.response ? { content: { 'application/json': { schema: { $ref: `${REF}${nameOf(spec, 'Response')}` } } } } : {}),
+          ...(spec.response
+            ? { content: { 'application/json': { schema: { $ref: `${REF}${nameOf(spec, 'Response')}` } } } }
+            : {}),
         },
         ...Object.fromEntries(
           errors.map((status) => [
             status,
             {
               description: ERROR_RESPONSES[status],
-              ...(status === '429' ? { headers: { 'Retry-After': { schema: { type: 'integer' } }, ...RATE_HEADERS } } : {}),
+              ...(status === '429'
+                ? { headers: { 'Retry-After': { schema: { type: 'integer' } }, ...RATE_HEADERS } }
+                : {}),
               content: { 'application/json': { schema: { $ref: `${REF}Error` } } },
             },
           ]),
@@ -100,7 +137,12 @@ export const buildOpenApiDocument = (version: string) => {
   }
   return {
     openapi: '3.0.3',
-    info: { title: 'Context Ledger API', version, description: 'Search, indexing, connectors and configuration of a Context Ledger (seed 002 REST API v1).' },
+    info: {
+      title: 'Context Ledger API',
+      version,
+      description:
+        'Search, indexing, connectors and configuration of a Context Ledger (seed 002 REST API v1).',
+    },
     servers: [{ url: '/api/v1' }],
     security: [{ bearerAuth: [] }, { apiKeyAuth: [] }],
     components: {
@@ -108,7 +150,10 @@ export const buildOpenApiDocument = (version: string) => {
         bearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
         apiKeyAuth: { type: 'apiKey', in: 'header', name: 'X-API-Key' },
       },
-      schemas: { ...toSchemas([['Error', ErrorSchema], ...requests], 'input'), ...toSchemas(responses, 'output') },
+      schemas: {
+        ...toSchemas([['Error', ErrorSchema], ...requests], 'input'),
+        ...toSchemas(responses, 'output'),
+      },
     },
     paths,
   };

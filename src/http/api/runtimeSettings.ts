@@ -1,4 +1,9 @@
-import { changeConfig, CONFIG_STREAM, configDecider, type ConfigOverrides } from '../../../commands/changeConfig.js';
+import {
+  changeConfig,
+  CONFIG_STREAM,
+  configDecider,
+  type ConfigOverrides,
+} from '../../../commands/changeConfig.js';
 import type { Config } from '../../config.js';
 import { loadAggregateAsOf } from '../../engine/asOf.js';
 import { commandContext } from '../../engine/commands.js';
@@ -10,12 +15,19 @@ import { ConfigPatchSchema, SettingsSchema, type Settings } from './schemas.js';
 import type { RateClass } from './routeSpecs.js';
 
 /** Seed 002's numbers. */
-const DEFAULT_RATE_LIMITS = { search_per_minute: 100, index_per_minute: 10, connectors_per_minute: 20, config_per_minute: 5 };
+const DEFAULT_RATE_LIMITS = {
+  search_per_minute: 100,
+  index_per_minute: 10,
+  connectors_per_minute: 20,
+  config_per_minute: 5,
+};
 const AUTH_PER_MINUTE = 10;
 
 const flatten = (value: Record<string, unknown>, prefix = ''): { path: string; value: unknown }[] =>
   Object.entries(value).flatMap(([key, v]) =>
-    v && typeof v === 'object' && !Array.isArray(v) ? flatten(v as Record<string, unknown>, `${prefix}${key}.`) : [{ path: `${prefix}${key}`, value: v }],
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? flatten(v as Record<string, unknown>, `${prefix}${key}.`)
+      : [{ path: `${prefix}${key}`, value: v }],
   );
 
 const withOverrides = (base: Settings, overrides: ConfigOverrides): Settings => {
@@ -52,23 +64,34 @@ export const createRuntimeSettings = (config: Config, store: EventStore) => {
     patch: async (raw: unknown, operation: OperationContext) => {
       const patch = parseInput(ConfigPatchSchema, raw);
       if (patch.indexing) {
-        throw new ValidationError('indexing settings are read from ctx.toml at start ([projections] batch_size); change them there');
+        throw new ValidationError(
+          'indexing settings are read from ctx.toml at start ([projections] batch_size); change them there',
+        );
       }
-      if (patch.search?.enable_reranking === true) throw new ValidationError('search.enable_reranking: no reranker is available');
+      if (patch.search?.enable_reranking === true)
+        throw new ValidationError('search.enable_reranking: no reranker is available');
       const changes = flatten(patch);
       if (changes.length === 0) throw new ValidationError('Nothing to change');
       await reload();
-      const next = parseInput(SettingsSchema, withOverrides(current, Object.fromEntries(changes.map((c) => [c.path, c.value]))));
+      const next = parseInput(
+        SettingsSchema,
+        withOverrides(current, Object.fromEntries(changes.map((c) => [c.path, c.value]))),
+      );
       if (next.search.default_top_k > next.search.max_results) {
         throw new ValidationError('search.default_top_k must not exceed search.max_results');
       }
       const result = await changeConfig(
         store,
         { changes, by: operation.actor.subject },
-        commandContext(operation.actor, { project: operation.project, correlationId: operation.correlationId }),
+        commandContext(operation.actor, {
+          project: operation.project,
+          correlationId: operation.correlationId,
+        }),
       );
       current = withOverrides(base, result.state);
-      const recorded = result.events.flatMap((e) => (e.type === 'ConfigChanged' ? e.data.changes.map((c) => c.path) : []));
+      const recorded = result.events.flatMap((e) =>
+        e.type === 'ConfigChanged' ? e.data.changes.map((c) => c.path) : [],
+      );
       return { updated: recorded, requires_restart: false };
     },
   };

@@ -2,18 +2,17 @@ import { z } from 'zod';
 
 /** Request and response shapes of `/api/v1` (seed 002); the OpenAPI document is generated from them. */
 
-export const ErrorSchema = z
-  .object({
-    error: z.object({
-      code: z.string(),
-      message: z.string(),
-      detail: z.string(),
-      correlation_id: z.string(),
-      retryable: z.boolean(),
-      docs_url: z.string(),
-      retry_after: z.number().int().optional(),
-    }),
-  });
+export const ErrorSchema = z.object({
+  error: z.object({
+    code: z.string(),
+    message: z.string(),
+    detail: z.string(),
+    correlation_id: z.string(),
+    retryable: z.boolean(),
+    docs_url: z.string(),
+    retry_after: z.number().int().optional(),
+  }),
+});
 
 export const SOURCE_TYPES = ['file', 'slack', 'github', 'jira'] as const;
 
@@ -27,12 +26,21 @@ export const SearchRequestSchema = z
   .object({
     query: z.string().trim().min(1, "The 'query' field is required and cannot be empty").max(2000),
     work_context: WorkContextSchema.optional(),
-    top_k: z.number().int().min(1).max(100).optional().describe('Results per page unless pagination.limit is given (default: config search.default_top_k)'),
+    top_k: z
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('Results per page unless pagination.limit is given (default: config search.default_top_k)'),
     filters: z
       .object({
         source_types: z.array(z.enum(SOURCE_TYPES)).optional(),
         date_range: z
-          .object({ from: z.iso.datetime({ offset: true }).optional(), to: z.iso.datetime({ offset: true }).optional() })
+          .object({
+            from: z.iso.datetime({ offset: true }).optional(),
+            to: z.iso.datetime({ offset: true }).optional(),
+          })
           .optional(),
       })
       .optional(),
@@ -43,28 +51,30 @@ export const SearchRequestSchema = z
   .strict();
 export type SearchRequest = z.output<typeof SearchRequestSchema>;
 
-export const SearchResultSchema = z
-  .object({
-    source: z.string(),
-    content: z.string(),
-    score: z.number(),
-    metadata: z.object({
-      document_id: z.string(),
-      title: z.string().nullable(),
-      type: z.string(),
-      source_type: z.string(),
-      path: z.string(),
-      last_modified: z.string(),
-      boosted_by: z.array(z.string()),
-    }),
-  });
+export const SearchResultSchema = z.object({
+  source: z.string(),
+  content: z.string(),
+  score: z.number(),
+  metadata: z.object({
+    document_id: z.string(),
+    title: z.string().nullable(),
+    type: z.string(),
+    source_type: z.string(),
+    path: z.string(),
+    last_modified: z.string(),
+    boosted_by: z.array(z.string()),
+  }),
+});
 
-export const SearchResponseSchema = z
-  .object({
-    results: z.array(SearchResultSchema),
-    pagination: z.object({ has_more: z.boolean(), next_cursor: z.string().nullable(), total_results: z.number().int() }),
-    query_metadata: z.object({ execution_time_ms: z.number().int(), sources_searched: z.number().int() }),
-  });
+export const SearchResponseSchema = z.object({
+  results: z.array(SearchResultSchema),
+  pagination: z.object({
+    has_more: z.boolean(),
+    next_cursor: z.string().nullable(),
+    total_results: z.number().int(),
+  }),
+  query_metadata: z.object({ execution_time_ms: z.number().int(), sources_searched: z.number().int() }),
+});
 export type SearchResponse = z.infer<typeof SearchResponseSchema>;
 
 export const SuggestionsQuerySchema = z.object({
@@ -95,7 +105,10 @@ export const StatusResponseSchema = z.object({
 });
 
 export const IndexStartRequestSchema = z
-  .object({ connectors: z.array(z.string().min(1).max(200)).max(50).optional(), force_full_reindex: z.boolean().default(false) })
+  .object({
+    connectors: z.array(z.string().min(1).max(200)).max(50).optional(),
+    force_full_reindex: z.boolean().default(false),
+  })
   .strict();
 export const IndexStartResponseSchema = z.object({
   job_id: z.string(),
@@ -105,7 +118,9 @@ export const IndexStartResponseSchema = z.object({
 });
 export const ForceReindexRequestSchema = z
   .object({
-    confirm_destructive: z.literal(true, { message: 'confirm_destructive must be true to force a full reindex' }),
+    confirm_destructive: z.literal(true, {
+      message: 'confirm_destructive must be true to force a full reindex',
+    }),
     connectors: z.array(z.string().min(1).max(200)).max(50).default(['all']),
   })
   .strict();
@@ -115,18 +130,30 @@ export const ForceReindexResponseSchema = z.object({
   status: z.string(),
   warning: z.string(),
 });
-export const IndexStopResponseSchema = z.object({ status: z.enum(['stopping', 'idle']), message: z.string(), job_ids: z.array(z.string()) });
+export const IndexStopResponseSchema = z.object({
+  status: z.enum(['stopping', 'idle']),
+  message: z.string(),
+  job_ids: z.array(z.string()),
+});
 export const IndexStatusResponseSchema = z.object({
   status: z.enum(['running', 'idle']),
   current_job: z
     .object({
       id: z.string(),
       started_at: z.string().nullable(),
-      progress: z.object({ completed: z.number(), total: z.number(), current_connector: z.string().nullable() }),
+      progress: z.object({
+        completed: z.number(),
+        total: z.number(),
+        current_connector: z.string().nullable(),
+      }),
     })
     .nullable(),
   last_completed: z
-    .object({ finished_at: z.string().nullable(), duration_minutes: z.number().nullable(), documents_processed: z.number().int() })
+    .object({
+      finished_at: z.string().nullable(),
+      duration_minutes: z.number().nullable(),
+      documents_processed: z.number().int(),
+    })
     .nullable(),
 });
 
@@ -155,7 +182,13 @@ export const ConnectorDetailSchema = ConnectorSchema.extend({
   stats: z.object({ documents_indexed: z.number().int(), last_error: z.string().nullable() }),
 });
 export const ConnectorListSchema = z.object({ connectors: z.array(ConnectorSchema) });
-export const ConnectorCreatedSchema = ConnectorSchema.pick({ id: true, type: true, name: true, status: true, created_at: true });
+export const ConnectorCreatedSchema = ConnectorSchema.pick({
+  id: true,
+  type: true,
+  name: true,
+  status: true,
+  created_at: true,
+});
 export const ConnectorUpdatedSchema = z.object({ id: z.string(), status: z.string(), message: z.string() });
 export const ConnectorIdParamsSchema = z.object({ id: z.string().max(100) });
 
@@ -182,7 +215,10 @@ export const ConfigPatchSchema = z
     rate_limits: SettingsSchema.shape.rate_limits.partial().strict().optional(),
   })
   .strict();
-export const ConfigPatchResponseSchema = z.object({ updated: z.array(z.string()), requires_restart: z.boolean() });
+export const ConfigPatchResponseSchema = z.object({
+  updated: z.array(z.string()),
+  requires_restart: z.boolean(),
+});
 
 export const RefreshRequestSchema = z.object({ refresh_token: z.string().min(1).max(512) }).strict();
 export const RefreshResponseSchema = z.object({

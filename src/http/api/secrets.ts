@@ -4,7 +4,8 @@ import path from 'node:path';
 import type { Config } from '../../config.js';
 
 /** Settings whose values are secrets: sealed in events, never shown in responses. */
-export const isSecretField = (name: string) => /token|secret|password|passphrase|api_?key|credential|private_?key/i.test(name);
+export const isSecretField = (name: string) =>
+  /token|secret|password|passphrase|api_?key|credential|private_?key/i.test(name);
 
 export const REDACTED = '***';
 
@@ -38,13 +39,22 @@ export const createSecretBox = (config: Config): SecretBox => {
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', key, iv);
     const data = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
-    return { sealed: ['v1', iv.toString('base64'), cipher.getAuthTag().toString('base64'), data.toString('base64')].join(':') };
+    return {
+      sealed: [
+        'v1',
+        iv.toString('base64'),
+        cipher.getAuthTag().toString('base64'),
+        data.toString('base64'),
+      ].join(':'),
+    };
   };
   const openValue = ({ sealed }: Sealed): unknown => {
     const [, iv, tag, data] = sealed.split(':');
     const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv ?? '', 'base64'));
     decipher.setAuthTag(Buffer.from(tag ?? '', 'base64'));
-    return JSON.parse(Buffer.concat([decipher.update(Buffer.from(data ?? '', 'base64')), decipher.final()]).toString('utf8'));
+    return JSON.parse(
+      Buffer.concat([decipher.update(Buffer.from(data ?? '', 'base64')), decipher.final()]).toString('utf8'),
+    );
   };
   const walk = (value: unknown, onSecret: (v: unknown) => unknown, name = ''): unknown => {
     if (name && isSecretField(name) && value !== null && value !== undefined) return onSecret(value);

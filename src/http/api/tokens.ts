@@ -1,4 +1,8 @@
-import { issueRefreshToken, rotateRefreshToken, type RefreshGrant } from '../../../commands/rotateRefreshToken.js';
+import {
+  issueRefreshToken,
+  rotateRefreshToken,
+  type RefreshGrant,
+} from '../../../commands/rotateRefreshToken.js';
 import type { Config } from '../../config.js';
 import type { Scope } from '../../domain/auth.js';
 import type { CommandContext } from '../../engine/commands.js';
@@ -14,7 +18,10 @@ export interface TokenPair {
 }
 
 const signer = (jwt: JwtCodec | null): JwtCodec => {
-  if (!jwt?.canSign) throw new UnavailableError('This deployment verifies tokens but cannot sign them: set auth.jwt_secret (HS256)');
+  if (!jwt?.canSign)
+    throw new UnavailableError(
+      'This deployment verifies tokens but cannot sign them: set auth.jwt_secret (HS256)',
+    );
   return jwt;
 };
 
@@ -32,7 +39,11 @@ export const issueTokens = async (
   context: CommandContext,
 ): Promise<TokenPair> => {
   const jwt = signer(deps.jwt);
-  const grant = await issueRefreshToken(deps.store, { ...input, ttlSeconds: deps.config.auth.refreshTtlS }, context);
+  const grant = await issueRefreshToken(
+    deps.store,
+    { ...input, ttlSeconds: deps.config.auth.refreshTtlS },
+    context,
+  );
   return pairOf(jwt, grant, deps.config);
 };
 
@@ -43,6 +54,10 @@ export const refreshTokens = async (
   context: CommandContext,
 ): Promise<TokenPair> => {
   const jwt = signer(deps.jwt);
-  const grant = await rotateRefreshToken(deps.store, { refreshToken, ttlSeconds: deps.config.auth.refreshTtlS }, context);
+  const grant = await rotateRefreshToken(
+    deps.store,
+    { refreshToken, ttlSeconds: deps.config.auth.refreshTtlS },
+    context,
+  );
   return pairOf(jwt, grant, deps.config);
 };
