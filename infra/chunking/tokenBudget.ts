@@ -14,4 +14,5 @@ export interface ChunkBudget {
   readonly overlapTokens: number;
 }
 
-export const DEFAULT_BUDGET: ChunkBudget = { maxTokens: 256, overlapTokens: 32 };
+/** About 1,600 characters: a whole abstract or section, still inside the 512-token window of common embedders. */
+export const DEFAULT_BUDGET: ChunkBudget = { maxTokens: 400, overlapTokens: 40 };
