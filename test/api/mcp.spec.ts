@@ -121,6 +121,17 @@ describe('MCP over Streamable HTTP with authentication', () => {
     expect(mine.results).toEqual([]);
   });
 
+  it("answers another tenant's document id as not found", async () => {
+    const theirs = structured(
+      await globex.callTool({ name: 'context.search', arguments: { query: 'sauce' } }),
+    ) as { results: { metadata: { document_id: string } }[] };
+    const id = theirs.results[0]!.metadata.document_id;
+    expect((await globex.callTool({ name: 'get', arguments: { id } })).isError).toBeFalsy();
+    const mine = await acme.callTool({ name: 'get', arguments: { id } });
+    expect(mine.isError).toBe(true);
+    expect(textOf(mine)).toContain('not_found');
+  });
+
   it('context.get_related_info gathers the documents, chunks and history of a file', async () => {
     const result = await acme.callTool({
       name: 'context.get_related_info',
@@ -149,6 +160,62 @@ describe('MCP over Streamable HTTP with authentication', () => {
       await globex.callTool({ name: 'context.get_related_info', arguments: { ticket_id: 'BILL-7' } }),
     ) as { documents: unknown[] };
     expect(foreign.documents).toEqual([]);
+  });
+
+  it("context.get_related_info shows annotations and relations on the file's chunks, of the caller's tenant only", async () => {
+    const before = structured(
+      await acme.callTool({
+        name: 'context.get_related_info',
+        arguments: { file_path: 'src/billing/invoice.ts' },
+      }),
+    ) as {
+      chunks: { chunk_id: string }[];
+    };
+    const chunkId = before.chunks[0]!.chunk_id;
+    const annotate = async (tenant: string, summary: string) => {
+      const context = {
+        actor: { subject: `${tenant}-annotator`, tenant, via: 'cli' as const },
+        correlationId: crypto.randomUUID(),
+        project: tenant,
+      };
+      const run = (name: string, input: unknown) =>
+        api.ledger.operation(name).run(input as never, context) as Promise<Record<string, unknown>>;
+      const { sessionId } = await run('start_session', {
+        config: {
+          chunks: [
+            { chunk_id: chunkId, position: 0, text: 'invoice' },
+            { chunk_id: `${tenant}-other`, position: 1, text: 'other' },
+          ],
+        },
+      });
+      await run('annotate_chunk', { sessionId, chunkId, summary, tags: ['billing'] });
+      await run('add_relation', {
+        sessionId,
+        sourceChunkId: chunkId,
+        targetChunkId: `${tenant}-other`,
+        relationType: 'references',
+      });
+    };
+    await annotate('acme', 'Charges an invoice');
+    await annotate('globex', 'globex private note');
+    await api.ledger.projections.waitFor(await api.ledger.store.headPosition(), { timeoutMs: 10_000 });
+
+    const result = await acme.callTool({
+      name: 'context.get_related_info',
+      arguments: { file_path: 'src/billing/invoice.ts' },
+    });
+    const info = structured(result) as {
+      annotations: { summary: string; tags: string[] }[];
+      relations: { target_chunk_id: string; type: string }[];
+    };
+    expect(info.annotations).toEqual([
+      expect.objectContaining({ summary: 'Charges an invoice', tags: ['billing'] }),
+    ]);
+    expect(info.relations).toEqual([
+      expect.objectContaining({ target_chunk_id: 'acme-other', type: 'references' }),
+    ]);
+    expect(JSON.stringify(result)).not.toContain('globex private note');
+    expect(textOf(result)).toContain('Charges an invoice');
   });
 
   it('context.index_control reports status, and context.connector_management manages connectors', async () => {
