@@ -179,7 +179,7 @@ describe('MCP over Streamable HTTP with authentication', () => {
         project: tenant,
       };
       const run = (name: string, input: unknown) =>
-        api.ledger.operation(name).run(input as never, context) as Promise<Record<string, unknown>>;
+        api.ledger.operation(name).run(input as never, context);
       const { sessionId } = await run('start_session', {
         config: {
           chunks: [
