@@ -1,0 +1,93 @@
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
+import { openLedger, startServer } from '../../src/main.js';
+import { runCtx } from '../support/cli.js';
+import { tempDataDir } from '../support/ledger.js';
+import { JWT_SECRET } from './apiServer.js';
+
+const env = { CTX_AUTH__MODE: 'on', CTX_AUTH__JWT_SECRET: JWT_SECRET, CTX_EMBEDDINGS__PROVIDER: 'none' };
+
+describe('ctx keys and ctx tokens', () => {
+  it('creates a key that works, lists it without the key, revokes it, and issues tokens', async () => {
+    const dataDir = tempDataDir('ctx-keys-');
+    const created = await runCtx(
+      [
+        'keys',
+        'create',
+        '--scopes',
+        'search:read,index:read',
+        '--tenant',
+        'acme',
+        '--label',
+        'ci',
+        '--data-dir',
+        dataDir,
+      ],
+      env,
+    );
+    expect(created.code).toBe(0);
+    const { key_id: keyId, api_key: key } = JSON.parse(created.stdout) as { key_id: string; api_key: string };
+    expect(key).toMatch(/^[0-9a-f]{32}$/);
+
+    const listed = await runCtx(['keys', 'list', '--data-dir', dataDir], env);
+    expect(listed.stdout).toContain(keyId);
+    expect(listed.stdout).not.toContain(key);
+    expect(JSON.parse(listed.stdout)).toEqual([
+      expect.objectContaining({
+        keyId,
+        scopes: ['search:read', 'index:read'],
+        tenant: 'acme',
+        label: 'ci',
+        revoked: false,
+      }),
+    ]);
+
+    const tokens = await runCtx(
+      ['tokens', '--subject', 'ci-bot', '--scopes', 'search:read', '--tenant', 'acme', '--data-dir', dataDir],
+      env,
+    );
+    expect(tokens.code).toBe(0);
+    const pair = JSON.parse(tokens.stdout) as {
+      access_token: string;
+      refresh_token: string;
+      expires_in: number;
+    };
+    expect(pair.expires_in).toBe(900);
+
+    const bad = await runCtx(
+      ['keys', 'create', '--scopes', 'root:all', '--tenant', 'acme', '--data-dir', dataDir],
+      env,
+    );
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/Unknown scopes: root:all/);
+
+    const config = loadConfig({
+      env: { ...env, CTX_LOG__LEVEL: 'silent' },
+      overrides: { storage: { dataDir }, server: { bind: '127.0.0.1:0' } },
+    });
+    let server = await startServer(await openLedger(config, { logger: pino({ level: 'silent' }) }));
+    const search = (headers: Record<string, string>) =>
+      fetch(`${server.url}/api/v1/search`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...headers },
+        body: '{"query":"x"}',
+      });
+    try {
+      expect((await search({ 'x-api-key': key })).status).toBe(200);
+      expect((await search({ authorization: `Bearer ${pair.access_token}` })).status).toBe(200);
+    } finally {
+      await server.close();
+    }
+
+    expect((await runCtx(['keys', 'revoke', keyId, '--data-dir', dataDir], env)).code).toBe(0);
+    const reopened = await openLedger(config, { logger: pino({ level: 'silent' }) });
+    server = await startServer(reopened);
+    try {
+      await reopened.projections.waitFor(await reopened.store.headPosition(), { timeoutMs: 10_000 });
+      expect((await search({ 'x-api-key': key })).status).toBe(401);
+    } finally {
+      await server.close();
+    }
+  });
+});
