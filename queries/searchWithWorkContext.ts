@@ -1,8 +1,71 @@
 import { createHash } from 'node:crypto';
+import { z } from 'zod';
 import { ValidationError } from '../src/errors.js';
-import type { SearchRequest, SearchResponse } from '../src/http/api/schemas.js';
 import type { OperationContext } from '../src/operations.js';
 import type { SearchInput, SearchOutput } from './searchDocuments.js';
+
+export const SOURCE_TYPES = ['file', 'slack', 'github', 'jira'] as const;
+
+export const WorkContextSchema = z.object({
+  active_file: z.string().max(1024).optional(),
+  git_branch: z.string().max(256).optional(),
+  open_ticket_ids: z.array(z.string().max(64)).max(50).optional(),
+});
+
+export const SearchRequestSchema = z
+  .object({
+    query: z.string().trim().min(1, "The 'query' field is required and cannot be empty").max(2000),
+    work_context: WorkContextSchema.optional(),
+    top_k: z
+      .number()
+      .int()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('Results per page unless pagination.limit is given (default: config search.default_top_k)'),
+    filters: z
+      .object({
+        source_types: z.array(z.enum(SOURCE_TYPES)).optional(),
+        date_range: z
+          .object({
+            from: z.iso.datetime({ offset: true }).optional(),
+            to: z.iso.datetime({ offset: true }).optional(),
+          })
+          .optional(),
+      })
+      .optional(),
+    pagination: z
+      .object({ cursor: z.string().max(512).optional(), limit: z.number().int().min(1).max(100).default(20) })
+      .optional(),
+  })
+  .strict();
+export type SearchRequest = z.output<typeof SearchRequestSchema>;
+
+export const SearchResultSchema = z.object({
+  source: z.string(),
+  content: z.string(),
+  score: z.number(),
+  metadata: z.object({
+    document_id: z.string(),
+    title: z.string().nullable(),
+    type: z.string(),
+    source_type: z.string(),
+    path: z.string(),
+    last_modified: z.string(),
+    boosted_by: z.array(z.string()),
+  }),
+});
+
+export const SearchResponseSchema = z.object({
+  results: z.array(SearchResultSchema),
+  pagination: z.object({
+    has_more: z.boolean(),
+    next_cursor: z.string().nullable(),
+    total_results: z.number().int(),
+  }),
+  query_metadata: z.object({ execution_time_ms: z.number().int(), sources_searched: z.number().int() }),
+});
+export type SearchResponse = z.infer<typeof SearchResponseSchema>;
 
 export interface WorkContextSearchDeps {
   /** The ledger's `search` operation (project-scoped by the context). */
