@@ -8,7 +8,8 @@ export type EmbeddingKind = 'query' | 'document';
  * Turns texts into dense vectors. Invariants every adapter keeps:
  * - `embed` returns one vector per text, in input order, each of length `dimensions`;
  * - vectors are L2-normalised, so cosine similarity is their dot product;
- * - the same (text, kind) gives the same vector for the same `model`;
+ * - the same (text, kind) gives the same vector for the same `model` (batch padding may move an
+ *   int8 model by a hair: cosine above 0.99);
  * - a backend that cannot be reached (down, timing out, 5xx) throws `UnavailableError`, so callers
  *   can hold the work and retry; input the backend rejects throws `ValidationError`;
  * - `embed([])` resolves to `[]` without touching the backend.
