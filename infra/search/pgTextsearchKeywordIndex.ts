@@ -1,6 +1,6 @@
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import type { RunnableProjection } from '../../src/ports/projections.js';
-import type { KeywordIndex } from '../../src/ports/searchIndex.js';
+import type { KeywordIndex, SearchFilters } from '../../src/ports/searchIndex.js';
 import type { Database } from '../postgres/database.js';
 import { filterConditions, postgresChunkIndexProjection, valueIndexName } from './postgresChunkIndex.js';
 
@@ -24,16 +24,38 @@ export const createPgTextsearchKeywordIndex = async (
     values: (chunks, texts) =>
       Promise.resolve(chunks.map((c) => [c.title, texts.get(c.textHash)].filter((part) => part).join('\n'))),
   });
+  /** Ranks with the BM25 index first, then filters: a filtered scan would score every row. */
+  const rankThenFilter = async (query: string, filters: SearchFilters, limit: number, candidates: number | null) => {
+    const params: unknown[] = [query, valueIndexName(TABLE)];
+    const where = filterConditions(filters, params);
+    params.push(limit);
+    const limitParam = `$${params.length}`;
+    let ranked = `SELECT * FROM ${TABLE}`;
+    if (candidates !== null) {
+      params.push(candidates);
+      ranked += ` ORDER BY value <@> to_bm25query($1, $2) LIMIT $${params.length}`;
+    }
+    return db.query<{ chunk_id: string; document_id: string; score: number }>(
+      `SELECT chunk_id, document_id, value <@> to_bm25query($1, $2) AS score FROM (${ranked}) AS candidate
+       WHERE ${where.join(' AND ')} ORDER BY value <@> to_bm25query($1, $2) LIMIT ${limitParam}`,
+      params,
+    );
+  };
+  const matchingChunks = async (query: string, atMost: number) => {
+    const [row] = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${TABLE} ORDER BY value <@> to_bm25query($1, $2) LIMIT $3) AS top`,
+      [query, valueIndexName(TABLE), atMost],
+    );
+    return row?.n ?? 0;
+  };
   const index: KeywordIndex = {
     async search(query, filters, limit) {
-      const params: unknown[] = [query, `${valueIndexName(TABLE)}`];
-      const where = filterConditions(filters, params);
-      params.push(limit);
-      const rows = await db.query<{ chunk_id: string; document_id: string; score: number }>(
-        `SELECT chunk_id, document_id, value <@> to_bm25query($1, $2) AS score FROM ${TABLE}
-         WHERE ${where.join(' AND ')} ORDER BY value <@> to_bm25query($1, $2) LIMIT $${params.length}`,
-        params,
-      );
+      const candidates = Math.max(200, limit * 20);
+      let rows = await rankThenFilter(query, filters, limit, candidates);
+      // A narrow filter can leave too few of the best-ranked candidates: then score what it allows.
+      if (rows.length < limit && (await matchingChunks(query, candidates)) >= candidates) {
+        rows = await rankThenFilter(query, filters, limit, null);
+      }
       return rows
         .filter((r) => r.score < 0)
         .map((r) => ({ chunkId: r.chunk_id, documentId: r.document_id, score: -r.score }));
