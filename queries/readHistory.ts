@@ -65,10 +65,16 @@ const toHistoryEvent = (e: StoredEvent): ReadHistoryOutput['events'][number] => 
 });
 
 /** The events of one stream, or of `$all`, oldest or newest first, a page at a time. */
-export const readHistory = async (store: EventStore, rawInput: ReadHistoryInput): Promise<ReadHistoryOutput> => {
+/** `project` limits the history to one project's events (a tenant's view); omitted, every project's. */
+export const readHistory = async (
+  store: EventStore,
+  rawInput: ReadHistoryInput,
+  project?: string,
+): Promise<ReadHistoryOutput> => {
   const input = parseInput(ReadHistoryInputSchema, rawInput);
   const backwards = input.direction === 'backwards';
   const matches = (e: StoredEvent) =>
+    (!project || e.metadata.project === project) &&
     (!input.types || input.types.includes(e.type)) &&
     (!input.since || Date.parse(e.recordedAt) >= Date.parse(input.since)) &&
     (!input.until || Date.parse(e.recordedAt) <= Date.parse(input.until));
@@ -89,7 +95,7 @@ export const readHistory = async (store: EventStore, rawInput: ReadHistoryInput)
           direction: input.direction,
           from: cursor as Position | undefined,
           maxCount: input.limit,
-          filter: input.types ? { eventTypes: input.types } : undefined,
+          filter: { eventTypes: input.types, project },
         });
     let consumed = 0;
     for (const event of page) {
@@ -120,5 +126,6 @@ export const readHistoryOperation = (store: EventStore) =>
     writes: false,
     input: ReadHistoryInputSchema,
     output: ReadHistoryOutputSchema,
-    run: (input) => readHistory(store, input),
+    // A tenant sees its own project's events; a caller without a tenant administers them all.
+    run: (input, context) => readHistory(store, input, context.actor.tenant ? context.project : undefined),
   });
