@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
+import { contentHash } from '../../src/domain/ids.js';
 import type { Embedder, EmbeddingCache, EmbeddingKind } from '../../src/ports/embedder.js';
 
 /** The cache key of a text: sha256 of its UTF-8 bytes, as hex. */
-export const contentHash = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+export { contentHash };
 
 /**
  * Documents are cached under the model's name, so a chunk's content hash finds its vector; queries

@@ -1,14 +1,12 @@
-import { createHash } from 'node:crypto';
+import { contentHash } from '../../src/domain/ids.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import type { Database } from './database.js';
-
-export const sha256 = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
 
 export const createPostgresContentStore = async (db: Database): Promise<ContentStore> => {
   await db.exec(`CREATE TABLE IF NOT EXISTS content_blobs (hash text PRIMARY KEY, content text NOT NULL)`);
   return {
     async put(texts) {
-      const hashes = texts.map(sha256);
+      const hashes = texts.map(contentHash);
       const unique = new Map(hashes.map((hash, i) => [hash, texts[i]!]));
       if (unique.size > 0) {
         await db.query(

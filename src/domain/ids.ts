@@ -11,4 +11,7 @@ export const deterministicUuid = (...parts: readonly string[]): string => {
 
 export const newId = (): string => randomUUID();
 
+/** The sha256 of a text's UTF-8 bytes, as hex: how content is addressed everywhere. */
+export const contentHash = (text: string): string => createHash('sha256').update(text, 'utf8').digest('hex');
+
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
