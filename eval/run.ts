@@ -13,17 +13,20 @@ import { evaluateMode, ingestCorpus, loadScifact, subset } from './scifact.js';
 const main = async () => {
   const [name, ...rest] = process.argv.slice(2);
   if (name !== 'scifact') {
-    console.error('Usage: npm run eval -- scifact [--queries N --distractors M]');
+    console.error('Usage: npm run eval -- scifact [--queries N --distractors M] [--data-dir DIR] [--fusion rrf|weighted]');
     return 2;
   }
   const option = (flag: string) => {
     const at = rest.indexOf(flag);
     return at >= 0 ? Number(rest[at + 1]) : undefined;
   };
+  const fusion = rest.includes('--fusion') ? (rest[rest.indexOf('--fusion') + 1] as 'rrf' | 'weighted') : 'rrf';
   const full = loadScifact();
   const queries = option('--queries');
   const corpus = queries ? subset(full, queries, option('--distractors') ?? 500) : full;
-  const ledger = await openLedger(loadConfig({ overrides: { storage: { dataDir: tempDataDirFor('scifact') } } }), {
+  // `--data-dir` reuses an ingested corpus: unchanged documents append nothing the second time.
+  const dataDir = rest.includes('--data-dir') ? rest[rest.indexOf('--data-dir') + 1]! : tempDataDirFor('scifact');
+  const ledger = await openLedger(loadConfig({ overrides: { storage: { dataDir } } }), {
     logger: pino({ level: 'warn' }),
   });
   try {
@@ -35,7 +38,7 @@ const main = async () => {
     const modes = semantic ? (['keyword', 'semantic', 'hybrid'] as const) : (['keyword'] as const);
     console.log('mode      nDCG@10  p50 ms  p95 ms');
     for (const mode of modes) {
-      const f = await evaluateMode(ledger, corpus, mode);
+      const f = await evaluateMode(ledger, corpus, mode, fusion);
       console.log(`${mode.padEnd(9)} ${f.ndcg10.toFixed(4)}  ${f.p50Ms.toFixed(1).padStart(6)}  ${f.p95Ms.toFixed(1).padStart(6)}`);
     }
     if (!semantic) console.log('semantic, hybrid: skipped (no embedding model: set CTX_EMBEDDINGS__MODEL_DIR)');

@@ -79,7 +79,12 @@ const percentile = (values: number[], p: number) => {
 };
 
 /** Runs every test query in one mode, timing each search (the query embedding included). */
-export const evaluateMode = async (ledger: Ledger, corpus: Corpus, mode: ModeFigures['mode']): Promise<ModeFigures> => {
+export const evaluateMode = async (
+  ledger: Ledger,
+  corpus: Corpus,
+  mode: ModeFigures['mode'],
+  fusion: 'rrf' | 'weighted' = 'rrf',
+): Promise<ModeFigures> => {
   const search = ledger.operation('search');
   const scores: number[] = [];
   const latencies: number[] = [];
@@ -87,7 +92,7 @@ export const evaluateMode = async (ledger: Ledger, corpus: Corpus, mode: ModeFig
     const query = corpus.queries.get(queryId);
     if (!query) continue;
     const started = performance.now();
-    const output = (await search.run({ query, mode, limit: 10 }, context())) as SearchOutput;
+    const output = (await search.run({ query, mode, fusion, limit: 10 }, context())) as SearchOutput;
     latencies.push(performance.now() - started);
     scores.push(ndcgAt10(output.results.map((r) => r.source_id), relevant));
   }

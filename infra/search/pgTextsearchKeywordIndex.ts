@@ -30,14 +30,15 @@ export const createPgTextsearchKeywordIndex = async (
     const where = filterConditions(filters, params);
     params.push(limit);
     const limitParam = `$${params.length}`;
-    let ranked = `SELECT * FROM ${TABLE}`;
+    const score = 'value <@> to_bm25query($1, $2)';
+    let ranked = `SELECT chunk_id, document_id, project, source, tags, updated_at, ${score} AS score FROM ${TABLE}`;
     if (candidates !== null) {
       params.push(candidates);
-      ranked += ` ORDER BY value <@> to_bm25query($1, $2) LIMIT $${params.length}`;
+      ranked += ` ORDER BY ${score} LIMIT $${params.length}`;
     }
     return db.query<{ chunk_id: string; document_id: string; score: number }>(
-      `SELECT chunk_id, document_id, value <@> to_bm25query($1, $2) AS score FROM (${ranked}) AS candidate
-       WHERE ${where.join(' AND ')} ORDER BY value <@> to_bm25query($1, $2) LIMIT ${limitParam}`,
+      `SELECT chunk_id, document_id, score FROM (${ranked}) AS candidate
+       WHERE ${where.join(' AND ')} ORDER BY score LIMIT ${limitParam}`,
       params,
     );
   };
