@@ -166,7 +166,7 @@ export const createPostgresEventStore = async (
     params.push(options.maxCount ?? null);
     return readEvents(db, {
       where,
-      orderBy: `stream_revision ${backwards ? 'DESC' : 'ASC'}`,
+      orderBy: `ledger_events.stream_revision ${backwards ? 'DESC' : 'ASC'}`,
       limit: `$${params.length}`,
       params,
     });
@@ -199,7 +199,8 @@ export const createPostgresEventStore = async (
     const order = backwards ? 'DESC' : 'ASC';
     return readEvents(sql, {
       where,
-      orderBy: `transaction_id ${order}, global_position ${order}`,
+      // Qualified: the selected text columns share these names, and would sort as text.
+      orderBy: `ledger_events.transaction_id ${order}, ledger_events.global_position ${order}`,
       limit: `$${params.length}`,
       params,
     });
@@ -208,7 +209,7 @@ export const createPostgresEventStore = async (
   const headPosition = async (): Promise<Position> => {
     const [row] = await db.query<{ transaction_id: string; global_position: string }>(
       `SELECT transaction_id::text, global_position::text FROM ledger_events WHERE ${VISIBLE}
-       ORDER BY transaction_id DESC, global_position DESC LIMIT 1`,
+       ORDER BY ledger_events.transaction_id DESC, ledger_events.global_position DESC LIMIT 1`,
     );
     return row ? position(row.transaction_id, row.global_position) : START;
   };

@@ -255,6 +255,21 @@ export const describeEventStoreContract = (
     });
 
     describe('readAll', () => {
+      it('keeps positions in order and the head at the last event across many appends', async () => {
+        // Hundreds of appends carry transaction ids across a power of ten: numbers must not sort as text.
+        const stream = uniqueStream();
+        for (let i = 0; i < 300; i++) await store.append(stream, newEvents(1), i === 0 ? 'no_stream' : BigInt(i - 1));
+        const all = await store.readAll({ maxCount: 1_000_000 });
+        const positions = all.map((e) => e.position);
+        expect(positions).toEqual([...positions].sort());
+        expect(new Set(positions).size).toBe(positions.length);
+        expect(await store.headPosition()).toBe(positions.at(-1));
+        const written = await store.readStream(stream);
+        expect(written.map((e) => e.revision)).toEqual(written.map((_, i) => BigInt(i)));
+        const backwards = await store.readAll({ direction: 'backwards', maxCount: 5 });
+        expect(backwards.map((e) => e.position)).toEqual(positions.slice(-5).reverse());
+      });
+
       it('reads $all in commit order from an exclusive position, forwards and backwards', async () => {
         const head = await store.headPosition();
         const a = uniqueStream();
