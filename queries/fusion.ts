@@ -8,6 +8,8 @@ export interface FusedChunk {
   score: number;
   keyword: { rank: number; score: number } | null;
   semantic: { rank: number; score: number } | null;
+  /** The keyword index's own excerpt, when it makes one. */
+  snippet: string | null;
 }
 
 /** The constant of reciprocal-rank fusion: 60, as in Cormack et al. and most search engines. */
@@ -32,7 +34,7 @@ export const fuse = (
   const entry = (hit: ScoredChunk) => {
     let fused = byChunk.get(hit.chunkId);
     if (!fused) {
-      fused = { chunkId: hit.chunkId, documentId: hit.documentId, score: 0, keyword: null, semantic: null };
+      fused = { chunkId: hit.chunkId, documentId: hit.documentId, score: 0, keyword: null, semantic: null, snippet: null };
       byChunk.set(hit.chunkId, fused);
     }
     return fused;
@@ -42,6 +44,7 @@ export const fuse = (
     lists[kind].forEach((hit, index) => {
       const fused = entry(hit);
       fused[kind] = { rank: index + 1, score: hit.score };
+      fused.snippet ??= hit.snippet ?? null;
       if (fusion === 'rrf') fused.score += 1 / (RRF_K + index + 1);
       else if (fusion === 'weighted') fused.score += 0.5 * normalise(hit.score);
       else if (fusion === kind) fused.score = hit.score;

@@ -106,7 +106,7 @@ export const searchDocuments = async (deps: SearchDeps, rawInput: SearchInput, p
         source: doc.source,
         source_id: doc.sourceId,
         updated_at: doc.updatedAt,
-        snippet: snippetOf(text, input.query),
+        snippet: hit.snippet ?? snippetOf(text, input.query),
         source_url: doc.sourceUrl,
         ...(input.explain ? { explain: { chunk_id: hit.chunkId, keyword: hit.keyword, semantic: hit.semantic } } : {}),
       },

@@ -45,6 +45,7 @@ export interface MeiliKeywordIndexOptions {
 /** A keyword hit with Meilisearch's highlighted crop of the chunk text (typos included). */
 export type MeiliScoredChunk = ScoredChunk & { snippet: string | null };
 
+
 export const HIGHLIGHT = { pre: '**', post: '**' } as const;
 const SNIPPET_WORDS = 32;
 

@@ -13,6 +13,8 @@ export interface ScoredChunk {
   documentId: string;
   /** Higher is better; comparable only within one index's answer. */
   score: number;
+  /** The index's own excerpt of the chunk around the matches (highlighted, typos included), if it makes one. */
+  snippet?: string | null;
 }
 
 /** Full-text ranking (BM25) over chunk texts. */
