@@ -40,9 +40,10 @@ export const listChunks = async (deps: ListChunksDeps, rawInput: unknown, projec
   const input = parseInput(ListChunksInputSchema, rawInput);
   const hits = input.query ? await deps.keyword.search(input.query, { project }, input.limit) : [];
   const documentIds = input.document_ids ?? [...new Set(hits.map((h) => h.documentId))];
-  const documents = (await Promise.all(documentIds.map((id) => deps.readModels.get<DocumentView>('documents', id)))).filter(
-    (doc): doc is DocumentView => doc !== null && doc.project === project,
-  );
+  const byId = await deps.readModels.getMany<DocumentView>('documents', documentIds);
+  const documents = documentIds
+    .map((id) => byId.get(id))
+    .filter((doc): doc is DocumentView => doc !== undefined && doc.project === project);
   const refs = documents.flatMap((doc) => doc.chunks.map((chunk) => ({ doc, chunk })));
   const wanted = input.query ? hits.map((h) => refs.find((r) => r.chunk.id === h.chunkId)).filter((r) => r !== undefined) : refs;
   const page = wanted.slice(0, input.limit);

@@ -91,7 +91,8 @@ export const searchDocuments = async (deps: SearchDeps, rawInput: SearchInput, p
   for (const hit of ranked) if (!best.has(hit.documentId)) best.set(hit.documentId, hit);
   const top = [...best.values()].slice(0, limit);
 
-  const documents = await Promise.all(top.map((hit) => deps.readModels.get<DocumentView>('documents', hit.documentId)));
+  const byId = await deps.readModels.getMany<DocumentView>('documents', top.map((hit) => hit.documentId));
+  const documents = top.map((hit) => byId.get(hit.documentId));
   const chunkHashes = top.map((hit, i) => documents[i]?.chunks.find((c) => c.id === hit.chunkId)?.textHash);
   const texts = await deps.content.get(chunkHashes.filter((h): h is string => h !== undefined));
   const results = top.flatMap((hit, i) => {

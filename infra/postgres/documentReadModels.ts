@@ -116,6 +116,14 @@ export const postgresReadModels = (db: Sql): ReadModels => ({
     const [row] = await db.query<{ doc: Doc }>(`SELECT doc FROM ${tableOf(collection)} WHERE id = $1`, [id]);
     return row?.doc ?? null;
   },
+  async getMany<Doc>(collection: string, ids: readonly string[]) {
+    if (ids.length === 0) return new Map<string, Doc>();
+    const rows = await db.query<{ id: string; doc: Doc }>(
+      `SELECT id, doc FROM ${tableOf(collection)} WHERE id = ANY($1::text[])`,
+      [[...new Set(ids)]],
+    );
+    return new Map(rows.map((r) => [r.id, r.doc]));
+  },
   async find<Doc>(collection: string, query: FindQuery = {}) {
     const table = tableOf(collection);
     const filter = query.where && Object.keys(query.where).length > 0 ? JSON.stringify(query.where) : null;

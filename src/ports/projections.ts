@@ -58,6 +58,8 @@ export interface FindQuery {
 /** Reads document read models for queries. */
 export interface ReadModels {
   get<Doc>(collection: string, id: string): Promise<Doc | null>;
+  /** Several documents in one read, by id; missing ids are absent from the map. */
+  getMany<Doc>(collection: string, ids: readonly string[]): Promise<Map<string, Doc>>;
   find<Doc>(collection: string, query?: FindQuery): Promise<{ items: Doc[]; total: number }>;
   /** How many documents have each value of a top-level field. */
   count(collection: string, field: string, where?: FindQuery['where']): Promise<Map<string, number>>;
