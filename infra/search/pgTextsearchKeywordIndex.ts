@@ -31,14 +31,13 @@ export const createPgTextsearchKeywordIndex = async (
     params.push(limit);
     const limitParam = `$${params.length}`;
     const score = 'value <@> to_bm25query($1, $2)';
-    let ranked = `SELECT chunk_id, document_id, project, source, tags, updated_at, ${score} AS score,
-      count(*) OVER () AS considered FROM ${TABLE}`;
+    let ranked = `SELECT chunk_id, document_id, project, source, tags, updated_at, ${score} AS score FROM ${TABLE}`;
     if (candidates !== null) {
       params.push(candidates);
       ranked += ` ORDER BY ${score} LIMIT $${params.length}`;
     }
-    return db.query<{ chunk_id: string; document_id: string; score: number; considered: number }>(
-      `SELECT chunk_id, document_id, score, considered::int AS considered FROM (${ranked}) AS candidate
+    return db.query<{ chunk_id: string; document_id: string; score: number }>(
+      `SELECT chunk_id, document_id, score FROM (${ranked}) AS candidate
        WHERE ${where.join(' AND ')} ORDER BY score LIMIT ${limitParam}`,
       params,
     );
@@ -55,8 +54,7 @@ export const createPgTextsearchKeywordIndex = async (
       const candidates = Math.max(200, limit * 4);
       let rows = await rankThenFilter(query, filters, limit, candidates);
       // A narrow filter can leave too few of the best-ranked candidates: then score what it allows.
-      const considered = rows[0]?.considered ?? (await matchingChunks(query, candidates));
-      if (rows.length < limit && considered >= candidates) {
+      if (rows.length < limit && (await matchingChunks(query, candidates)) >= candidates) {
         rows = await rankThenFilter(query, filters, limit, null);
       }
       return rows
