@@ -10,6 +10,7 @@ import type { LuaLimits } from '../../infra/lua/luaRuntime.js';
 import { contextToolsFromOperations, loadingHost, scriptHost } from '../../infra/lua/scriptHost.js';
 import { createToolCaller, type ToolCaller } from '../../infra/lua/toolCalls.js';
 import { print } from '../cli/output.js';
+import { toolFailure, toolSuccess } from '../mcp/toolResult.js';
 import { streamId } from '../domain/events.js';
 import { newId } from '../domain/ids.js';
 import type { Actor } from '../domain/metadata.js';
@@ -165,9 +166,27 @@ const setupExtensions = async (context: ModuleContext, options: ExtensionsModule
     });
   };
 
+  const startupTools = new Set(luaToolOperations.map((o) => o.name));
+  const exposesExtensions = !config.mcp.toolsets || config.mcp.toolsets.includes('extensions');
   const mcp = (server: McpServer, actor: Actor) => {
-    // Prompts are fixed when the server is built (once per request or connection); refresh for the next one.
+    // Prompts and tools are fixed when the server is built (once per request or connection); refresh for the next one.
     for (const agent of latest.agents.values()) registerAgentPrompt(server, agent, () => hostFor(agent.file, actor), limits);
+    // Tools added since start-up: the ones present then are operations already.
+    for (const tool of latest.tools.values()) {
+      if (startupTools.has(tool.name) || !exposesExtensions) continue;
+      server.registerTool(
+        tool.name,
+        { title: tool.name, description: tool.description, inputSchema: tool.input, annotations: { readOnlyHint: true } },
+        async (input: Record<string, unknown>) => {
+          const correlationId = newId();
+          try {
+            return toolSuccess({ ...(await tools.call(tool.name, input, actor, correlationId)) });
+          } catch (error) {
+            return toolFailure(error, logger, correlationId);
+          }
+        },
+      );
+    }
     current().catch((error: unknown) => logger.error({ err: error }, 'could not reload extensions'));
   };
 
