@@ -26,6 +26,8 @@ const POLL_INTERVAL_MS = 1_000;
 const CHANNEL = 'ledger_events';
 /** Appends that finish within this window share one NOTIFY. */
 const NOTIFY_COALESCE_MS = 5;
+/** A failing handler is retried with doubling delays up to this. */
+const MAX_RETRY_DELAY_MS = 5_000;
 const DEFAULT_BATCH = 500;
 
 interface AppendRow {
@@ -220,31 +222,38 @@ export const createPostgresEventStore = async (
   ): Subscription => {
     let stopped = false;
     let wake: () => void = () => undefined;
-    const sleep = () =>
+    const sleep = (ms: number, wakeable: boolean) =>
       new Promise<void>((resolve) => {
-        const timer = setTimeout(done, pollIntervalMs);
+        const timer = setTimeout(done, ms);
         function done() {
           clearTimeout(timer);
           wakers.delete(done);
           resolve();
         }
         wake = done;
-        wakers.add(done);
+        // After a failure, new appends must not hurry the retry: only time (or stop) ends the wait.
+        if (wakeable) wakers.add(done);
       });
     const loop = async () => {
       let checkpoint = from;
+      let failures = 0;
       while (!stopped) {
         try {
           const events = await readAllWith(db, { from: checkpoint, maxCount: batchSize, filter });
           if (events.length > 0) {
             await handler(events);
             checkpoint = events[events.length - 1]!.position;
-            if (events.length === batchSize) continue;
           }
+          failures = 0;
+          if (events.length === batchSize) continue;
         } catch (error) {
+          failures++;
           onError?.(error);
         }
-        if (!stopped) await sleep();
+        if (stopped) break;
+        await (failures === 0
+          ? sleep(pollIntervalMs, true)
+          : sleep(Math.min(MAX_RETRY_DELAY_MS, pollIntervalMs * 2 ** (failures - 1)), false));
       }
     };
     const running = loop();
