@@ -1,7 +1,9 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
 import { openLedger } from '../src/main.js';
-import { tempDataDirFor } from './tempDataDir.js';
 import { evaluateMode, ingestCorpus, loadScifact, subset } from './scifact.js';
 
 /**
@@ -25,7 +27,7 @@ const main = async () => {
   const queries = option('--queries');
   const corpus = queries ? subset(full, queries, option('--distractors') ?? 500) : full;
   // `--data-dir` reuses an ingested corpus: unchanged documents append nothing the second time.
-  const dataDir = rest.includes('--data-dir') ? rest[rest.indexOf('--data-dir') + 1]! : tempDataDirFor('scifact');
+  const dataDir = rest.includes('--data-dir') ? rest[rest.indexOf('--data-dir') + 1]! : mkdtempSync(path.join(tmpdir(), 'ctx-scifact-'));
   const ledger = await openLedger(loadConfig({ overrides: { storage: { dataDir } } }), {
     logger: pino({ level: 'warn' }),
   });

@@ -110,6 +110,12 @@ export const postgresDocumentProjection = async <Doc>(
   };
 };
 
+/** Documents whose top-level fields include `$1` (a JSON object), or all when `$1` is null. */
+const CONTAINS = 'WHERE ($1::jsonb IS NULL OR doc @> $1::jsonb)';
+
+const containment = (where: FindQuery['where']): string | null =>
+  where && Object.keys(where).length > 0 ? JSON.stringify(where) : null;
+
 /** Query face over document read models. */
 export const postgresReadModels = (db: Sql): ReadModels => ({
   async get<Doc>(collection: string, id: string) {
@@ -126,21 +132,20 @@ export const postgresReadModels = (db: Sql): ReadModels => ({
   },
   async find<Doc>(collection: string, query: FindQuery = {}) {
     const table = tableOf(collection);
-    const filter = query.where && Object.keys(query.where).length > 0 ? JSON.stringify(query.where) : null;
-    const where = 'WHERE ($1::jsonb IS NULL OR doc @> $1::jsonb)';
+    const filter = containment(query.where);
     const order = (query.orderBy ?? []).map((o) => `doc->'${checked(FIELD, o.field)}' ${o.direction === 'desc' ? 'DESC' : 'ASC'}`);
     const rows = await db.query<{ doc: Doc }>(
-      `SELECT doc FROM ${table} ${where} ORDER BY ${[...order, 'id'].join(', ')} LIMIT $2 OFFSET $3`,
+      `SELECT doc FROM ${table} ${CONTAINS} ORDER BY ${[...order, 'id'].join(', ')} LIMIT $2 OFFSET $3`,
       [filter, query.limit ?? null, query.offset ?? 0],
     );
-    const [count] = await db.query<{ total: string }>(`SELECT count(*)::text AS total FROM ${table} ${where}`, [filter]);
+    const [count] = await db.query<{ total: string }>(`SELECT count(*)::text AS total FROM ${table} ${CONTAINS}`, [filter]);
     return { items: rows.map((r) => r.doc), total: Number(count?.total ?? 0) };
   },
   async count(collection: string, field: string, where?: FindQuery['where']) {
-    const filter = where && Object.keys(where).length > 0 ? JSON.stringify(where) : null;
+    const filter = containment(where);
     const rows = await db.query<{ value: string; total: string }>(
       `SELECT doc->>'${checked(FIELD, field)}' AS value, count(*)::text AS total FROM ${tableOf(collection)}
-       WHERE ($1::jsonb IS NULL OR doc @> $1::jsonb) GROUP BY 1`,
+       ${CONTAINS} GROUP BY 1`,
       [filter],
     );
     return new Map(rows.map((r) => [r.value, Number(r.total)]));
