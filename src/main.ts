@@ -68,6 +68,7 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
       // The runner is made once every module has given its projections; these closures run later.
       waitForProjections: (position, timeoutMs) => projections.waitFor(position, { timeoutMs }),
       operations: () => operations,
+      projections: () => projections,
     };
     for (const module of options.modules ?? MODULES) parts.push(await module.setup(context));
     const projections = createProjectionRunner(

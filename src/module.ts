@@ -22,6 +22,8 @@ export interface ModuleContext {
   waitForProjections: (position: Position, timeoutMs?: number) => Promise<void>;
   /** Every operation of the ledger, once all modules are set up: how modules use each other. */
   operations: () => readonly Operation[];
+  /** The projection runner, once all modules are set up (status, rebuilds). */
+  projections: () => ProjectionRunner;
 }
 
 export interface ModuleParts {
@@ -40,7 +42,7 @@ export interface ModuleParts {
 export type WithLedger = <T>(command: Command, work: (ledger: LedgerHandle) => Promise<T>) => Promise<T>;
 
 /** The slice of an opened ledger a CLI command sees. */
-export interface LedgerHandle extends ModuleContext {
+export interface LedgerHandle extends Omit<ModuleContext, 'projections'> {
   projections: ProjectionRunner;
   /** Runs the projections until every read model has applied every event written so far. */
   catchUp(): Promise<void>;

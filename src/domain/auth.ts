@@ -10,6 +10,8 @@ export const SCOPES = [
   'connectors:write',
   'config:read',
   'config:write',
+  /** Audit log, projection rebuilds, metrics and the admin console: a tenant's admin sees its own events. */
+  'admin',
 ] as const;
 export const ScopeSchema = z.enum(SCOPES);
 export type Scope = z.infer<typeof ScopeSchema>;

@@ -35,10 +35,10 @@ export const requiredScope = (operation: Operation): string => {
   switch (operation.toolset) {
     case 'search':
       return 'search:read';
-    // The event ledger spans every project: only deployment administrators read it.
+    // The event ledger and its projections are for administrators (a tenant's admin sees its own events).
     case 'ledger':
     case 'admin':
-      return operation.writes ? 'config:write' : 'config:read';
+      return 'admin';
     default:
       return operation.writes ? 'index:write' : 'index:read';
   }

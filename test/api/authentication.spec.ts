@@ -175,7 +175,7 @@ describe('authentication of /api/v1', () => {
       status: 'healthy',
       services: { index: 'healthy', search: 'healthy', connectors: 'healthy' },
     });
-    expect(ALL_SCOPES.length).toBe(7);
+    expect(ALL_SCOPES.length).toBe(8);
   });
 });
 
