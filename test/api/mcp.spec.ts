@@ -266,10 +266,10 @@ describe('MCP over Streamable HTTP with authentication', () => {
     expect(
       (await reader.callTool({ name: 'context.search', arguments: { query: 'x' } })).isError,
     ).toBeFalsy();
-    // The event ledger spans every tenant: it needs the administrators' config:read.
+    // The event ledger is for administrators: it needs the admin scope.
     const history = await reader.callTool({ name: 'ledger.history', arguments: {} });
     expect(history.isError).toBe(true);
-    expect(textOf(history)).toContain('config:read');
+    expect(textOf(history)).toContain("'admin' scope");
     await reader.close();
   });
 
