@@ -3,7 +3,7 @@ import type { Scope } from '../../domain/auth.js';
 import * as s from './schemas.js';
 
 /** Requests per minute per user share one budget within a class. */
-export type RateClass = 'search' | 'index' | 'connectors' | 'config' | 'auth';
+export type RateClass = 'search' | 'index' | 'connectors' | 'config' | 'auth' | 'admin';
 
 /** One endpoint of `/api/v1`: what it needs and what it answers; handlers are bound separately. */
 export interface RouteSpec {

@@ -22,6 +22,8 @@ const DEFAULT_RATE_LIMITS = {
   config_per_minute: 5,
 };
 const AUTH_PER_MINUTE = 10;
+/** The admin console polls status and progress about once a second per open view. */
+const ADMIN_PER_MINUTE = 600;
 
 const flatten = (value: Record<string, unknown>, prefix = ''): { path: string; value: unknown }[] =>
   Object.entries(value).flatMap(([key, v]) =>
@@ -60,7 +62,11 @@ export const createRuntimeSettings = (config: Config, store: EventStore) => {
     reload,
     current: () => current,
     perMinute: (rateClass: RateClass): number =>
-      rateClass === 'auth' ? AUTH_PER_MINUTE : current.rate_limits[`${rateClass}_per_minute`],
+      rateClass === 'auth'
+        ? AUTH_PER_MINUTE
+        : rateClass === 'admin'
+          ? ADMIN_PER_MINUTE
+          : current.rate_limits[`${rateClass}_per_minute`],
     patch: async (raw: unknown, operation: OperationContext) => {
       const patch = parseInput(ConfigPatchSchema, raw);
       if (patch.indexing) {
