@@ -1,12 +1,17 @@
 import type { StoredEvent } from '../domain/events.js';
 import { START, type Position } from '../domain/position.js';
-import { NotFoundError } from '../errors.js';
+import { IllegalStateError, NotFoundError } from '../errors.js';
 import type { EventStore, Subscription } from '../ports/eventStore.js';
 import type { Logger } from '../ports/logger.js';
 import { CheckpointMovedError, type ProjectionSink, type RunnableProjection } from '../ports/projections.js';
 
 export interface RebuildProgress {
   processedEvents: number;
+  /** Events of `$all` up to its head when the rebuild started; grows with what was appended since. */
+  totalEvents: number;
+  percent: number;
+  /** From the rate observed so far; null until the first batch is in. */
+  etaSeconds: number | null;
   checkpoint: Position;
   head: Position;
   startedAt: string;
@@ -31,6 +36,12 @@ export interface ProjectionRunner {
   status(): Promise<ProjectionStatus[]>;
   /** Fills a shadow copy from the first event while the live one serves queries, then swaps it in. */
   rebuild(name: string, onProgress?: (progress: RebuildProgress) => void): Promise<RebuildProgress>;
+  /**
+   * Starts a rebuild and returns once the projection shows as rebuilding: an unknown name
+   * (NotFoundError) or a rebuild of it already running (IllegalStateError) throws here, at once.
+   * The promise settles when the rebuild has swapped in, or failed.
+   */
+  startRebuild(name: string, onProgress?: (progress: RebuildProgress) => void): Promise<RebuildProgress>;
   /** Resolves once every projection (or the one named) has applied everything up to `position`. */
   waitFor(position: Position, options?: { name?: string; timeoutMs?: number }): Promise<void>;
 }
@@ -52,6 +63,19 @@ interface Live {
   rebuild: RebuildProgress | null;
   waiters: Set<() => void>;
 }
+
+/** Percent done and the time left at the rate observed since the rebuild started. */
+const estimated = (progress: RebuildProgress): Pick<RebuildProgress, 'totalEvents' | 'percent' | 'etaSeconds'> => {
+  const { processedEvents } = progress;
+  const totalEvents = Math.max(progress.totalEvents, processedEvents);
+  const seconds = (Date.now() - Date.parse(progress.startedAt)) / 1000;
+  const perSecond = seconds > 0 ? processedEvents / seconds : 0;
+  return {
+    totalEvents,
+    percent: totalEvents === 0 ? 0 : Math.floor((processedEvents / totalEvents) * 1000) / 10,
+    etaSeconds: perSecond > 0 ? Math.ceil((totalEvents - processedEvents) / perSecond) : null,
+  };
+};
 
 /**
  * Applies a batch, retrying what is left when another runner moved the checkpoint first.
@@ -136,10 +160,10 @@ export const createProjectionRunner = (
     live.subscription = null;
   };
 
-  const countAfter = async (from: Position): Promise<number> => {
+  const countAfter = async (from: Position, limit = LAG_COUNT_LIMIT): Promise<number> => {
     let count = 0;
     let cursor = from;
-    while (count < LAG_COUNT_LIMIT) {
+    while (count < limit) {
       const page = await store.readAll({ from: cursor, maxCount: 5_000 });
       if (page.length === 0) break;
       count += page.length;
@@ -155,20 +179,15 @@ export const createProjectionRunner = (
       if (events.length === 0) return;
       progress.checkpoint = await applyBatch(sink, events, progress.checkpoint);
       progress.processedEvents += events.length;
+      Object.assign(progress, estimated(progress));
       onProgress?.({ ...progress });
     }
   };
 
-  const rebuild = async (name: string, onProgress?: (p: RebuildProgress) => void): Promise<RebuildProgress> => {
-    const live = liveOf(name);
-    if (live.rebuild) throw new NotFoundError(`Projection '${name}' is already being rebuilt`);
-    const progress: RebuildProgress = {
-      processedEvents: 0,
-      checkpoint: START,
-      head: await store.headPosition(),
-      startedAt: new Date().toISOString(),
-    };
-    live.rebuild = progress;
+  const fillAndSwap = async (live: Live, progress: RebuildProgress, onProgress?: (p: RebuildProgress) => void) => {
+    const name = live.projection.name;
+    progress.head = await store.headPosition();
+    progress.totalEvents = await countAfter(START, Number.POSITIVE_INFINITY);
     const shadow = await live.projection.openShadow();
     try {
       await catchUp(shadow, progress, onProgress);
@@ -183,14 +202,34 @@ export const createProjectionRunner = (
       }
       live.checkpoint = await live.projection.live.checkpoint();
       logger.info({ projection: name, events: progress.processedEvents }, 'projection rebuilt');
-      return { ...progress };
+      return { ...progress, ...estimated(progress), percent: 100, etaSeconds: 0 };
     } catch (error) {
       await shadow.discard().catch(() => undefined);
+      live.lastError = { message: `Rebuild failed: ${(error as Error).message}`, at: new Date().toISOString() };
+      logger.error({ projection: name, error: (error as Error).message }, 'projection rebuild failed');
       throw error;
-    } finally {
-      live.rebuild = null;
     }
   };
+
+  const startRebuild = (name: string, onProgress?: (p: RebuildProgress) => void): Promise<RebuildProgress> => {
+    const live = liveOf(name);
+    if (live.rebuild) throw new IllegalStateError(`Projection '${name}' is already being rebuilt`, { projection: name });
+    const progress: RebuildProgress = {
+      processedEvents: 0,
+      totalEvents: 0,
+      percent: 0,
+      etaSeconds: null,
+      checkpoint: START,
+      head: START,
+      startedAt: new Date().toISOString(),
+    };
+    live.rebuild = progress;
+    return fillAndSwap(live, progress, onProgress).finally(() => {
+      live.rebuild = null;
+    });
+  };
+
+  const rebuild = async (name: string, onProgress?: (p: RebuildProgress) => void) => startRebuild(name, onProgress);
 
   return {
     async start() {
@@ -232,12 +271,13 @@ export const createProjectionRunner = (
             lagSeconds: Math.max(0, lagSeconds),
             eventsPerSecond: live.rate.perSecond,
             lastError: live.lastError,
-            rebuild: live.rebuild ? { ...live.rebuild } : null,
+            rebuild: live.rebuild ? { ...live.rebuild, ...estimated(live.rebuild) } : null,
           };
         }),
       );
     },
     rebuild,
+    startRebuild,
     async waitFor(position, { name, timeoutMs = 10_000 } = {}) {
       const targets = name ? [liveOf(name)] : [...lives.values()];
       const deadline = Date.now() + timeoutMs;

@@ -3,7 +3,8 @@ import { openPglite, type Database } from '../../infra/postgres/database.js';
 import { postgresDocumentProjection, postgresReadModels } from '../../infra/postgres/documentReadModels.js';
 import { createPostgresEventStore } from '../../infra/eventstore/postgresEventStore.js';
 import { streamSummaries, type StreamSummary } from '../../projections/streamSummaries.js';
-import { createProjectionRunner } from '../../src/engine/projectionRunner.js';
+import { createProjectionRunner, type RebuildProgress } from '../../src/engine/projectionRunner.js';
+import { IllegalStateError, NotFoundError } from '../../src/errors.js';
 import type { EventStore } from '../../src/ports/eventStore.js';
 import type { DocumentProjection } from '../../src/ports/projections.js';
 import { silentLogger } from '../../src/ports/logger.js';
@@ -117,15 +118,22 @@ describe('projection runner', () => {
         }
       }
     })();
-    const progress: number[] = [];
-    const result = await runner.rebuild('rebuilt', (p) => progress.push(p.processedEvents));
+    const progress: RebuildProgress[] = [];
+    const result = await runner.rebuild('rebuilt', (p) => progress.push(p));
     rebuilding = false;
     await reader;
 
+    const total = (await store.readAll({ maxCount: 100_000 })).length;
     expect(readFailures).toBe(0);
     expect(reads).toBeGreaterThan(0);
     expect(progress.length).toBeGreaterThan(1);
-    expect(result.processedEvents).toBe((await store.readAll({ maxCount: 100_000 })).length);
+    expect(result).toMatchObject({ processedEvents: total, totalEvents: total, percent: 100, etaSeconds: 0 });
+    // Progress counts up towards the total it announced, with an estimate of the time left.
+    expect(progress.every((p) => p.totalEvents === total)).toBe(true);
+    expect(progress.map((p) => p.percent)).toEqual([...progress.map((p) => p.percent)].sort((a, b) => a - b));
+    expect(progress[0]!.percent).toBeLessThan(100);
+    expect(progress.at(-1)!.percent).toBe(100);
+    expect(progress.every((p) => typeof p.etaSeconds === 'number' && p.etaSeconds >= 0)).toBe(true);
     expect(await snapshot('rebuilt')).toEqual(before);
     // Still following live events after the swap.
     const [stream] = await fill(1, 1);
@@ -158,8 +166,32 @@ describe('projection runner', () => {
     await second.stop();
   });
 
+  it('refuses a second rebuild of a projection while one runs, and shows the one running', async () => {
+    await fill(30, 2);
+    const projection = await postgresDocumentProjection(db, summariesAs('rebuilt_once'));
+    const runner = createProjectionRunner(store, [projection], { logger: silentLogger, batchSize: 5 });
+    await runner.start();
+    const first = runner.startRebuild('rebuilt_once');
+    expect(() => runner.startRebuild('rebuilt_once')).toThrow(IllegalStateError);
+    await expect(runner.rebuild('rebuilt_once')).rejects.toMatchObject({
+      statusCode: 409,
+      message: "Projection 'rebuilt_once' is already being rebuilt",
+    });
+    const [status] = await runner.status();
+    expect(status).toMatchObject({ name: 'rebuilt_once', state: 'rebuilding' });
+    expect(status!.rebuild).toMatchObject({ startedAt: expect.any(String) });
+    const result = await first;
+    expect(result.processedEvents).toBe(result.totalEvents);
+    const [after] = await runner.status();
+    expect(after).toMatchObject({ state: 'running', rebuild: null });
+    // Once it is done, the next rebuild may start.
+    await expect(runner.rebuild('rebuilt_once')).resolves.toMatchObject({ percent: 100 });
+    await runner.stop();
+  });
+
   it('says which projection it does not know', async () => {
     const runner = createProjectionRunner(store, [], { logger: silentLogger });
     await expect(runner.rebuild('nope')).rejects.toThrow(/No projection named 'nope'/);
+    expect(() => runner.startRebuild('nope')).toThrow(NotFoundError);
   });
 });
