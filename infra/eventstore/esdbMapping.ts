@@ -14,13 +14,15 @@ import {
   type Position as EsdbPosition,
   type RecordedEvent,
 } from '@eventstore/db-client';
-import { categoryOf, parseStoredEvent, validateEvent, type StoredEvent } from '../../src/domain/events.js';
+import { parseStoredEvent, validateEvent, type StoredEvent } from '../../src/domain/events.js';
 import { EventMetadataSchema } from '../../src/domain/metadata.js';
 import { position, positionParts, type Position } from '../../src/domain/position.js';
 import { PayloadTooLargeError, ValidationError, describeIssues } from '../../src/errors.js';
 import {
   MAX_APPEND_BYTES,
+  matchesAllFilter,
   type AllFilter,
+  type FilterableEvent,
   type ExpectedRevision,
   type NewEvent,
 } from '../../src/ports/eventStore.js';
@@ -139,14 +141,17 @@ export const serverFilter = (filter: AllFilter | undefined, callbacks: FilterCal
 };
 
 /** Whether a recorded event belongs to the ledger and passes the port's filter. */
-export const matchesFilter = (recorded: RecordedEvent, filter: AllFilter | undefined): boolean => {
-  if (isSystemEvent(recorded)) return false;
-  if (filter?.eventTypes?.length && !(filter.eventTypes as readonly string[]).includes(recorded.type))
-    return false;
-  if (filter?.categories?.length && !filter.categories.includes(categoryOf(recorded.streamId))) return false;
-  if (filter?.project !== undefined) {
-    const metadata = recorded.metadata as { project?: unknown } | undefined;
-    if (metadata?.project !== filter.project) return false;
-  }
-  return true;
-};
+export const matchesFilter = (recorded: RecordedEvent, filter: AllFilter | undefined): boolean =>
+  !isSystemEvent(recorded) &&
+  matchesAllFilter(
+    {
+      streamId: recorded.streamId,
+      type: recorded.type,
+      // Formatted only when a time bound asks for it.
+      get recordedAt() {
+        return recorded.created.toISOString();
+      },
+      metadata: (recorded.metadata ?? {}) as FilterableEvent['metadata'],
+    },
+    filter,
+  );

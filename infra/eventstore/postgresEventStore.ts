@@ -183,6 +183,12 @@ export const createPostgresEventStore = async (
     if (filter?.eventTypes?.length) add((p) => `event_type = ANY(${p}::text[])`, filter.eventTypes);
     if (filter?.categories?.length) add((p) => `category = ANY(${p}::text[])`, filter.categories);
     if (filter?.project) add((p) => `project = ${p}`, filter.project);
+    if (filter?.actor !== undefined) add((p) => `metadata->'actor'->>'subject' = ${p}`, filter.actor);
+    if (filter?.commandId !== undefined) add((p) => `metadata->>'commandId' = ${p}`, filter.commandId);
+    if (filter?.correlationId !== undefined) add((p) => `metadata->>'correlationId' = ${p}`, filter.correlationId);
+    // Events report their time to the millisecond; a bound compares with that, not the stored microseconds.
+    if (filter?.since !== undefined) add((p) => `date_trunc('milliseconds', recorded_at) >= ${p}::timestamptz`, filter.since);
+    if (filter?.until !== undefined) add((p) => `date_trunc('milliseconds', recorded_at) <= ${p}::timestamptz`, filter.until);
     return where;
   };
 

@@ -1,4 +1,4 @@
-import type { DomainEvent, EventType, StoredEvent } from '../domain/events.js';
+import { categoryOf, type DomainEvent, type EventType, type StoredEvent } from '../domain/events.js';
 import type { EventMetadata } from '../domain/metadata.js';
 import type { Position } from '../domain/position.js';
 
@@ -25,12 +25,46 @@ export interface ReadStreamOptions {
   maxCount?: number;
 }
 
+/** Narrows `$all`: every field given must match. */
 export interface AllFilter {
   eventTypes?: readonly EventType[];
   /** Stream categories such as `doc` or `job`. */
   categories?: readonly string[];
   project?: string;
+  /** The subject of the actor whose command wrote the event. */
+  actor?: string;
+  commandId?: string;
+  correlationId?: string;
+  /** Recorded at or after this ISO 8601 time (compared to the millisecond, as events report it). */
+  since?: string;
+  /** Recorded at or before this ISO 8601 time. */
+  until?: string;
 }
+
+/** What `matchesAllFilter` looks at; metadata is partial for events read from outside the ledger. */
+export interface FilterableEvent {
+  streamId: string;
+  type: string;
+  recordedAt: string;
+  metadata: Partial<Pick<EventMetadata, 'project' | 'actor' | 'commandId' | 'correlationId'>>;
+}
+
+/** The filter's meaning, for adapters (and readers) that apply it on this side. */
+export const matchesAllFilter = (event: FilterableEvent, filter: AllFilter | undefined): boolean => {
+  if (!filter) return true;
+  const { metadata } = event;
+  const recorded = () => Date.parse(event.recordedAt);
+  return (
+    (!filter.eventTypes?.length || (filter.eventTypes as readonly string[]).includes(event.type)) &&
+    (!filter.categories?.length || filter.categories.includes(categoryOf(event.streamId))) &&
+    (filter.project === undefined || metadata.project === filter.project) &&
+    (filter.actor === undefined || metadata.actor?.subject === filter.actor) &&
+    (filter.commandId === undefined || metadata.commandId === filter.commandId) &&
+    (filter.correlationId === undefined || metadata.correlationId === filter.correlationId) &&
+    (filter.since === undefined || recorded() >= Date.parse(filter.since)) &&
+    (filter.until === undefined || recorded() <= Date.parse(filter.until))
+  );
+};
 
 export interface ReadAllOptions {
   /** Exclusive: events strictly after this position (forwards) or before it (backwards). */

@@ -346,6 +346,40 @@ export const describeEventStoreContract = (
         expect(ids(latestOfMine)).toEqual(ids([connector]));
       });
 
+      it('filters $all by actor, command id, correlation id and recording time', async () => {
+        const head = await store.headPosition();
+        const project = uniqueProject();
+        const correlationId = randomUUID();
+        const byAlice = newEvent(undefined, {
+          project,
+          correlationId,
+          actor: { subject: 'alice', tenant: null, via: 'rest' },
+        });
+        const byBob = newEvent(undefined, {
+          project,
+          correlationId,
+          actor: { subject: 'bob', tenant: null, via: 'mcp' },
+        });
+        await store.append(uniqueStream(), [byAlice], 'no_stream');
+        await sleep(5);
+        await store.append(uniqueStream(), [byBob], 'no_stream');
+        const [first, second] = await store.readAll({ from: head, filter: { project } });
+
+        const read = (filter: Parameters<EventStore['readAll']>[0]) =>
+          store.readAll({ from: head, ...filter });
+        expect(ids(await read({ filter: { actor: 'alice' } }))).toEqual(ids([byAlice]));
+        expect(ids(await read({ filter: { actor: 'bob', project } }))).toEqual(ids([byBob]));
+        expect(ids(await read({ filter: { commandId: byBob.metadata.commandId } }))).toEqual(ids([byBob]));
+        expect(ids(await read({ filter: { correlationId } }))).toEqual(ids([byAlice, byBob]));
+        expect(await read({ filter: { correlationId, actor: 'carol' } })).toEqual([]);
+        // Bounds are inclusive, at the recorded time each event reports.
+        expect(ids(await read({ filter: { project, since: second!.recordedAt } }))).toEqual(ids([byBob]));
+        expect(ids(await read({ filter: { project, until: first!.recordedAt } }))).toEqual(ids([byAlice]));
+        expect(
+          ids(await read({ filter: { project, since: first!.recordedAt, until: second!.recordedAt } })),
+        ).toEqual(ids([byAlice, byBob]));
+      });
+
       it('reports the position of the last event as the head', async () => {
         const result = await store.append(uniqueStream(), newEvents(2), 'no_stream');
         expect(await store.headPosition()).toBe(result.position);
