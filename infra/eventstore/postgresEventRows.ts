@@ -49,6 +49,16 @@ const domainEvent = (type: string, schemaVersion: number, data: unknown): Domain
     ? ({ type, schemaVersion, data } as DomainEvent)
     : parseStoredEvent(type, schemaVersion, data);
 
+/** Postgres writes UTC timestamps in JSON as `2026-01-02T03:04:05.678912+00:00`. */
+const UTC_TIMESTAMP = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.(\d{1,6}))?\+00:00$/;
+
+/** ISO 8601 with milliseconds, as `Date#toISOString` writes it; UTC text is cut to shape without parsing. */
+const isoTimestamp = (recordedAt: number | string): string => {
+  const utc = typeof recordedAt === 'string' ? UTC_TIMESTAMP.exec(recordedAt) : null;
+  if (!utc) return new Date(recordedAt).toISOString();
+  return `${utc[1]}.${(utc[2] ?? '').padEnd(3, '0').slice(0, 3)}Z`;
+};
+
 const toStored = ([
   gpos,
   tx,
@@ -66,7 +76,7 @@ const toStored = ([
     revision: BigInt(revision),
     position: position(tx, gpos),
     metadata,
-    recordedAt: new Date(recordedAt).toISOString(),
+    recordedAt: isoTimestamp(recordedAt),
   }) as StoredEvent;
 
 export interface EventQuery {

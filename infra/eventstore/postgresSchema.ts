@@ -8,13 +8,23 @@ CREATE TABLE IF NOT EXISTS ledger_events (
   event_id uuid NOT NULL UNIQUE,
   event_type text NOT NULL,
   schema_version integer NOT NULL,
-  data jsonb NOT NULL,
-  metadata jsonb NOT NULL,
+  -- json, not jsonb: events are written once and read whole, and json is returned as stored
+  -- where jsonb is re-serialised on every read.
+  data json NOT NULL,
+  metadata json NOT NULL,
   category text NOT NULL,
   project text NOT NULL,
   recorded_at timestamptz NOT NULL DEFAULT clock_timestamp(),
   UNIQUE (stream_id, stream_revision)
 );
+-- Data directories made before the switch to json are converted once.
+DO $$ BEGIN
+  IF (SELECT atttypid = 'jsonb'::regtype FROM pg_attribute
+      WHERE attrelid = 'ledger_events'::regclass AND attname = 'data') THEN
+    ALTER TABLE ledger_events ALTER COLUMN data TYPE json USING data::json,
+                              ALTER COLUMN metadata TYPE json USING metadata::json;
+  END IF;
+END $$;
 CREATE INDEX IF NOT EXISTS ledger_events_commit_order ON ledger_events (transaction_id, global_position);
 
 CREATE TABLE IF NOT EXISTS ledger_streams (
@@ -53,7 +63,7 @@ BEGIN
     INSERT INTO ledger_events AS e
       (stream_id, stream_revision, event_id, event_type, schema_version, data, metadata, category, project)
     SELECT p_stream, v_current + x.ord, (x.ev->>'eventId')::uuid, x.ev->>'type', (x.ev->>'schemaVersion')::int,
-           x.ev->'data', x.ev->'metadata', x.ev->>'category', x.ev->>'project'
+           (x.ev->'data')::json, (x.ev->'metadata')::json, x.ev->>'category', x.ev->>'project'
     FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(ev, ord)
     RETURNING e.stream_revision, e.transaction_id::text, e.global_position;
   -- No NOTIFY here: a notifying transaction holds a global lock through its commit, which would
