@@ -28,7 +28,9 @@ describe('event store schema', () => {
       await store.append('job-1', newEvents(1, { project: 'p' }), 2n);
       const events = await store.readAll({ from: START });
       expect(events).toHaveLength(4);
-      expect(events.slice(0, 3).map((e) => [e.data, e.metadata])).toEqual(written.map((e) => [e.data, e.metadata]));
+      expect(events.slice(0, 3).map((e) => [e.data, e.metadata])).toEqual(
+        written.map((e) => [e.data, e.metadata]),
+      );
       expect(events.every((e) => e.recordedAt === new Date(e.recordedAt).toISOString())).toBe(true);
       await store.close();
     } finally {
