@@ -1,10 +1,11 @@
 import type { LedgerModule } from '../module.js';
 import { annotationsModule } from './annotationsModule.js';
 import { apiModule } from './apiModule.js';
+import { consoleModule } from './consoleModule.js';
 import { extensionsModule } from './extensionsModule.js';
 import { jobsModule } from './jobsModule.js';
 import { ledgerModule } from './ledgerModule.js';
 import { searchModule } from './searchModule.js';
 
 /** Every feature of the product, in the order they are wired. */
-export const MODULES: readonly LedgerModule[] = [ledgerModule, searchModule, annotationsModule, extensionsModule, jobsModule, apiModule];
+export const MODULES: readonly LedgerModule[] = [ledgerModule, searchModule, annotationsModule, extensionsModule, jobsModule, apiModule, consoleModule];
