@@ -106,6 +106,11 @@ const translateAppendError = (error: unknown, streamId: string, expected: Expect
   return new ConcurrencyError(streamId, String(expected), actual < 0n ? 'no_stream' : actual.toString());
 };
 
+/** A conflict or a duplicate event id may be a retry that raced its original: the original's result, if so. */
+const RETRIED_APPEND = `SELECT stream_revision::text AS revision, transaction_id::text, global_position::text
+  FROM ledger_events WHERE stream_id = $1 AND event_id = ANY($2::uuid[]) ORDER BY global_position DESC LIMIT 1`;
+const RACE_CODES = new Set(['CL001', '23505']);
+
 export interface PostgresEventStoreOptions {
   /** How often a subscription looks for new events when no notification wakes it. */
   pollIntervalMs?: number;
@@ -151,6 +156,11 @@ export const createPostgresEventStore = async (
       announceAppend();
       return appendResult(rows);
     } catch (error) {
+      if (RACE_CODES.has((error as { code?: string }).code ?? '')) {
+        const ids = events.map((e) => e.metadata.eventId);
+        const [original] = await db.query<AppendRow>(RETRIED_APPEND, [streamId, ids]);
+        if (original) return appendResult([original]);
+      }
       throw translateAppendError(error, streamId, expected);
     }
   };
@@ -185,10 +195,13 @@ export const createPostgresEventStore = async (
     if (filter?.project) add((p) => `project = ${p}`, filter.project);
     if (filter?.actor !== undefined) add((p) => `metadata->'actor'->>'subject' = ${p}`, filter.actor);
     if (filter?.commandId !== undefined) add((p) => `metadata->>'commandId' = ${p}`, filter.commandId);
-    if (filter?.correlationId !== undefined) add((p) => `metadata->>'correlationId' = ${p}`, filter.correlationId);
+    if (filter?.correlationId !== undefined)
+      add((p) => `metadata->>'correlationId' = ${p}`, filter.correlationId);
     // Events report their time to the millisecond; a bound compares with that, not the stored microseconds.
-    if (filter?.since !== undefined) add((p) => `date_trunc('milliseconds', recorded_at) >= ${p}::timestamptz`, filter.since);
-    if (filter?.until !== undefined) add((p) => `date_trunc('milliseconds', recorded_at) <= ${p}::timestamptz`, filter.until);
+    if (filter?.since !== undefined)
+      add((p) => `date_trunc('milliseconds', recorded_at) >= ${p}::timestamptz`, filter.since);
+    if (filter?.until !== undefined)
+      add((p) => `date_trunc('milliseconds', recorded_at) <= ${p}::timestamptz`, filter.until);
     return where;
   };
 

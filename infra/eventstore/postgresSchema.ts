@@ -32,6 +32,56 @@ CREATE TABLE IF NOT EXISTS ledger_streams (
   revision bigint NOT NULL
 );
 
+-- One round trip per append; answers one row: the last revision and position written.
+-- Raises SQLSTATE CL001 (detail: the actual revision) on a mismatch.
+CREATE OR REPLACE FUNCTION ledger_append(p_stream text, p_expected text, p_events jsonb)
+RETURNS TABLE (revision bigint, transaction_id text, global_position bigint)
+LANGUAGE plpgsql AS $$
+DECLARE
+  v_current bigint;
+  v_count integer := jsonb_array_length(p_events);
+BEGIN
+  -- A retried append (same first event id) answers with what the original wrote. A retry racing
+  -- its original past this check fails below, and the store then looks the original up.
+  IF EXISTS (SELECT 1 FROM ledger_events e WHERE e.event_id = (p_events->0->>'eventId')::uuid) THEN
+    RETURN QUERY
+      SELECT e.stream_revision, e.transaction_id::text, e.global_position FROM ledger_events e
+      WHERE e.event_id IN (SELECT (x->>'eventId')::uuid FROM jsonb_array_elements(p_events) x)
+      ORDER BY e.global_position DESC LIMIT 1;
+    RETURN;
+  END IF;
+
+  -- Locks the stream and moves its revision in one statement; an error below undoes it.
+  INSERT INTO ledger_streams AS s (stream_id, revision) VALUES (p_stream, v_count - 1)
+  ON CONFLICT (stream_id) DO UPDATE SET revision = s.revision + v_count
+  RETURNING s.revision - v_count INTO v_current;
+
+  IF (p_expected = 'no_stream' AND v_current <> -1)
+     OR (p_expected = 'stream_exists' AND v_current = -1)
+     OR (p_expected NOT IN ('any', 'no_stream', 'stream_exists') AND v_current <> p_expected::bigint) THEN
+    RAISE EXCEPTION USING ERRCODE = 'CL001', MESSAGE = 'wrong expected revision', DETAIL = v_current::text;
+  END IF;
+
+  RETURN QUERY
+    WITH written AS (
+      INSERT INTO ledger_events AS e
+        (stream_id, stream_revision, event_id, event_type, schema_version, data, metadata, category, project)
+      SELECT p_stream, v_current + x.ord, (x.ev->>'eventId')::uuid, x.ev->>'type', (x.ev->>'schemaVersion')::int,
+             (x.ev->'data')::json, (x.ev->'metadata')::json, x.ev->>'category', x.ev->>'project'
+      FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(ev, ord)
+      RETURNING e.stream_revision, e.global_position
+    )
+    SELECT max(w.stream_revision), pg_current_xact_id()::text, max(w.global_position) FROM written w;
+  -- No NOTIFY here: a notifying transaction holds a global lock through its commit, which would
+  -- serialise every append's WAL flush. The store announces appends after they commit instead.
+END $$;
+CREATE INDEX IF NOT EXISTS ledger_events_commit_order ON ledger_events (transaction_id, global_position);
+
+CREATE TABLE IF NOT EXISTS ledger_streams (
+  stream_id text PRIMARY KEY,
+  revision bigint NOT NULL
+);
+
 -- One round trip per append. Raises SQLSTATE CL001 (detail: the actual revision) on a mismatch.
 CREATE OR REPLACE FUNCTION ledger_append(p_stream text, p_expected text, p_events jsonb)
 RETURNS TABLE (revision bigint, transaction_id text, global_position bigint)

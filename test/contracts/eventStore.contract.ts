@@ -170,6 +170,18 @@ export const describeEventStoreContract = (
         expect(await store.readStream(stream)).toHaveLength(3);
       });
 
+      it('answers retries racing their original with the original result', async () => {
+        const stream = uniqueStream();
+        await store.append(stream, [newEvent()], 'no_stream');
+        const events = newEvents(2);
+        const attempts = await Promise.all(
+          [0n, 0n, 'any', 0n].map((expected) => store.append(stream, events, expected as 0n)),
+        );
+        expect(new Set(attempts.map((a) => a.position)).size).toBe(1);
+        expect(attempts.every((a) => a.nextExpectedRevision === 2n)).toBe(true);
+        expect(await store.readStream(stream)).toHaveLength(3);
+      });
+
       it('refuses an append over the size limit and stores nothing', async () => {
         const stream = uniqueStream();
         const huge = newEvent(jobFailed('x'.repeat(MAX_APPEND_BYTES)));
@@ -258,7 +270,8 @@ export const describeEventStoreContract = (
       it('keeps positions in order and the head at the last event across many appends', async () => {
         // Hundreds of appends carry transaction ids across a power of ten: numbers must not sort as text.
         const stream = uniqueStream();
-        for (let i = 0; i < 300; i++) await store.append(stream, newEvents(1), i === 0 ? 'no_stream' : BigInt(i - 1));
+        for (let i = 0; i < 300; i++)
+          await store.append(stream, newEvents(1), i === 0 ? 'no_stream' : BigInt(i - 1));
         const all = await store.readAll({ maxCount: 1_000_000 });
         const positions = all.map((e) => e.position);
         expect(positions).toEqual([...positions].sort());
