@@ -8,6 +8,9 @@ import {
 } from '../src/domain/annotations.js';
 import { commandContext } from '../src/engine/commands.js';
 import { defineOperation } from '../src/operations.js';
+import { openFields, protectedValuesOf, sealChanges } from '../src/protection/annotationText.js';
+import type { Keyring } from '../src/protection/keyring.js';
+import type { Opener, Sealer } from '../src/protection/protectedText.js';
 import {
   annotationFieldsInput,
   changedFields,
@@ -34,14 +37,29 @@ export interface AnnotateChunk {
   fields: AnnotationFieldsInput;
 }
 
+/** Opens the free text a decision compares against, and seals the free text it writes. */
+export type NoteCipher = Sealer & Opener;
+
+/** A cipher sealing as `actor` and opening what the given chunks of the session hold now. */
+export const noteCipher = async (
+  keyring: Keyring,
+  sealer: Sealer,
+  state: SessionState,
+  chunkIds: Iterable<string>,
+): Promise<NoteCipher> => {
+  const fields = [...chunkIds].map((id) => state.chunks.get(id)?.fields);
+  return { seal: sealer.seal, open: (await keyring.opener(protectedValuesOf(fields))).open };
+};
+
 /**
- * Sets the given fields of one chunk. The event carries only what changed; a call that changes
- * nothing on an already annotated chunk appends nothing. `pending` holds chunks already changed
- * earlier in the same batch, whose state is not folded yet.
+ * Sets the given fields of one chunk. The event carries only what changed, free text sealed; a
+ * call that changes nothing on an already annotated chunk appends nothing. `pending` holds chunks
+ * already changed earlier in the same batch, whose state is not folded yet.
  */
 export const decideAnnotateChunk = (
   command: AnnotateChunk,
   state: SessionState,
+  cipher: NoteCipher,
   pending: ReadonlyMap<string, ExportedChunk> = new Map(),
 ): { event: AnnotationEvent | null; chunk: ExportedChunk } => {
   requireOpenSession(state, command.sessionId);
@@ -57,7 +75,7 @@ export const decideAnnotateChunk = (
         notes: current.notes,
         summary: current.summary,
       }
-    : stored.fields;
+    : openFields(stored.fields, cipher);
   const changes = changedFields(fields, command.fields);
   const chunk = exportChunk({ ...stored, fields: { ...fields, ...changes } });
   const annotated = stored.annotated || current !== undefined;
@@ -65,14 +83,18 @@ export const decideAnnotateChunk = (
   return {
     event: {
       type: 'ChunkAnnotated',
-      schemaVersion: 1,
-      data: { sessionId: command.sessionId, chunkId: command.chunkId, changes },
+      schemaVersion: 2,
+      data: { sessionId: command.sessionId, chunkId: command.chunkId, changes: sealChanges(changes, cipher) },
     },
     chunk,
   };
 };
 
-export const annotateChunkOperation = (sessions: SessionRepository, vocabulary: AnnotationVocabulary) => {
+export const annotateChunkOperation = (
+  sessions: SessionRepository,
+  vocabulary: AnnotationVocabulary,
+  keyring: Keyring,
+) => {
   const input = annotateChunkInput(vocabulary);
   return defineOperation({
     name: 'annotate_chunk',
@@ -85,10 +107,12 @@ export const annotateChunkOperation = (sessions: SessionRepository, vocabulary: 
     output: ExportedChunkSchema,
     run: async (rawInput, { actor, correlationId, project }) => {
       const { sessionId, chunkId, ...fields } = parseOrThrow(input, rawInput);
+      const sealer = await keyring.sealer(actor);
       const { result } = await sessions.execute(
         sessionId,
-        (state) => {
-          const { event, chunk } = decideAnnotateChunk({ sessionId, chunkId, fields }, state);
+        async (state) => {
+          const cipher = await noteCipher(keyring, sealer, state, [chunkId]);
+          const { event, chunk } = decideAnnotateChunk({ sessionId, chunkId, fields }, state, cipher);
           return { events: event ? [event] : [], result: chunk };
         },
         commandContext(actor, { correlationId, project }),

@@ -6,12 +6,22 @@ import {
   type AnnotationEvent,
   type SessionState,
 } from '../src/domain/annotations.js';
+import { isSealedText } from '../src/protection/protectedText.js';
+import { newDataKey, openWith, sealWith } from '../src/protection/sealing.js';
 import { decideAddRelation } from './addRelation.js';
-import { decideAnnotateChunk } from './annotateChunk.js';
+import { decideAnnotateChunk, type NoteCipher } from './annotateChunk.js';
 import { decideAnnotateChunks } from './annotateChunks.js';
 import { decideStartSession } from './startSession.js';
 
 const sessionId = '00000000-0000-4000-8000-000000000001';
+const keyId = '00000000-0000-4000-8000-0000000000aa';
+const key = newDataKey();
+const cipher: NoteCipher = {
+  seal: (text) => sealWith(key, keyId, text),
+  open: (value) => (isSealedText(value) ? openWith(key, value) : value),
+};
+/** The same key, forgotten: what it sealed opens to null. */
+const forgotten: NoteCipher = { ...cipher, open: (value) => (isSealedText(value) ? null : value) };
 
 const given = (events: AnnotationEvent[]): SessionState =>
   events.reduce((state, event) => evolveSession(state, event), initialSessionState());
@@ -49,18 +59,47 @@ describe('annotation session decisions', () => {
 
   it('records only the fields that changed, and nothing when nothing did', () => {
     const state = given(started());
-    const first = decideAnnotateChunk({ sessionId, chunkId: 'a', fields: { tags: ['x'], notes: '' } }, state);
+    const first = decideAnnotateChunk(
+      { sessionId, chunkId: 'a', fields: { tags: ['x'], notes: '' } },
+      state,
+      cipher,
+    );
     expect(first.event).toEqual({
       type: 'ChunkAnnotated',
-      schemaVersion: 1,
+      schemaVersion: 2,
       data: { sessionId, chunkId: 'a', changes: { tags: ['x'] } },
     });
     const after = given([...started(), first.event!]);
-    expect(decideAnnotateChunk({ sessionId, chunkId: 'a', fields: { tags: ['x'] } }, after).event).toBeNull();
+    expect(
+      decideAnnotateChunk({ sessionId, chunkId: 'a', fields: { tags: ['x'] } }, after, cipher).event,
+    ).toBeNull();
+  });
+
+  it('seals notes and summaries in the event, and compares them by their text', () => {
+    const { event, chunk } = decideAnnotateChunk(
+      { sessionId, chunkId: 'a', fields: { notes: 'call Ann', summary: 'fees' } },
+      given(started()),
+      cipher,
+    );
+    const changes = (event!.data as { changes: Record<string, unknown> }).changes;
+    expect(isSealedText(changes.notes) && isSealedText(changes.summary)).toBe(true);
+    expect(JSON.stringify(event)).not.toContain('call Ann');
+    expect(chunk).toMatchObject({ notes: 'call Ann', summary: 'fees' });
+    const after = given([...started(), event!]);
+    expect(
+      decideAnnotateChunk({ sessionId, chunkId: 'a', fields: { notes: 'call Ann' } }, after, cipher).event,
+    ).toBeNull();
+    const rewritten = decideAnnotateChunk(
+      { sessionId, chunkId: 'a', fields: { notes: 'call Ann' } },
+      after,
+      forgotten,
+    );
+    expect(rewritten.event).not.toBeNull();
+    expect(rewritten.chunk).toMatchObject({ notes: 'call Ann', summary: null, forgotten: true });
   });
 
   it('marks a pending chunk annotated even when its fields stay empty', () => {
-    const { event } = decideAnnotateChunk({ sessionId, chunkId: 'b', fields: {} }, given(started()));
+    const { event } = decideAnnotateChunk({ sessionId, chunkId: 'b', fields: {} }, given(started()), cipher);
     expect(event).toMatchObject({ type: 'ChunkAnnotated', data: { changes: {} } });
   });
 
@@ -75,6 +114,7 @@ describe('annotation session decisions', () => {
       ],
       given(started()),
       DEFAULT_VOCABULARY,
+      cipher,
     );
     expect(events).toHaveLength(1);
     expect(result).toMatchObject({ successCount: 2, errorCount: 2 });

@@ -7,7 +7,8 @@ import {
 } from '../src/domain/annotations.js';
 import { commandContext } from '../src/engine/commands.js';
 import { defineOperation } from '../src/operations.js';
-import { decideAnnotateChunk } from './annotateChunk.js';
+import type { Keyring } from '../src/protection/keyring.js';
+import { decideAnnotateChunk, noteCipher, type NoteCipher } from './annotateChunk.js';
 import {
   annotationErrorObject,
   AnnotationErrorObjectSchema,
@@ -63,6 +64,7 @@ export const decideAnnotateChunks = (
   items: readonly unknown[],
   state: SessionState,
   vocabulary: AnnotationVocabulary,
+  cipher: NoteCipher,
 ): { events: AnnotationEvent[]; result: AnnotateChunksOutput } => {
   requireOpenSession(state, sessionId);
   const schema = itemInput(vocabulary);
@@ -73,7 +75,12 @@ export const decideAnnotateChunks = (
     const chunkId = typeof given === 'string' ? given : '';
     try {
       const { chunkId: id, ...fields } = parseOrThrow(schema, item);
-      const { event, chunk } = decideAnnotateChunk({ sessionId, chunkId: id, fields }, state, pending);
+      const { event, chunk } = decideAnnotateChunk(
+        { sessionId, chunkId: id, fields },
+        state,
+        cipher,
+        pending,
+      );
       if (event) events.push(event);
       pending.set(id, chunk);
       return { chunkId: id, success: true, data: chunk };
@@ -85,7 +92,18 @@ export const decideAnnotateChunks = (
   return { events, result: { results, successCount, errorCount: results.length - successCount } };
 };
 
-export const annotateChunksOperation = (sessions: SessionRepository, vocabulary: AnnotationVocabulary) =>
+/** The chunk ids a batch names, as far as its items can be read before they are checked. */
+const namedChunkIds = (items: readonly unknown[]): string[] =>
+  items.flatMap((item) => {
+    const id = (item as { chunkId?: unknown } | null)?.chunkId;
+    return typeof id === 'string' ? [id] : [];
+  });
+
+export const annotateChunksOperation = (
+  sessions: SessionRepository,
+  vocabulary: AnnotationVocabulary,
+  keyring: Keyring,
+) =>
   defineOperation({
     name: 'annotate_chunks',
     title: 'Annotate several chunks',
@@ -98,9 +116,13 @@ export const annotateChunksOperation = (sessions: SessionRepository, vocabulary:
     output: AnnotateChunksOutputSchema,
     run: async (rawInput, { actor, correlationId, project }) => {
       const { sessionId, annotations } = parseOrThrow(EnvelopeSchema, rawInput);
+      const sealer = await keyring.sealer(actor);
       const { result } = await sessions.execute(
         sessionId,
-        (state) => decideAnnotateChunks(sessionId, annotations, state, vocabulary),
+        async (state) => {
+          const cipher = await noteCipher(keyring, sealer, state, namedChunkIds(annotations));
+          return decideAnnotateChunks(sessionId, annotations, state, vocabulary, cipher);
+        },
         commandContext(actor, { correlationId, project }),
       );
       return result;

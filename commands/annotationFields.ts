@@ -7,6 +7,7 @@ import {
   type IssueDetail,
 } from '../src/domain/annotations.js';
 import { AppError, ValidationError } from '../src/errors.js';
+import { hasForgotten, type OpenedAnnotationFields } from '../src/protection/annotationText.js';
 
 const enumOf = (values: readonly string[]) => z.enum(values as [string, ...string[]]);
 
@@ -39,23 +40,35 @@ export const ExportedChunkSchema = z.object({
   keywords: z.array(z.string()),
   tags: z.array(z.string()),
   relations: z.record(z.string(), z.array(z.string())),
-  notes: z.string(),
-  summary: z.string(),
+  notes: z.string().nullable().describe('null once its author was forgotten'),
+  summary: z.string().nullable().describe('null once its author was forgotten'),
+  forgotten: z.literal(true).optional().describe('Present when some free text of this chunk was forgotten'),
 });
 export type ExportedChunk = z.infer<typeof ExportedChunkSchema>;
 
 export const exportChunk = (
-  chunk: Pick<ChunkState, 'chunkId' | 'position' | 'fields' | 'relations'>,
-): ExportedChunk => ({
-  chunk_id: chunk.chunkId,
-  position: chunk.position,
-  ...chunk.fields,
-  relations: chunk.relations,
-});
+  chunk: Pick<ChunkState, 'chunkId' | 'position' | 'relations'> & { fields: OpenedAnnotationFields },
+): ExportedChunk => {
+  const { categories, labels, subtypes, keywords, tags, notes, summary } = chunk.fields;
+  // Seed 003's key order.
+  return {
+    chunk_id: chunk.chunkId,
+    position: chunk.position,
+    categories,
+    labels,
+    subtypes,
+    keywords,
+    tags,
+    relations: chunk.relations,
+    notes,
+    summary,
+    ...(hasForgotten(chunk.fields) ? { forgotten: true as const } : {}),
+  };
+};
 
 /** The fields of `input` whose value differs from `current`. */
 export const changedFields = (
-  current: AnnotationFields,
+  current: OpenedAnnotationFields,
   input: AnnotationFieldsInput,
 ): Partial<AnnotationFields> => {
   const changes: Record<string, unknown> = {};

@@ -20,11 +20,11 @@ export interface SessionDecision<R> {
 export interface SessionRepository {
   /**
    * Decides on the session's current state and appends the events, checking the stream revision.
-   * `decide` must be pure: on a conflict it runs again on the fresher state.
+   * `decide` must only read (it may load keys first): on a conflict it runs again on the fresher state.
    */
   execute: <R>(
     sessionId: string,
-    decide: (state: SessionState) => SessionDecision<R>,
+    decide: (state: SessionState) => SessionDecision<R> | Promise<SessionDecision<R>>,
     context: CommandContext,
   ) => Promise<{ result: R; position: Position | null }>;
   /** Reads the current state of a session this process holds, caught up from the stream; null if not held. */
@@ -81,12 +81,12 @@ export const createSessionRepository = (store: EventStore): SessionRepository =>
 
   const run = async <R>(
     sessionId: string,
-    decide: (state: SessionState) => SessionDecision<R>,
+    decide: (state: SessionState) => SessionDecision<R> | Promise<SessionDecision<R>>,
     context: CommandContext,
   ): Promise<{ result: R; position: Position | null }> => {
     for (let attempt = 0; ; attempt++) {
       const entry = await catchUp(sessionId);
-      const { events, result } = decide(entry.state);
+      const { events, result } = await decide(entry.state);
       if (events.length === 0) return { result, position: null };
       const stream = annotationStream(sessionId);
       const expected = entry.revision ?? 'no_stream';

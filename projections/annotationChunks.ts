@@ -1,4 +1,8 @@
-import { emptyAnnotation, type AnnotationEvent, type AnnotationFields } from '../src/domain/annotations.js';
+import {
+  emptyAnnotation,
+  type AnnotationEvent,
+  type StoredAnnotationFields,
+} from '../src/domain/annotations.js';
 import type { StoredEvent } from '../src/domain/events.js';
 import type { DocumentProjection } from '../src/ports/projections.js';
 
@@ -6,7 +10,7 @@ import type { DocumentProjection } from '../src/ports/projections.js';
  * One row per chunk that has been annotated or is the source of a relation; chunks never touched
  * have no row and export with empty fields.
  */
-export interface AnnotationChunkRow extends AnnotationFields {
+export interface AnnotationChunkRow extends StoredAnnotationFields {
   sessionId: string;
   chunkId: string;
   annotated: boolean;

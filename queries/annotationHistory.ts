@@ -3,12 +3,15 @@ import {
   ANNOTATION_FIELDS,
   evolveSession,
   initialSessionState,
+  PROTECTED_FIELDS,
   SessionNotFoundError,
   type AnnotationEvent,
 } from '../src/domain/annotations.js';
 import type { StoredEvent } from '../src/domain/events.js';
 import { defineOperation } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
+import type { Keyring } from '../src/protection/keyring.js';
+import type { ProtectedText } from '../src/protection/protectedText.js';
 import { parseOrThrow, SessionIdSchema } from '../commands/annotationFields.js';
 import { readSessionEvents } from './annotationSessionFold.js';
 
@@ -42,6 +45,10 @@ export const AnnotationHistoryEntrySchema = z.object({
   chunkIds: z.array(z.string()).optional(),
   name: z.string().nullable().optional(),
   chunkCount: z.number().int().optional(),
+  forgotten: z
+    .literal(true)
+    .optional()
+    .describe('Present when free text of this change was forgotten: those values are null'),
 });
 export type AnnotationHistoryEntry = z.infer<typeof AnnotationHistoryEntrySchema>;
 
@@ -68,11 +75,37 @@ const touches = (event: StoredEvent<AnnotationEvent>, chunkId: string): boolean 
   }
 };
 
+/** Free text of the entries' changes opened in place: null, and the entry marked, where it was forgotten. */
+const openChanges = async (entries: AnnotationHistoryEntry[], keyring: Keyring): Promise<void> => {
+  const protectedChanges = entries.flatMap((entry) =>
+    PROTECTED_FIELDS.flatMap((field) => {
+      const change = entry.changes?.[field];
+      return change ? [{ entry, change }] : [];
+    }),
+  );
+  const values = protectedChanges.flatMap(({ change }) => [change.from, change.to]) as (
+    ProtectedText | undefined
+  )[];
+  const opener = await keyring.opener(values.filter((v) => v !== undefined));
+  for (const { entry, change } of protectedChanges) {
+    for (const side of ['from', 'to'] as const) {
+      const value = change[side] as ProtectedText | undefined;
+      if (value === undefined) continue;
+      change[side] = opener.open(value);
+      if (change[side] === null) entry.forgotten = true;
+    }
+  }
+};
+
 /**
  * Who changed what, when: every event of a session (or of one chunk), oldest first, each field
  * change with its value before and after. The cursor is the revision of the last event returned.
  */
-export const annotationHistory = async (store: EventStore, rawInput: unknown): Promise<AnnotationHistory> => {
+export const annotationHistory = async (
+  store: EventStore,
+  keyring: Keyring,
+  rawInput: unknown,
+): Promise<AnnotationHistory> => {
   const { sessionId, chunkId, cursor, limit } = parseOrThrow(AnnotationHistoryInputSchema, rawInput);
   const events = await readSessionEvents(store, sessionId);
   if (events.length === 0) throw new SessionNotFoundError(sessionId);
@@ -134,11 +167,12 @@ export const annotationHistory = async (store: EventStore, rawInput: unknown): P
       }
     }
   }
+  await openChanges(entries, keyring);
   const last = entries[entries.length - 1];
   return { events: entries, nextCursor: more && last ? String(last.revision) : null };
 };
 
-export const annotationHistoryOperation = (store: EventStore) =>
+export const annotationHistoryOperation = (store: EventStore, keyring: Keyring) =>
   defineOperation({
     name: 'annotation_history',
     title: 'Annotation history',
@@ -149,5 +183,5 @@ export const annotationHistoryOperation = (store: EventStore) =>
     writes: false,
     input: AnnotationHistoryInputSchema,
     output: AnnotationHistoryOutputSchema,
-    run: (input) => annotationHistory(store, input),
+    run: (input) => annotationHistory(store, keyring, input),
   });

@@ -2,12 +2,17 @@ import { z } from 'zod';
 import {
   ANNOTATION_FIELDS,
   emptyAnnotation,
+  PROTECTED_FIELDS,
   SessionNotFoundError,
   type SessionState,
+  type StoredAnnotationFields,
 } from '../src/domain/annotations.js';
 import { AsOfSchema, parseAsOf, type AsOf } from '../src/engine/asOf.js';
 import { defineOperation } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
+import { protectedValuesOf } from '../src/protection/annotationText.js';
+import type { Keyring } from '../src/protection/keyring.js';
+import type { ProtectedText } from '../src/protection/protectedText.js';
 import { parseOrThrow, SessionIdSchema, sameValue } from '../commands/annotationFields.js';
 import { FieldChangeSchema } from './annotationHistory.js';
 import { foldSessionUntil, readSessionEvents } from './annotationSessionFold.js';
@@ -21,6 +26,10 @@ export const DiffAnnotationsInputSchema = z.object({
 const ChunkDiffSchema = z.object({
   chunkId: z.string(),
   changes: z.record(z.string(), FieldChangeSchema),
+  forgotten: z
+    .literal(true)
+    .optional()
+    .describe('Present when free text of this chunk was forgotten: those values are null'),
 });
 export type ChunkDiff = z.infer<typeof ChunkDiffSchema>;
 
@@ -51,6 +60,20 @@ const snapshot = (state: SessionState): Snapshot => {
   return taken;
 };
 
+/** Opens the free text of both snapshots in place, so that they compare by what a reader sees. */
+const openSnapshots = async (snapshots: Snapshot[], keyring: Keyring): Promise<void> => {
+  const entries = snapshots.flatMap((taken) => [...taken.values()]);
+  const opener = await keyring.opener(
+    protectedValuesOf(entries.map((e) => e.values as Partial<StoredAnnotationFields>)),
+  );
+  for (const { values } of entries) {
+    for (const field of PROTECTED_FIELDS) values[field] = opener.open(values[field] as ProtectedText);
+  }
+};
+
+const forgottenIn = (...values: (Record<string, unknown> | undefined)[]) =>
+  values.some((v) => v !== undefined && PROTECTED_FIELDS.some((field) => v[field] === null));
+
 const EMPTY: Record<string, unknown> = { ...emptyAnnotation(), relations: {} };
 
 const changesBetween = (before: Record<string, unknown>, after: Record<string, unknown>) => {
@@ -69,7 +92,11 @@ const isEarlier = (a: AsOf, b: AsOf): boolean =>
       : true;
 
 /** What changed between two moments of a session, chunk by chunk and field by field. */
-export const diffAnnotations = async (store: EventStore, rawInput: unknown): Promise<AnnotationDiff> => {
+export const diffAnnotations = async (
+  store: EventStore,
+  keyring: Keyring,
+  rawInput: unknown,
+): Promise<AnnotationDiff> => {
   const input = parseOrThrow(DiffAnnotationsInputSchema, rawInput);
   const from = parseAsOf(input.from);
   const to = input.to === undefined ? undefined : parseAsOf(input.to);
@@ -81,6 +108,14 @@ export const diffAnnotations = async (store: EventStore, rawInput: unknown): Pro
   const early = snapshot(first.state);
   const late = snapshot(foldSessionUntil(events, forwards ? to : from, first.state, first.next).state);
   const [before, after] = forwards ? [early, late] : [late, early];
+  await openSnapshots([before, after], keyring);
+  const diff = (chunkId: string, changes: ChunkDiff['changes']): ChunkDiff => ({
+    chunkId,
+    changes,
+    ...(forgottenIn(before.get(chunkId)?.values, after.get(chunkId)?.values)
+      ? { forgotten: true as const }
+      : {}),
+  });
 
   const added: ChunkDiff[] = [];
   const changed: ChunkDiff[] = [];
@@ -91,11 +126,11 @@ export const diffAnnotations = async (store: EventStore, rawInput: unknown): Pro
   for (const [chunkId, now] of after) {
     const then = before.get(chunkId);
     const changes = changesBetween(then?.values ?? EMPTY, now.values);
-    if (!then) added.push({ chunkId, changes });
-    else if (Object.keys(changes).length > 0) changed.push({ chunkId, changes });
+    if (!then) added.push(diff(chunkId, changes));
+    else if (Object.keys(changes).length > 0) changed.push(diff(chunkId, changes));
   }
   for (const [chunkId, then] of before) {
-    if (!after.has(chunkId)) removed.push({ chunkId, changes: changesBetween(then.values, EMPTY) });
+    if (!after.has(chunkId)) removed.push(diff(chunkId, changesBetween(then.values, EMPTY)));
   }
   return {
     from: input.from,
@@ -106,7 +141,7 @@ export const diffAnnotations = async (store: EventStore, rawInput: unknown): Pro
   };
 };
 
-export const diffAnnotationsOperation = (store: EventStore) =>
+export const diffAnnotationsOperation = (store: EventStore, keyring: Keyring) =>
   defineOperation({
     name: 'diff_annotations',
     title: 'Compare two moments of a session',
@@ -117,5 +152,5 @@ export const diffAnnotationsOperation = (store: EventStore) =>
     writes: false,
     input: DiffAnnotationsInputSchema,
     output: DiffAnnotationsOutputSchema,
-    run: (input) => diffAnnotations(store, input),
+    run: (input) => diffAnnotations(store, keyring, input),
   });

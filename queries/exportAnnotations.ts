@@ -2,13 +2,14 @@ import { z } from 'zod';
 import { emptyAnnotation, SessionNotFoundError, type SessionState } from '../src/domain/annotations.js';
 import { AsOfSchema, parseAsOf } from '../src/engine/asOf.js';
 import { defineOperation } from '../src/operations.js';
-import type { ReadModels } from '../src/ports/projections.js';
+import { openFields, protectedValuesOf } from '../src/protection/annotationText.js';
+import type { Keyring } from '../src/protection/keyring.js';
+import type { Opener } from '../src/protection/protectedText.js';
 import {
   exportChunk,
   ExportedChunkSchema,
   parseOrThrow,
   SessionIdSchema,
-  type ExportedChunk,
 } from '../commands/annotationFields.js';
 import { ANNOTATION_CHUNK_LISTS, type AnnotationChunkList } from '../projections/annotationChunkLists.js';
 import { ANNOTATION_CHUNKS, type AnnotationChunkRow } from '../projections/annotationChunks.js';
@@ -23,45 +24,56 @@ export const ExportAnnotationsInputSchema = z.object({
 export const ExportSchema = z.object({ chunks: z.array(ExportedChunkSchema) });
 export type AnnotationExport = z.infer<typeof ExportSchema>;
 
-export const exportOfState = (state: SessionState): AnnotationExport => ({
+export const exportOfState = (state: SessionState, opener: Opener): AnnotationExport => ({
   // Chunks are added in position order, so the map already iterates in that order.
-  chunks: [...state.chunks.values()].map(exportChunk),
+  chunks: [...state.chunks.values()].map((chunk) =>
+    exportChunk({ ...chunk, fields: openFields(chunk.fields, opener) }),
+  ),
 });
 
-const exportOfReadModels = async (readModels: ReadModels, sessionId: string): Promise<AnnotationExport> => {
+const exportOfReadModels = async (
+  { readModels, keyring }: ExportDeps,
+  sessionId: string,
+): Promise<AnnotationExport> => {
   const list = await readModels.get<AnnotationChunkList>(ANNOTATION_CHUNK_LISTS, sessionId);
   if (!list) throw new SessionNotFoundError(sessionId);
   const { items } = await readModels.find<AnnotationChunkRow>(ANNOTATION_CHUNKS, { where: { sessionId } });
   const rows = new Map(items.map((row) => [row.chunkId, row]));
+  const opener = await keyring.opener(protectedValuesOf(items));
   return {
-    chunks: list.chunks.map(([chunkId, position]): ExportedChunk => {
+    chunks: list.chunks.map(([chunkId, position]) => {
       const row = rows.get(chunkId);
       const { categories, labels, subtypes, keywords, tags, notes, summary } = row ?? emptyAnnotation();
-      return {
-        chunk_id: chunkId,
+      const fields = { categories, labels, subtypes, keywords, tags, notes, summary };
+      return exportChunk({
+        chunkId,
         position,
-        categories,
-        labels,
-        subtypes,
-        keywords,
-        tags,
         relations: row?.relations ?? {},
-        notes,
-        summary,
-      };
+        fields: openFields(fields, opener),
+      });
     }),
   };
 };
 
+export interface ExportDeps extends ProgressDeps {
+  keyring: Keyring;
+}
+
 /** The session's annotations now (from read models) or exactly as they were at `asOf` (folded from events). */
-export const exportAnnotations = async (deps: ProgressDeps, rawInput: unknown): Promise<AnnotationExport> => {
+export const exportAnnotations = async (deps: ExportDeps, rawInput: unknown): Promise<AnnotationExport> => {
   const { sessionId, asOf } = parseOrThrow(ExportAnnotationsInputSchema, rawInput);
-  if (asOf) return exportOfState(await sessionAsOf(deps.store, sessionId, parseAsOf(asOf)));
+  if (asOf) {
+    const state = await sessionAsOf(deps.store, sessionId, parseAsOf(asOf));
+    const opener = await deps.keyring.opener(
+      protectedValuesOf([...state.chunks.values()].map((c) => c.fields)),
+    );
+    return exportOfState(state, opener);
+  }
   await awaitSessionReadModels(deps.store, deps.waitForProjections, sessionId);
-  return exportOfReadModels(deps.readModels, sessionId);
+  return exportOfReadModels(deps, sessionId);
 };
 
-export const exportAnnotationsOperation = (deps: ProgressDeps) =>
+export const exportAnnotationsOperation = (deps: ExportDeps) =>
   defineOperation({
     name: 'export_annotations',
     title: 'Export annotations',

@@ -9,6 +9,8 @@ import type { OperationContext } from '../src/operations.js';
 import type { ContentStore } from '../src/ports/contentStore.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 import type { ReadModels } from '../src/ports/projections.js';
+import { hasForgotten, openFields, protectedValuesOf } from '../src/protection/annotationText.js';
+import type { Keyring } from '../src/protection/keyring.js';
 import type { SearchInput, SearchOutput } from './searchDocuments.js';
 
 export const RelatedInfoInputSchema = z
@@ -55,8 +57,12 @@ export const RelatedInfoOutputSchema = z.object({
       categories: z.array(z.string()),
       labels: z.array(z.string()),
       tags: z.array(z.string()),
-      summary: z.string(),
-      notes: z.string(),
+      summary: z.string().nullable(),
+      notes: z.string().nullable(),
+      forgotten: z
+        .literal(true)
+        .optional()
+        .describe('Present when its author was forgotten: notes and summary are null'),
     }),
   ),
   relations: z.array(
@@ -86,6 +92,7 @@ export interface RelatedInfoDeps {
   readModels: ReadModels;
   content: ContentStore;
   store: EventStore;
+  keyring: Keyring;
   search(input: SearchInput, context: OperationContext): Promise<SearchOutput>;
   /** The project's jobs, or none where jobs are not available. */
   jobs(
@@ -178,6 +185,7 @@ export const getRelatedInfo = async (
     sessionProjects.set(sessionId, first?.metadata.project ?? null);
   }
   const visible = rows.filter((r) => sessionProjects.get(r.sessionId) === project);
+  const opener = await deps.keyring.opener(protectedValuesOf(visible));
 
   const jobs = filePath
     ? (await deps.jobs(context))
@@ -206,15 +214,19 @@ export const getRelatedInfo = async (
     chunks,
     annotations: visible
       .filter((r) => r.annotated)
-      .map((r) => ({
-        session_id: r.sessionId,
-        chunk_id: r.chunkId,
-        categories: r.categories,
-        labels: r.labels,
-        tags: r.tags,
-        summary: r.summary,
-        notes: r.notes,
-      })),
+      .map((r) => {
+        const { summary, notes } = openFields(r, opener);
+        return {
+          session_id: r.sessionId,
+          chunk_id: r.chunkId,
+          categories: r.categories,
+          labels: r.labels,
+          tags: r.tags,
+          summary,
+          notes,
+          ...(hasForgotten({ summary, notes }) ? { forgotten: true as const } : {}),
+        };
+      }),
     relations: visible.flatMap((r) =>
       Object.entries(r.relations).flatMap(([type, targets]) =>
         targets.map((target) => ({

@@ -70,9 +70,14 @@ export class EmbeddingsDisabledError extends AppError {
 
 export class UnavailableError extends AppError {
   override name = 'UnavailableError';
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('unavailable', 503, message, undefined, options);
+  constructor(message: string, options?: { cause?: unknown; details?: Record<string, unknown> }) {
+    super('unavailable', 503, message, options?.details, options);
   }
+}
+
+/** The database cannot be reached (refused, lost, shutting down, out of connections): a retry later may succeed. */
+export class DatabaseUnavailableError extends UnavailableError {
+  override name = 'DatabaseUnavailableError';
 }
 
 /** Turns a zod error into one readable line per issue, `path: message`. */

@@ -2,6 +2,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { pg_textsearch } from '@electric-sql/pglite-pg_textsearch';
 import { vector } from '@electric-sql/pglite-pgvector';
 import pg from 'pg';
+import { DatabaseUnavailableError } from '../../src/errors.js';
 
 /** Something that runs one SQL statement: the database itself, or an open transaction. */
 export interface Sql {
@@ -54,40 +55,101 @@ export const openPglite = async (dataDir?: string): Promise<Database> => {
   };
 };
 
+/**
+ * SQLSTATEs of a server that is gone, going away or not taking connections: class 08 (connection
+ * exception), admin/crash shutdown, starting up, and too many connections.
+ */
+const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
+/** Socket errors of a server that cannot be reached or dropped the connection. */
+const UNAVAILABLE_SOCKET_ERRORS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EAI_AGAIN',
+]);
+/** What `pg` says (without a code) when a connection ends under a query or cannot be made in time. */
+const UNAVAILABLE_MESSAGES =
+  /^(Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|timeout exceeded when trying to connect|timeout expired)/;
+
+/** True for errors that say the database cannot be reached now, as opposed to errors in what was asked. */
+export const isConnectionError = (error: unknown): boolean => {
+  if (!(error instanceof Error)) return false;
+  if (error instanceof AggregateError) return error.errors.some(isConnectionError);
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string') {
+    if (code.startsWith('08') && code.length === 5) return true;
+    if (UNAVAILABLE_SQLSTATES.has(code) || UNAVAILABLE_SOCKET_ERRORS.has(code)) return true;
+  }
+  return UNAVAILABLE_MESSAGES.test(error.message);
+};
+
 /** Connects to a PostgreSQL server; `pool.max` bounds concurrent connections. */
 export const connectPostgres = (connectionString: string, options: { max?: number } = {}): Database => {
   const pool = new pg.Pool({ connectionString, max: options.max ?? 10 });
   // An idle client that loses its connection must not take the process down; the next query reconnects.
   pool.on('error', () => undefined);
+  /** The one place a lost or refused connection becomes DatabaseUnavailableError; other errors pass unchanged. */
+  const unavailable = (error: unknown): unknown =>
+    isConnectionError(error)
+      ? new DatabaseUnavailableError(`Database unavailable: ${(error as Error).message || (error as { code?: string }).code}`, {
+          cause: error,
+          details: {
+            suggestion: 'Check that the database server is running and reachable, then retry',
+            pool_statistics: {
+              total_connections: pool.totalCount,
+              idle_connections: pool.idleCount,
+              waiting_requests: pool.waitingCount,
+            },
+          },
+        })
+      : error;
+  const mapped = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      throw unavailable(error);
+    }
+  };
   const run = (runner: Pick<pg.Pool, 'query'>) => ({
-    async query<R>(text: string, params?: readonly unknown[]): Promise<R[]> {
-      return (await runner.query(text, asParams(params))).rows as R[];
-    },
+    query: <R>(text: string, params?: readonly unknown[]): Promise<R[]> =>
+      mapped(async () => (await runner.query(text, asParams(params))).rows as R[]),
   });
   return {
     engine: 'postgres',
     ...run(pool),
-    transaction: async (fn) => {
-      const client = await pool.connect();
-      try {
-        await client.query('BEGIN');
-        const result = await fn(run(client));
-        await client.query('COMMIT');
-        return result;
-      } catch (error) {
-        await client.query('ROLLBACK').catch(() => undefined);
-        throw error;
-      } finally {
-        client.release();
-      }
-    },
-    exec: async (script) => {
-      await pool.query(script);
-    },
+    transaction: (fn) =>
+      mapped(async () => {
+        const client = await pool.connect();
+        // A connection lost between two statements is reported by the next one, not as a crash.
+        const ignore = () => undefined;
+        client.on('error', ignore);
+        try {
+          await client.query('BEGIN');
+          const result = await fn(run(client));
+          await client.query('COMMIT');
+          return result;
+        } catch (error) {
+          await client.query('ROLLBACK').catch(() => undefined);
+          throw error;
+        } finally {
+          client.off('error', ignore);
+          client.release();
+        }
+      }),
+    exec: (script) =>
+      mapped(async () => {
+        await pool.query(script);
+      }),
     listen: async (channel, onNotify) => {
       const client = new pg.Client({ connectionString });
       client.on('error', () => undefined);
-      await client.connect();
+      await mapped(() => client.connect());
       client.on('notification', (message) => {
         if (message.channel === channel) onNotify(message.payload ?? '');
       });
@@ -97,7 +159,7 @@ export const connectPostgres = (connectionString: string, options: { max?: numbe
       };
     },
     availableExtensions: async () => {
-      const rows = (await pool.query<{ name: string }>('SELECT name FROM pg_available_extensions')).rows;
+      const rows = await mapped(async () => (await pool.query<{ name: string }>('SELECT name FROM pg_available_extensions')).rows);
       return new Set(rows.map((r) => r.name));
     },
     close: () => pool.end(),

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { IllegalStateError, NotFoundError, ValidationError } from '../errors.js';
-import type { StoredEvent } from './events.js';
+import { ProtectedTextSchema } from '../protection/protectedText.js';
+import type { StoredEvent, Upcasters } from './events.js';
 
 export const RelationTypeSchema = z.enum(['dependencies', 'footnotes', 'references']);
 export type RelationType = z.infer<typeof RelationTypeSchema>;
@@ -50,6 +51,17 @@ export type AnnotationFields = z.infer<typeof AnnotationFieldsSchema>;
 export type AnnotationField = keyof AnnotationFields;
 export const ANNOTATION_FIELDS = Object.keys(AnnotationFieldsSchema.shape) as AnnotationField[];
 
+/** Free text: sealed with its author's data key, so that forgetting the author makes it unreadable. */
+export const PROTECTED_FIELDS = ['notes', 'summary'] as const;
+export type ProtectedField = (typeof PROTECTED_FIELDS)[number];
+
+/** The fields as events, session state and read models hold them: free text sealed. */
+export const StoredAnnotationFieldsSchema = AnnotationFieldsSchema.extend({
+  notes: ProtectedTextSchema,
+  summary: ProtectedTextSchema,
+});
+export type StoredAnnotationFields = z.infer<typeof StoredAnnotationFieldsSchema>;
+
 export const emptyAnnotation = (): AnnotationFields => ({
   categories: [],
   labels: [],
@@ -88,16 +100,23 @@ export const SessionChunksAddedSchema = z.object({
   }),
 });
 
+/** Version 2 seals notes and summaries; version 1 held them as plain strings. */
 export const ChunkAnnotatedSchema = z.object({
   type: z.literal('ChunkAnnotated'),
-  schemaVersion: z.literal(1),
+  schemaVersion: z.literal(2),
   data: z.object({
     sessionId: z.uuid(),
     chunkId: z.string().min(1),
     /** Only the fields that changed; empty when a pending chunk is marked annotated as it is. */
-    changes: AnnotationFieldsSchema.partial(),
+    changes: StoredAnnotationFieldsSchema.partial(),
   }),
 });
+
+/**
+ * Version 1's plain notes are valid version 2 values as they are: they stay readable, and since
+ * their bytes are in the event log, forgetting their author cannot make them unreadable.
+ */
+export const ANNOTATION_UPCASTERS: Upcasters = { ChunkAnnotated: { 1: (data) => data } };
 
 export const RelationAddedSchema = z.object({
   type: z.literal('RelationAdded'),
@@ -133,7 +152,7 @@ export interface ChunkState {
   position: number;
   text: string;
   annotated: boolean;
-  fields: AnnotationFields;
+  fields: StoredAnnotationFields;
   /** Targets per relation type, in the order they were added. */
   relations: Partial<Record<RelationType, string[]>>;
 }

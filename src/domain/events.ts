@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ValidationError, describeIssues } from '../errors.js';
-import { AnnotationEventSchemas } from './annotations.js';
+import { ANNOTATION_UPCASTERS, AnnotationEventSchemas } from './annotations.js';
 import { AuthEventSchemas } from './auth.js';
 import { ConnectorEventSchemas } from './connectors.js';
 import { DocumentEventSchemas } from './documents.js';
@@ -47,8 +47,8 @@ export const categoryOf = (stream: string): string => stream.slice(0, Math.max(0
 export type Upcaster = (data: Record<string, unknown>) => Record<string, unknown>;
 export type Upcasters = Partial<Record<EventType, Record<number, Upcaster>>>;
 
-/** The catalog's upcasters; empty while every event is at its first version. */
-export const UPCASTERS: Upcasters = {};
+/** The catalog's upcasters. */
+export const UPCASTERS: Upcasters = { ...ANNOTATION_UPCASTERS };
 
 const latestVersion = (type: string): number | undefined => {
   const option = DomainEventSchema.options.find((o) => o.shape.type.value === type);

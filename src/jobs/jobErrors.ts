@@ -1,6 +1,13 @@
 import type { z } from 'zod';
 import { DuplicateJobError } from '../domain/jobs.js';
-import { AppError, IllegalStateError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
+import {
+  AppError,
+  DatabaseUnavailableError,
+  IllegalStateError,
+  NotFoundError,
+  UnavailableError,
+  ValidationError,
+} from '../errors.js';
 
 /** Seed 004's error object: `{error: {code, message, details?}}`. */
 export interface JobErrorObject extends Record<string, unknown> {
@@ -12,6 +19,7 @@ const codeOf = (error: AppError): string => {
   if (error instanceof NotFoundError) return 'JOB_NOT_FOUND';
   if (error instanceof DuplicateJobError) return 'DUPLICATE_JOB';
   if (error instanceof IllegalStateError) return 'INVALID_STATUS';
+  if (error instanceof DatabaseUnavailableError) return 'DATABASE_ERROR';
   if (error instanceof UnavailableError) return 'CONNECTION_ERROR';
   return 'DATABASE_ERROR';
 };
@@ -27,9 +35,10 @@ export const jobErrorObject = (error: unknown, correlationId: string): JobErrorO
       },
     };
   }
-  return {
-    error: { code: codeOf(error), message: error.message, ...(error.details ? { details: error.details } : {}) },
-  };
+  const code = codeOf(error);
+  // The contract's database errors name their kind beside the suggestion and pool statistics.
+  const details = code === 'DATABASE_ERROR' ? { error_type: error.name, ...error.details } : error.details;
+  return { error: { code, message: error.message, ...(details ? { details } : {}) } };
 };
 
 const SUGGESTIONS: Record<string, string> = {

@@ -2,8 +2,9 @@ import type { StoredEvent } from '../domain/events.js';
 import { newId } from '../domain/ids.js';
 import type { JobEvent, JobEventType, JobStatus } from '../domain/jobs.js';
 import { commandContext } from '../engine/commands.js';
-import { ConcurrencyError, IllegalStateError } from '../errors.js';
+import { ConcurrencyError, IllegalStateError, UnavailableError } from '../errors.js';
 import type { Position } from '../domain/position.js';
+import { backoff, type Backoff } from './backoff.js';
 import { openJobStream, type JobStream } from './jobStream.js';
 import { runIndexingJob, type IndexingDeps } from './runIndexingJob.js';
 
@@ -23,7 +24,8 @@ export interface Admission {
 /**
  * The process manager of indexing jobs: it owns the jobs it runs (claiming each with an
  * expected-revision append), runs at most `maxConcurrent` at once, queues the rest in order of
- * request, and on start resumes the jobs a previous process left running or blocked.
+ * request, and on start resumes the jobs a previous process left running or blocked. A job it cannot
+ * claim while the database is unavailable stays queued and is tried again with doubling delays.
  */
 export interface JobRunner {
   readonly runnerId: string;
@@ -103,7 +105,10 @@ export const createJobRunner = ({ maxConcurrent, runnerId = newId(), ...deps }: 
   const actor = { subject: `job-runner:${runnerId}`, tenant: null, via: 'job' as const };
 
   const running = () => [...active.values()].filter((j) => j.run !== undefined);
-  const queue = () => [...active.values()].filter((j) => j.run === undefined && j.status === 'pending');
+  /** Jobs waiting for a slot: new ones, and resumed ones not claimed yet. */
+  const queue = () => [...active.values()].filter((j) => j.run === undefined);
+  let claimDelays: Backoff | undefined;
+  let claimRetry: NodeJS.Timeout | undefined;
 
   const execute = (job: Tracked, stream: JobStream) => {
     job.status = 'running';
@@ -146,13 +151,27 @@ export const createJobRunner = ({ maxConcurrent, runnerId = newId(), ...deps }: 
       while (started && !stopping && running().length < maxConcurrent) {
         const next = queue().find((j) => !j.cancel);
         if (!next) return;
-        await claim(next).catch((error: unknown) => {
+        try {
+          await claim(next);
+          claimDelays = undefined;
+        } catch (error) {
+          if (error instanceof UnavailableError) {
+            retryClaimsLater(error);
+            return;
+          }
           deps.logger.error({ jobId: next.jobId, err: error }, 'could not start job');
           active.delete(next.jobId);
-        });
+        }
       }
     });
     return filling;
+  };
+  const retryClaimsLater = (error: UnavailableError) => {
+    claimDelays ??= backoff(deps.retryInitialMs, deps.retryMaxMs);
+    const retryInMs = claimDelays.next();
+    deps.logger.warn({ reason: error.message, retryInMs }, 'queued jobs wait for the database');
+    clearTimeout(claimRetry);
+    claimRetry = setTimeout(() => void fillSlots(), retryInMs);
   };
 
   return {
@@ -184,13 +203,18 @@ export const createJobRunner = ({ maxConcurrent, runnerId = newId(), ...deps }: 
       for (const job of unfinished) if (!active.has(job.jobId)) active.set(job.jobId, job);
       // Jobs a previous process was running take their slots back first.
       for (const job of unfinished.filter((j) => j.status !== 'pending')) {
-        await claim(job).catch((error: unknown) => deps.logger.error({ jobId: job.jobId, err: error }, 'could not resume job'));
+        await claim(job).catch((error: unknown) => {
+          deps.logger.error({ jobId: job.jobId, err: error }, 'could not resume job');
+          // While the database is unavailable it stays queued; otherwise it is not this runner's to run.
+          if (!(error instanceof UnavailableError)) active.delete(job.jobId);
+        });
       }
       await fillSlots();
     },
     async close() {
       stopping = true;
       started = false;
+      clearTimeout(claimRetry);
       await filling;
       await Promise.all(running().map((j) => j.run ?? Promise.resolve()));
       active.clear();

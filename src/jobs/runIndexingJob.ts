@@ -4,13 +4,15 @@ import { scanFilesystem, type ScannedFile, type SkippedFile } from '../../infra/
 import { ingestDocument, type IngestDeps } from '../../commands/ingestDocument.js';
 import { removeDocument } from '../../commands/removeDocument.js';
 import type { DocumentView } from '../../projections/documents.js';
-import type { JobPhase } from '../domain/jobs.js';
+import { jobsProjection } from '../../projections/jobs.js';
+import { isTerminal, type JobPhase } from '../domain/jobs.js';
 import { positionParts, type Position } from '../domain/position.js';
 import { commandContext, type CommandContext } from '../engine/commands.js';
 import { ConcurrencyError, UnavailableError } from '../errors.js';
 import type { EventStore } from '../ports/eventStore.js';
 import type { Logger } from '../ports/logger.js';
 import type { ReadModels } from '../ports/projections.js';
+import { backoff, pause } from './backoff.js';
 import type { JobStream } from './jobStream.js';
 import { progressThrottle } from './progressThrottle.js';
 
@@ -38,6 +40,15 @@ export interface RunControl {
   stopping(): boolean;
 }
 
+/** A transient outage the job met: recorded as IndexingJobBlocked as soon as the ledger takes the write. */
+interface Outage {
+  reason: string;
+  /** When the outage was first met: the blocked event is stamped with it, however late it is written. */
+  blocked: CommandContext;
+  unblocked?: CommandContext;
+  recorded: boolean;
+}
+
 /** The job stopped without an outcome of its own: cancelled, handed over, or the runner is closing. */
 class Stop extends Error {
   constructor(readonly reason: 'cancelled' | 'lost' | 'stopping') {
@@ -48,8 +59,6 @@ class Stop extends Error {
 /** Documents of one repository share one source, so a rescan can find the files that were removed. */
 export const sourceOfRepo = (repoPath: string): string =>
   repoPath.length <= 190 ? `repo:${repoPath}` : `repo:${createHash('sha256').update(repoPath).digest('hex')}`;
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Runs one claimed job through its phases to completed, failed or cancelled. */
 export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control: RunControl): Promise<void> => {
@@ -62,23 +71,77 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
   const startedAt = Date.now();
   const source = sourceOfRepo(repoPath);
 
+  // Once the job's outcome is being recorded, a cancel no longer interrupts the waits.
+  let recordingOutcome = false;
   const checkStop = () => {
     if (control.stopping()) throw new Stop('stopping');
+    if (recordingOutcome) return;
     if (control.cancelRequested() || job.state.cancelRequested) throw new Stop('cancelled');
   };
 
   /** Appends a step; on a conflict, reloads and lets the caller's checks see what changed. */
-  const append = async (transition: Parameters<JobStream['apply']>[0]) => {
+  const appendOnce = async (transition: Parameters<JobStream['apply']>[0], context: CommandContext) => {
     for (;;) {
       try {
-        return await job.apply(transition, contextNow());
+        return await job.apply(transition, context);
       } catch (error) {
         if (!(error instanceof ConcurrencyError)) throw error;
         await job.reload();
-        if (job.state.runnerId !== control.runnerId) throw new Stop('lost');
+        if (job.state.runnerId !== control.runnerId || isTerminal(job.state.status)) throw new Stop('lost');
         if (job.state.cancelRequested && transition.type !== 'IndexingJobCancelled') throw new Stop('cancelled');
       }
     }
+  };
+
+  let outage: Outage | undefined;
+
+  /**
+   * Runs `work` until it stops throwing UnavailableError, with doubling delays. The outage is
+   * recorded as IndexingJobBlocked before the next try, as soon as the ledger takes the write: at
+   * once when only the embedder (or a read-model database apart from the event store) is down, and
+   * when the database comes back when the event store lives in it. A retried step is harmless: each
+   * job append is retried with the same command (the store answers a repeat with the first result),
+   * and re-ingesting an unchanged file appends nothing.
+   */
+  const retrying = async <T>(work: () => Promise<T>): Promise<T> => {
+    const delays = backoff(deps.retryInitialMs, deps.retryMaxMs);
+    for (;;) {
+      try {
+        if (outage && !outage.recorded) {
+          await appendOnce({ type: 'IndexingJobBlocked', data: { reason: outage.reason } }, outage.blocked);
+          outage.recorded = true;
+        }
+        return await work();
+      } catch (error) {
+        if (!(error instanceof UnavailableError)) throw error;
+        outage ??= { reason: `${error.message}; retrying with backoff`, blocked: contextNow(), recorded: false };
+        const retryInMs = delays.next();
+        deps.logger.warn({ jobId, reason: error.message, retryInMs }, 'indexing job blocked');
+        await pause(retryInMs, checkStop);
+      }
+    }
+  };
+
+  /** The first step that succeeds after an outage puts the job back to running. */
+  const endOutage = async () => {
+    if (outage?.recorded) await appendOnce({ type: 'IndexingJobUnblocked', data: {} }, (outage.unblocked ??= contextNow()));
+    outage = undefined;
+  };
+
+  /** Runs a step that needs the database or the embedder, blocking the job while either is down. */
+  const whileAvailable = async <T>(work: () => Promise<T>): Promise<T> => {
+    const result = await retrying(work);
+    await retrying(endOutage);
+    return result;
+  };
+
+  /** Appends a step of the job, through any outage: the job is running again before the step is written. */
+  const append = (transition: Parameters<JobStream['apply']>[0]) => {
+    const context = contextNow();
+    return retrying(async () => {
+      await endOutage();
+      return appendOnce(transition, context);
+    });
   };
 
   const progress = async (phase: JobPhase, percentage: number, message: string) => {
@@ -96,32 +159,6 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
         ...(eta === undefined ? {} : { estimatedSecondsRemaining: Math.round(eta * 10) / 10 }),
       },
     });
-  };
-
-  /** Runs `work` until it stops throwing UnavailableError, blocking the job meanwhile. */
-  const whileAvailable = async <T>(work: () => Promise<T>): Promise<T> => {
-    let delay = deps.retryInitialMs;
-    let blocked = false;
-    for (;;) {
-      try {
-        const result = await work();
-        if (blocked) await append({ type: 'IndexingJobUnblocked', data: {} });
-        return result;
-      } catch (error) {
-        if (!(error instanceof UnavailableError)) throw error;
-        if (!blocked) {
-          await append({ type: 'IndexingJobBlocked', data: { reason: error.message } });
-          blocked = true;
-        }
-        deps.logger.warn({ jobId, reason: error.message, retryInMs: delay }, 'indexing job blocked');
-        const until = Date.now() + delay;
-        while (Date.now() < until) {
-          checkStop();
-          await sleep(Math.min(200, until - Date.now()));
-        }
-        delay = Math.min(deps.retryMaxMs, delay * 2);
-      }
-    }
   };
 
   const scan = (): AsyncGenerator<ScannedFile | SkippedFile> =>
@@ -183,10 +220,16 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
     return { seen, skipped };
   };
 
-  /** Waits for the read models to apply everything up to `target`, probing the embedder while it waits. */
+  const embeddingSeq = async () =>
+    deps.embeddingCheckpoint ? positionParts(await whileAvailable(deps.embeddingCheckpoint))[1] : 0n;
+  /** A cheap read of the job's own read model: throws UnavailableError while its database is down. */
+  const probeDatabase = () => deps.readModels.get(jobsProjection.name, jobId);
+  const head = () => whileAvailable(() => deps.store.headPosition());
+
+  /** Waits for the read models to apply everything up to `target`, probing the embedder and the database while it waits. */
   const waitForIndexes = async (target: Position, phase: JobPhase, from: number, to: number) => {
     const [, targetSeq] = positionParts(target);
-    const startCheckpoint = deps.embeddingCheckpoint ? positionParts(await deps.embeddingCheckpoint())[1] : 0n;
+    const startCheckpoint = await embeddingSeq();
     let lastCheckpoint = startCheckpoint;
     for (;;) {
       checkStop();
@@ -194,10 +237,11 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
         await deps.waitForProjections(target, 500);
         return;
       } catch {
-        // not there yet: report, and find out whether the embedder is the reason
+        // not there yet: report, and find out whether the database or the embedder is the reason
       }
+      await whileAvailable(probeDatabase);
       if (phase !== 'embedding' || !deps.embeddingCheckpoint) continue;
-      const [, seq] = positionParts(await deps.embeddingCheckpoint());
+      const seq = await embeddingSeq();
       if (seq === lastCheckpoint && deps.probeEmbedder) await whileAvailable(deps.probeEmbedder);
       lastCheckpoint = seq;
       if (throttle.due()) {
@@ -209,10 +253,9 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
   };
 
   const removeMissing = async (seen: Set<string>) => {
-    const { items } = await deps.readModels.find<DocumentView>('documents', {
-      where: { source, project: project! },
-      limit: 1_000_000,
-    });
+    const { items } = await whileAvailable(() =>
+      deps.readModels.find<DocumentView>('documents', { where: { source, project: project! }, limit: 1_000_000 }),
+    );
     let removed = 0;
     for (const doc of items.filter((d) => !seen.has(d.sourceId))) {
       checkStop();
@@ -230,17 +273,18 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
     await progress('chunking', 50, `Chunked ${counts.filesIndexed} files into ${counts.chunksCreated} chunks`);
     if (deps.embeddingCheckpoint) {
       await progress('embedding', 50, `Generating embeddings for ${counts.chunksCreated} chunks`);
-      await waitForIndexes(await deps.store.headPosition(), 'embedding', 50, 90);
+      await waitForIndexes(await head(), 'embedding', 50, 90);
     }
     await progress('writing', 90, 'Writing to database...');
-    await waitForIndexes(await deps.store.headPosition(), 'writing', 90, 100);
+    await waitForIndexes(await head(), 'writing', 90, 100);
     const removed = await removeMissing(seen);
-    if (removed > 0) await waitForIndexes(await deps.store.headPosition(), 'writing', 90, 100);
+    if (removed > 0) await waitForIndexes(await head(), 'writing', 90, 100);
     await append({
       type: 'IndexingJobCompleted',
       data: { ...counts, filesSkipped: skipped, filesRemoved: removed },
     });
   } catch (error) {
+    recordingOutcome = true;
     if (error instanceof Stop) {
       if (error.reason === 'cancelled') await append({ type: 'IndexingJobCancelled', data: {} });
       return;

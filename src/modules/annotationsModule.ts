@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
+import { createPostgresKeyring } from '../../infra/crypto/postgresKeyring.js';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
 import { addRelationOperation } from '../../commands/addRelation.js';
 import { annotateChunkOperation } from '../../commands/annotateChunk.js';
@@ -20,6 +21,7 @@ import { newId } from '../domain/ids.js';
 import type { Actor } from '../domain/metadata.js';
 import type { Position } from '../domain/position.js';
 import { print } from '../cli/output.js';
+import { createSecretBox } from '../http/api/secrets.js';
 import type { LedgerHandle, LedgerModule, WithLedger } from '../module.js';
 import { DEFAULT_PROJECT, type Operation } from '../operations.js';
 import type { ChunkSource } from '../ports/chunkSource.js';
@@ -234,22 +236,24 @@ export const createAnnotationsModule = ({ chunkSource }: AnnotationsModuleOption
   setup: async (context) => {
     const { db, store, readModels, config } = context;
     const sessions = createSessionRepository(store);
+    const keyring = await createPostgresKeyring(db, createSecretBox(config));
     const vocabulary = config.annotations;
     const reads = {
       store,
       readModels,
+      keyring,
       waitForProjections: (position: Position) => context.waitForProjections(position),
       readCached: sessions.readCached,
     };
     const operations = [
       startSessionOperation(store, chunkSource ?? chunkSourceFromOperations(context.operations)),
-      annotateChunkOperation(sessions, vocabulary),
-      annotateChunksOperation(sessions, vocabulary),
+      annotateChunkOperation(sessions, vocabulary, keyring),
+      annotateChunksOperation(sessions, vocabulary, keyring),
       addRelationOperation(sessions),
       getProgressOperation(reads),
       exportAnnotationsOperation(reads),
-      annotationHistoryOperation(store),
-      diffAnnotationsOperation(store),
+      annotationHistoryOperation(store, keyring),
+      diffAnnotationsOperation(store, keyring),
     ].map(withSeedErrors);
     const byName = new Map(operations.map((o) => [o.name, o]));
     return {

@@ -1,6 +1,7 @@
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import type { Command } from 'commander';
+import { createPostgresKeyring } from '../../infra/crypto/postgresKeyring.js';
 import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
 import { createApiKey } from '../../commands/createApiKey.js';
@@ -47,6 +48,7 @@ const wire = async (context: ModuleContext) => {
   const jwt = await createJwtCodec(config.auth);
   const authenticator = createAuthenticator({ enabled: authEnabled(config), jwt, readModels });
   const secrets = createSecretBox(config);
+  const keyring = await createPostgresKeyring(db, secrets);
   const settings = createRuntimeSettings(config, store);
   const metrics = createApiMetrics();
   const baseDir = path.resolve(config.api.connectorsRoot ?? process.cwd());
@@ -201,7 +203,7 @@ const wire = async (context: ModuleContext) => {
     },
     operations: contextOperations({
       search: searchDeps,
-      related: { readModels, content, store, search, jobs: jobsOrNone },
+      related: { readModels, content, store, keyring, search, jobs: jobsOrNone },
       indexControl,
       connectors,
     }),

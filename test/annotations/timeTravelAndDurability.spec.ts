@@ -130,7 +130,7 @@ describe('annotation sessions: time travel, durability and concurrency', () => {
       [
         {
           type: 'ChunkAnnotated',
-          schemaVersion: 1,
+          schemaVersion: 2,
           data: { sessionId, chunkId: 'c0', changes: { notes: 'elsewhere' } },
           metadata: {
             eventId: crypto.randomUUID(),

@@ -1,0 +1,105 @@
+import type { SecretBox } from '../../src/http/api/secrets.js';
+import { newId } from '../../src/domain/ids.js';
+import {
+  DataKeyMissingError,
+  keyIdsOf,
+  MasterKeyMismatchError,
+  type Keyring,
+} from '../../src/protection/keyring.js';
+import { isSealedText } from '../../src/protection/protectedText.js';
+import { newDataKey, openWith, sealWith } from '../../src/protection/sealing.js';
+import type { Database } from '../postgres/database.js';
+
+// A forgotten key keeps its row with `wrapped` null, so that "forgotten" and "never known" differ.
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS data_keys (
+  key_id uuid PRIMARY KEY,
+  tenant text NOT NULL,
+  subject text NOT NULL,
+  wrapped text,
+  created_at timestamptz NOT NULL DEFAULT now(),
+  forgotten_at timestamptz
+);
+CREATE UNIQUE INDEX IF NOT EXISTS data_keys_live ON data_keys (tenant, subject) WHERE wrapped IS NOT NULL;
+CREATE INDEX IF NOT EXISTS data_keys_subject ON data_keys (subject);`;
+
+/** Rows hold no tenant as the empty string: a unique index treats nulls as distinct. */
+const tenantKey = (tenant: string | null) => tenant ?? '';
+
+/** Data keys in Postgres (PGlite or a server), wrapped with the master key of `box`. */
+export const createPostgresKeyring = async (db: Database, box: SecretBox): Promise<Keyring> => {
+  await db.exec(SCHEMA);
+  const wrap = (key: Buffer): string => {
+    const { secret } = box.seal({ secret: key.toString('hex') }) as { secret: { sealed: string } };
+    return secret.sealed;
+  };
+  const unwrap = (wrapped: string): Buffer => {
+    try {
+      const { secret } = box.open({ secret: { sealed: wrapped } }) as { secret: string };
+      return Buffer.from(secret, 'hex');
+    } catch (error) {
+      throw new MasterKeyMismatchError({ cause: error });
+    }
+  };
+  const liveKeyOf = async (tenant: string, subject: string) => {
+    const [row] = await db.query<{ key_id: string; wrapped: string }>(
+      'SELECT key_id, wrapped FROM data_keys WHERE tenant = $1 AND subject = $2 AND wrapped IS NOT NULL',
+      [tenant, subject],
+    );
+    return row;
+  };
+
+  return {
+    async sealer(actor) {
+      const tenant = tenantKey(actor.tenant);
+      let row = await liveKeyOf(tenant, actor.subject);
+      if (!row) {
+        // Two writers may make the first key at once: the unique index keeps one, both use it.
+        await db.query(
+          `INSERT INTO data_keys (key_id, tenant, subject, wrapped) VALUES ($1, $2, $3, $4)
+           ON CONFLICT (tenant, subject) WHERE wrapped IS NOT NULL DO NOTHING`,
+          [newId(), tenant, actor.subject, wrap(newDataKey())],
+        );
+        row = await liveKeyOf(tenant, actor.subject);
+      }
+      const { key_id: keyId, wrapped } = row!;
+      const key = unwrap(wrapped);
+      return { seal: (text) => sealWith(key, keyId, text) };
+    },
+    async opener(values) {
+      const ids = keyIdsOf(values);
+      const rows = ids.length
+        ? await db.query<{ key_id: string; wrapped: string | null }>(
+            'SELECT key_id, wrapped FROM data_keys WHERE key_id = ANY($1::uuid[])',
+            [ids],
+          )
+        : [];
+      const keys = new Map(rows.map((r) => [r.key_id, r.wrapped === null ? null : unwrap(r.wrapped)]));
+      return {
+        open: (value) => {
+          if (!isSealedText(value)) return value;
+          const key = keys.get(value.keyId);
+          if (key === undefined) throw new DataKeyMissingError(value.keyId);
+          return key === null ? null : openWith(key, value);
+        },
+      };
+    },
+    async liveKeys(subject, tenant) {
+      const rows = await db.query<{ key_id: string }>(
+        `SELECT key_id FROM data_keys WHERE subject = $1 AND wrapped IS NOT NULL
+           AND ($2::text IS NULL OR tenant = $2) ORDER BY created_at`,
+        [subject, tenant],
+      );
+      return rows.map((r) => r.key_id);
+    },
+    async forget(keyIds) {
+      if (keyIds.length === 0) return 0;
+      const rows = await db.query(
+        `UPDATE data_keys SET wrapped = NULL, forgotten_at = now()
+         WHERE key_id = ANY($1::uuid[]) AND wrapped IS NOT NULL RETURNING key_id`,
+        [keyIds],
+      );
+      return rows.length;
+    },
+  };
+};
