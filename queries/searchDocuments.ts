@@ -1,13 +1,15 @@
 import { z } from 'zod';
 import type { DocumentView } from '../projections/documents.js';
-import { EmbeddingsDisabledError } from '../src/errors.js';
-import { defineOperation } from '../src/operations.js';
+import { AsOfSchema } from '../src/engine/asOf.js';
+import { EmbeddingsDisabledError, ValidationError } from '../src/errors.js';
+import { defineOperation, type OperationContext } from '../src/operations.js';
 import type { ContentStore } from '../src/ports/contentStore.js';
 import type { Embedder } from '../src/ports/embedder.js';
 import type { ReadModels } from '../src/ports/projections.js';
 import type { KeywordIndex, ScoredChunk, SearchFilters, VectorIndex } from '../src/ports/searchIndex.js';
 import { parseInput } from '../src/validation.js';
 import { fuse } from './fusion.js';
+import type { SearchAsOf, SearchModel } from './searchAsOf.js';
 import { snippetOf } from './snippet.js';
 
 const isoOrNull = z.iso.datetime({ offset: true }).nullable().optional();
@@ -27,6 +29,10 @@ export const SearchInputSchema = z.object({
     .optional(),
   fusion: z.enum(['rrf', 'weighted']).default('rrf').describe('How hybrid mode combines the two rankings'),
   explain: z.boolean().default(false).describe("Add each result's component scores"),
+  asOf: AsOfSchema.optional().describe(
+    'Search as it would have answered at this past moment: a position from the event history, or an ISO 8601 ' +
+      'timestamp (the last position at or before it).',
+  ),
 });
 export type SearchInput = z.input<typeof SearchInputSchema>;
 
@@ -56,14 +62,28 @@ export interface SearchDeps {
   readModels: ReadModels;
   content: ContentStore;
   defaultLimit: number;
+  /** Builds the indexes as they were at a past position; absent where that is not offered. */
+  asOf?: SearchAsOf;
 }
+
+/** What a ranking reads: the indexes and documents, live or as of a past position. */
+interface SearchView {
+  keyword: KeywordIndex | null;
+  semantic: VectorIndex | null;
+  documents(ids: readonly string[]): Promise<Map<string, DocumentView>>;
+}
+
+type ParsedSearch = z.output<typeof SearchInputSchema>;
 
 /** Candidates drawn from each ranking before fusion and de-duplication by document. */
 const candidatesFor = (limit: number) => Math.max(50, limit * 4);
 
-/** Ranked documents for a query: the best chunk of each, with a snippet around the matched terms. */
-export const searchDocuments = async (deps: SearchDeps, rawInput: SearchInput, project: string): Promise<SearchOutput> => {
-  const input = parseInput(SearchInputSchema, rawInput);
+const rankDocuments = async (
+  deps: SearchDeps,
+  input: ParsedSearch,
+  project: string,
+  view: SearchView,
+): Promise<SearchOutput> => {
   const limit = input.limit ?? deps.defaultLimit;
   const filters: SearchFilters = {
     project,
@@ -73,14 +93,14 @@ export const searchDocuments = async (deps: SearchDeps, rawInput: SearchInput, p
     until: input.filters?.until ?? undefined,
   };
   const want = input.mode === 'keyword' ? limit * 3 : candidatesFor(limit);
-  const semanticSearch = async (): Promise<ScoredChunk[]> => {
+  const semanticSearch = async (index: VectorIndex): Promise<ScoredChunk[]> => {
     if ('disabled' in deps.semantic) throw new EmbeddingsDisabledError(deps.semantic.disabled);
     const [vector] = await deps.semantic.embedder.embed([input.query], 'query');
-    return deps.semantic.index.search(vector!, filters, want);
+    return index.search(vector!, filters, want);
   };
   const [keyword, semantic] = await Promise.all([
-    input.mode === 'semantic' ? [] : deps.keyword.search(input.query, filters, want),
-    input.mode === 'keyword' ? [] : semanticSearch(),
+    input.mode === 'semantic' || !view.keyword ? [] : view.keyword.search(input.query, filters, want),
+    input.mode === 'keyword' || !view.semantic ? [] : semanticSearch(view.semantic),
   ]);
   const ranked = fuse(
     { keyword, semantic },
@@ -91,7 +111,7 @@ export const searchDocuments = async (deps: SearchDeps, rawInput: SearchInput, p
   for (const hit of ranked) if (!best.has(hit.documentId)) best.set(hit.documentId, hit);
   const top = [...best.values()].slice(0, limit);
 
-  const byId = await deps.readModels.getMany<DocumentView>('documents', top.map((hit) => hit.documentId));
+  const byId = await view.documents(top.map((hit) => hit.documentId));
   const documents = top.map((hit) => byId.get(hit.documentId));
   const chunkHashes = top.map((hit, i) => documents[i]?.chunks.find((c) => c.id === hit.chunkId)?.textHash);
   const texts = await deps.content.get(chunkHashes.filter((h): h is string => h !== undefined));
@@ -116,16 +136,47 @@ export const searchDocuments = async (deps: SearchDeps, rawInput: SearchInput, p
   return { results };
 };
 
+const modelsFor = (mode: ParsedSearch['mode']): SearchModel[] =>
+  mode === 'hybrid' ? ['keyword', 'semantic'] : mode === 'keyword' ? ['keyword'] : ['semantic'];
+
+/**
+ * Ranked documents for a query: the best chunk of each, with a snippet around the matched terms.
+ * With `asOf`, the same ranking over indexes and documents as they were at that moment.
+ */
+export const searchDocuments = async (
+  deps: SearchDeps,
+  rawInput: SearchInput,
+  context: Pick<OperationContext, 'project' | 'onProgress'>,
+): Promise<SearchOutput> => {
+  const input = parseInput(SearchInputSchema, rawInput);
+  if (input.mode !== 'keyword' && 'disabled' in deps.semantic) throw new EmbeddingsDisabledError(deps.semantic.disabled);
+  if (input.asOf === undefined) {
+    return rankDocuments(deps, input, context.project, {
+      keyword: deps.keyword,
+      semantic: 'index' in deps.semantic ? deps.semantic.index : null,
+      documents: (ids) => deps.readModels.getMany<DocumentView>('documents', ids),
+    });
+  }
+  if (!deps.asOf) throw new ValidationError('Search as of a past position is not available in this deployment');
+  return deps.asOf.use(
+    input.asOf,
+    modelsFor(input.mode),
+    (view) => rankDocuments(deps, input, context.project, view),
+    context.onProgress,
+  );
+};
+
 export const searchOperation = (deps: SearchDeps) =>
   defineOperation({
     name: 'search',
     title: 'Search',
     description:
       'Search indexed documents and code by keyword (BM25), semantic (embeddings) or hybrid query; returns the best ' +
-      'matching documents with a snippet each. Filter by source, tags and update time.',
+      'matching documents with a snippet each. Filter by source, tags and update time; `asOf` answers as search ' +
+      'would have at a past position.',
     toolset: 'search',
     writes: false,
     input: SearchInputSchema,
     output: SearchOutputSchema,
-    run: (input, context) => searchDocuments(deps, input, context.project),
+    run: (input, context) => searchDocuments(deps, input, context),
   });

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { AsOfSchema } from '../src/engine/asOf.js';
 import { ValidationError } from '../src/errors.js';
 import type { OperationContext } from '../src/operations.js';
 import type { SearchInput, SearchOutput } from './searchDocuments.js';
@@ -37,6 +38,10 @@ export const SearchRequestSchema = z
     pagination: z
       .object({ cursor: z.string().max(512).optional(), limit: z.number().int().min(1).max(100).default(20) })
       .optional(),
+    as_of: AsOfSchema.optional().describe(
+      'Search as it would have answered at a past moment: a position from the event history, or an ISO 8601 ' +
+        'timestamp (the last position at or before it).',
+    ),
   })
   .strict();
 export type SearchRequest = z.output<typeof SearchRequestSchema>;
@@ -125,7 +130,13 @@ interface Cursor {
 const fingerprintOf = (request: SearchRequest, maxResults: number) =>
   createHash('sha256')
     .update(
-      JSON.stringify([request.query, request.work_context ?? null, request.filters ?? null, maxResults]),
+      JSON.stringify([
+        request.query,
+        request.work_context ?? null,
+        request.filters ?? null,
+        maxResults,
+        request.as_of ?? null,
+      ]),
     )
     .digest('base64url')
     .slice(0, 12);
@@ -171,6 +182,7 @@ export const searchWithWorkContext = async (
         mode: 'keyword',
         limit: maxResults,
         filters: { since: range?.from, until: range?.to },
+        asOf: request.as_of,
       },
       context,
     ),

@@ -106,6 +106,8 @@ export const ConfigSchema = z
         keywordIndex: z.enum(['pg_textsearch', 'meilisearch']).default('pg_textsearch'),
         meilisearchUrl: z.string().url().optional(),
         meilisearchApiKey: z.string().optional(),
+        /** Past positions whose search indexes (`search --as-of`) are kept built; older ones are dropped. */
+        asOfCache: z.coerce.number().int().min(0).max(64).default(3),
       })
       .strict()
       .prefault({})

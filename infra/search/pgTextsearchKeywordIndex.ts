@@ -2,36 +2,44 @@ import type { ContentStore } from '../../src/ports/contentStore.js';
 import type { RunnableProjection } from '../../src/ports/projections.js';
 import type { KeywordIndex, SearchFilters } from '../../src/ports/searchIndex.js';
 import type { Database } from '../postgres/database.js';
-import { filterConditions, postgresChunkIndexProjection, valueIndexName } from './postgresChunkIndex.js';
+import {
+  filterConditions,
+  openChunkTableSnapshot,
+  postgresChunkIndexProjection,
+  valueIndexName,
+  type ChunkTableSnapshot,
+  type ChunkTableSpec,
+} from './postgresChunkIndex.js';
 
-const TABLE = 'search_keyword';
+const KEYWORD_TABLE: ChunkTableSpec = {
+  name: 'keyword',
+  version: 1,
+  table: 'search_keyword',
+  valueType: 'text',
+  valueIndex: (table, index) =>
+    `CREATE INDEX ${index} ON ${table} USING bm25 (value) WITH (text_config = 'english')`,
+  values: (chunks, texts) =>
+    Promise.resolve(chunks.map((c) => [c.title, texts.get(c.textHash)].filter((part) => part).join('\n'))),
+};
 
 /**
- * BM25 over chunk texts through pg_textsearch (embedded default). Its scores are negative,
- * lower is better; the port's are positive, higher is better.
+ * BM25 over the chunk texts of `table` (schema-qualified or not). pg_textsearch's scores are
+ * negative, lower is better; the port's are positive, higher is better.
  */
-export const createPgTextsearchKeywordIndex = async (
-  db: Database,
-  content: ContentStore,
-): Promise<{ projection: RunnableProjection; index: KeywordIndex }> => {
-  await db.exec('CREATE EXTENSION IF NOT EXISTS pg_textsearch');
-  const projection = await postgresChunkIndexProjection(db, content, {
-    name: 'keyword',
-    version: 1,
-    table: TABLE,
-    valueType: 'text',
-    valueIndex: (table, index) => `CREATE INDEX ${index} ON ${table} USING bm25 (value) WITH (text_config = 'english')`,
-    values: (chunks, texts) =>
-      Promise.resolve(chunks.map((c) => [c.title, texts.get(c.textHash)].filter((part) => part).join('\n'))),
-  });
+const bm25Search = (db: Database, table: string): KeywordIndex => {
   /** Ranks with the BM25 index first, then filters: a filtered scan would score every row. */
-  const rankThenFilter = async (query: string, filters: SearchFilters, limit: number, candidates: number | null) => {
-    const params: unknown[] = [query, valueIndexName(TABLE)];
+  const rankThenFilter = async (
+    query: string,
+    filters: SearchFilters,
+    limit: number,
+    candidates: number | null,
+  ) => {
+    const params: unknown[] = [query, valueIndexName(table)];
     const where = filterConditions(filters, params);
     params.push(limit);
     const limitParam = `$${params.length}`;
     const score = 'value <@> to_bm25query($1, $2)';
-    let ranked = `SELECT chunk_id, document_id, project, source, tags, updated_at, ${score} AS score FROM ${TABLE}`;
+    let ranked = `SELECT chunk_id, document_id, project, source, tags, updated_at, ${score} AS score FROM ${table}`;
     if (candidates !== null) {
       params.push(candidates);
       ranked += ` ORDER BY ${score} LIMIT $${params.length}`;
@@ -44,12 +52,12 @@ export const createPgTextsearchKeywordIndex = async (
   };
   const matchingChunks = async (query: string, atMost: number) => {
     const [row] = await db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${TABLE} ORDER BY value <@> to_bm25query($1, $2) LIMIT $3) AS top`,
-      [query, valueIndexName(TABLE), atMost],
+      `SELECT count(*)::int AS n FROM (SELECT 1 FROM ${table} ORDER BY value <@> to_bm25query($1, $2) LIMIT $3) AS top`,
+      [query, valueIndexName(table), atMost],
     );
     return row?.n ?? 0;
   };
-  const index: KeywordIndex = {
+  return {
     async search(query, filters, limit) {
       const candidates = Math.max(200, limit * 4);
       let rows = await rankThenFilter(query, filters, limit, candidates);
@@ -62,5 +70,25 @@ export const createPgTextsearchKeywordIndex = async (
         .map((r) => ({ chunkId: r.chunk_id, documentId: r.document_id, score: -r.score }));
     },
   };
-  return { projection, index };
+};
+
+/** BM25 over chunk texts through pg_textsearch (embedded default). */
+export const createPgTextsearchKeywordIndex = async (
+  db: Database,
+  content: ContentStore,
+): Promise<{ projection: RunnableProjection; index: KeywordIndex }> => {
+  await db.exec('CREATE EXTENSION IF NOT EXISTS pg_textsearch');
+  const projection = await postgresChunkIndexProjection(db, content, KEYWORD_TABLE);
+  return { projection, index: bm25Search(db, KEYWORD_TABLE.table) };
+};
+
+/** The keyword index built apart in `schema`: the projection's table and ranking, queried once sealed. */
+export const openPgTextsearchSnapshot = async (
+  db: Database,
+  content: ContentStore,
+  schema: string,
+): Promise<ChunkTableSnapshot & { index: KeywordIndex }> => {
+  await db.exec('CREATE EXTENSION IF NOT EXISTS pg_textsearch');
+  const snapshot = await openChunkTableSnapshot(db, content, KEYWORD_TABLE, schema, { valueIndex: true });
+  return { ...snapshot, index: bm25Search(db, snapshot.table) };
 };

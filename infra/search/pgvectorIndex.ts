@@ -3,11 +3,47 @@ import type { Embedder } from '../../src/ports/embedder.js';
 import type { RunnableProjection } from '../../src/ports/projections.js';
 import type { VectorIndex } from '../../src/ports/searchIndex.js';
 import type { Database } from '../postgres/database.js';
-import { filterConditions, postgresChunkIndexProjection } from './postgresChunkIndex.js';
-
-const TABLE = 'search_semantic';
+import {
+  filterConditions,
+  openChunkTableSnapshot,
+  postgresChunkIndexProjection,
+  type ChunkTableSnapshot,
+  type ChunkTableSpec,
+} from './postgresChunkIndex.js';
 
 const literal = (vector: Float32Array) => `[${Array.from(vector).join(',')}]`;
+
+/** Chunk embeddings, through the embedder's cache: a chunk embedded once is never embedded again. */
+const semanticTable = (embedder: Embedder): ChunkTableSpec => ({
+  name: 'semantic',
+  version: 1,
+  table: 'search_semantic',
+  valueType: `vector(${embedder.dimensions})`,
+  valueIndex: (table, index) => `CREATE INDEX ${index} ON ${table} USING hnsw (value vector_cosine_ops)`,
+  values: async (chunks, texts) => {
+    const passages = chunks.map((c) => [c.title, texts.get(c.textHash)].filter((part) => part).join('\n'));
+    return (await embedder.embed(passages, 'document')).map(literal);
+  },
+});
+
+/** Cosine nearest neighbours over the chunk embeddings of `table` (schema-qualified or not). */
+const cosineSearch = (db: Database, table: string): VectorIndex => ({
+  search: (vector, filters, limit) =>
+    db.transaction(async (tx) => {
+      // Filters are applied while walking the graph, so a narrow filter still fills the page.
+      await tx.query(`SET LOCAL hnsw.iterative_scan = relaxed_order`);
+      await tx.query(`SET LOCAL hnsw.ef_search = ${Math.max(40, Math.min(1000, limit * 2))}`);
+      const params: unknown[] = [literal(vector)];
+      const where = filterConditions(filters, params);
+      params.push(limit);
+      const rows = await tx.query<{ chunk_id: string; document_id: string; distance: number }>(
+        `SELECT chunk_id, document_id, value <=> $1::vector AS distance FROM ${table}
+         WHERE ${where.join(' AND ')} ORDER BY value <=> $1::vector LIMIT $${params.length}`,
+        params,
+      );
+      return rows.map((r) => ({ chunkId: r.chunk_id, documentId: r.document_id, score: 1 - r.distance }));
+    }),
+});
 
 /** Cosine nearest neighbours over chunk embeddings with pgvector's HNSW index. */
 export const createPgvectorIndex = async (
@@ -16,33 +52,23 @@ export const createPgvectorIndex = async (
   embedder: Embedder,
 ): Promise<{ projection: RunnableProjection; index: VectorIndex }> => {
   await db.exec('CREATE EXTENSION IF NOT EXISTS vector');
-  const projection = await postgresChunkIndexProjection(db, content, {
-    name: 'semantic',
-    version: 1,
-    table: TABLE,
-    valueType: `vector(${embedder.dimensions})`,
-    valueIndex: (table, index) => `CREATE INDEX ${index} ON ${table} USING hnsw (value vector_cosine_ops)`,
-    values: async (chunks, texts) => {
-      const passages = chunks.map((c) => [c.title, texts.get(c.textHash)].filter((part) => part).join('\n'));
-      return (await embedder.embed(passages, 'document')).map(literal);
-    },
+  const spec = semanticTable(embedder);
+  const projection = await postgresChunkIndexProjection(db, content, spec);
+  return { projection, index: cosineSearch(db, spec.table) };
+};
+
+/**
+ * The semantic index built apart in `schema`, without the HNSW graph: a temporary model answers a
+ * few queries, and scanning it exactly costs less than building the graph.
+ */
+export const openPgvectorSnapshot = async (
+  db: Database,
+  content: ContentStore,
+  embedder: Embedder,
+  schema: string,
+): Promise<ChunkTableSnapshot & { index: VectorIndex }> => {
+  const snapshot = await openChunkTableSnapshot(db, content, semanticTable(embedder), schema, {
+    valueIndex: false,
   });
-  const index: VectorIndex = {
-    search: (vector, filters, limit) =>
-      db.transaction(async (tx) => {
-        // Filters are applied while walking the graph, so a narrow filter still fills the page.
-        await tx.query(`SET LOCAL hnsw.iterative_scan = relaxed_order`);
-        await tx.query(`SET LOCAL hnsw.ef_search = ${Math.max(40, Math.min(1000, limit * 2))}`);
-        const params: unknown[] = [literal(vector)];
-        const where = filterConditions(filters, params);
-        params.push(limit);
-        const rows = await tx.query<{ chunk_id: string; document_id: string; distance: number }>(
-          `SELECT chunk_id, document_id, value <=> $1::vector AS distance FROM ${TABLE}
-           WHERE ${where.join(' AND ')} ORDER BY value <=> $1::vector LIMIT $${params.length}`,
-          params,
-        );
-        return rows.map((r) => ({ chunkId: r.chunk_id, documentId: r.document_id, score: 1 - r.distance }));
-      }),
-  };
-  return { projection, index };
+  return { ...snapshot, index: cosineSearch(db, snapshot.table) };
 };

@@ -1,7 +1,13 @@
 import { searchChunkChanges, SEARCH_EVENT_TYPES, type SearchChunk } from '../../projections/searchChunks.js';
 import type { StoredEvent } from '../../src/domain/events.js';
+import { START } from '../../src/domain/position.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
-import type { ProjectionSink, RunnableProjection, ShadowSink } from '../../src/ports/projections.js';
+import {
+  CheckpointMovedError,
+  type ProjectionSink,
+  type RunnableProjection,
+  type ShadowSink,
+} from '../../src/ports/projections.js';
 import type { SearchFilters } from '../../src/ports/searchIndex.js';
 import type { Database, Sql } from '../postgres/database.js';
 import { projectionCheckpoints } from '../postgres/checkpoints.js';
@@ -19,6 +25,7 @@ export interface ChunkTableSpec {
   values(chunks: readonly SearchChunk[], texts: ReadonlyMap<string, string>): Promise<string[]>;
 }
 
+/** `table` may be schema-qualified; its indexes are then created in that schema. */
 const columns = (table: string, valueType: string) => `
 CREATE TABLE IF NOT EXISTS ${table} (
   chunk_id text PRIMARY KEY,
@@ -32,8 +39,11 @@ CREATE TABLE IF NOT EXISTS ${table} (
   chunk_index integer NOT NULL,
   value ${valueType} NOT NULL
 );
-CREATE INDEX IF NOT EXISTS ${table}_document ON ${table} (document_id);`;
+CREATE INDEX IF NOT EXISTS ${unqualified(table)}_document ON ${table} (document_id);`;
 
+const unqualified = (table: string) => table.slice(table.lastIndexOf('.') + 1);
+
+/** The value index of `table`, qualified by the table's schema when it has one. */
 export const valueIndexName = (table: string) => `${table}_value`;
 
 /** Keeps, per document, only the last change of a batch: each change replaces all its chunks. */
@@ -78,6 +88,26 @@ const write = async (
   );
 };
 
+/** Applies a batch to a chunk table: values first, then the rows and `record` in one transaction. */
+const applyChanges = async (
+  db: Database,
+  content: ContentStore,
+  spec: ChunkTableSpec,
+  target: string,
+  events: readonly StoredEvent[],
+  record: (tx: Sql) => Promise<void>,
+) => {
+  const changes = lastChanges(events);
+  const chunks = [...changes.values()].flat();
+  const texts = await content.get(chunks.map((c) => c.textHash));
+  const present = chunks.filter((c) => texts.has(c.textHash));
+  const values = await spec.values(present, texts);
+  await db.transaction(async (tx) => {
+    await record(tx);
+    if (changes.size > 0) await write(tx, target, spec.valueType, [...changes.keys()], present, values);
+  });
+};
+
 /**
  * A search index kept in a Postgres table of chunks, fed from document events. The batch's values
  * are computed first; then the rows and the checkpoint are written in one transaction.
@@ -98,17 +128,8 @@ export const postgresChunkIndexProjection = async (
 
   const sink = (target: string, slot: 'live' | 'shadow'): ProjectionSink => ({
     checkpoint: () => checkpoints.read(slot),
-    apply: async (events, from, to) => {
-      const changes = lastChanges(events);
-      const chunks = [...changes.values()].flat();
-      const texts = await content.get(chunks.map((c) => c.textHash));
-      const present = chunks.filter((c) => texts.has(c.textHash));
-      const values = await spec.values(present, texts);
-      await db.transaction(async (tx) => {
-        await checkpoints.advance(tx, slot, from, to);
-        if (changes.size > 0) await write(tx, target, spec.valueType, [...changes.keys()], present, values);
-      });
-    },
+    apply: (events, from, to) =>
+      applyChanges(db, content, spec, target, events, (tx) => checkpoints.advance(tx, slot, from, to)),
   });
 
   return {
@@ -140,6 +161,48 @@ export const postgresChunkIndexProjection = async (
             await checkpoints.dropShadow(tx);
           }),
       };
+    },
+  };
+};
+
+/** The same chunk table as a projection keeps, built apart in a schema of its own. */
+export interface ChunkTableSnapshot {
+  /** The schema-qualified table. */
+  table: string;
+  /** Fed in order by one caller; its checkpoint lives in memory, as a snapshot is never resumed. */
+  sink: ProjectionSink;
+  /** After the last batch: builds the value index in bulk, when the snapshot has one. */
+  seal(): Promise<void>;
+}
+
+/**
+ * Opens an empty copy of a chunk table in `schema` (which must exist), written by the projection's
+ * own code. Without `valueIndex`, queries scan the table: exact, and for a model that answers a
+ * handful of queries cheaper than building a vector graph.
+ */
+export const openChunkTableSnapshot = async (
+  db: Database,
+  content: ContentStore,
+  spec: ChunkTableSpec,
+  schema: string,
+  { valueIndex }: { valueIndex: boolean },
+): Promise<ChunkTableSnapshot> => {
+  const table = `${schema}.${spec.table}`;
+  await db.exec(columns(table, spec.valueType));
+  let checkpoint = START;
+  return {
+    table,
+    sink: {
+      checkpoint: () => Promise.resolve(checkpoint),
+      apply: async (events, from, to) => {
+        if (from !== checkpoint)
+          throw new CheckpointMovedError(`Snapshot of '${spec.name}' is at ${checkpoint}, not ${from}`);
+        await applyChanges(db, content, spec, table, events, () => Promise.resolve());
+        checkpoint = to;
+      },
+    },
+    seal: async () => {
+      if (valueIndex) await db.exec(spec.valueIndex(table, unqualified(valueIndexName(table))));
     },
   };
 };

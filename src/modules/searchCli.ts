@@ -92,17 +92,32 @@ export const searchCli = (program: Command, withLedger: WithLedger) => {
     .option('--since <iso>', 'only documents updated since')
     .option('--until <iso>', 'only documents updated until')
     .option('--explain', 'show component scores')
+    .option('--as-of <position|iso>', 'search as it would have answered then: a position from `ctx history`, or a time')
     .option('--json', 'print JSON')
     .action(async (words: string[], options: Record<string, unknown>, command: Command) => {
       const output = await withLedger(command, async (ledger) => {
-        await ledger.catchUp();
-        return run<SearchOutput>(ledger, 'search', {
-          query: words.join(' '),
-          mode: options.mode,
-          limit: options.limit,
-          explain: options.explain === true,
-          filters: { source: options.source, tags: options.tag, since: options.since, until: options.until },
-        });
+        const asOf = options.asOf as string | undefined;
+        // As of a past position, the indexes are built from the events: the live ones need not catch up.
+        if (asOf === undefined) await ledger.catchUp();
+        const progress = progressLine();
+        const found = await run<SearchOutput>(
+          ledger,
+          'search',
+          {
+            query: words.join(' '),
+            mode: options.mode,
+            limit: options.limit,
+            explain: options.explain === true,
+            filters: { source: options.source, tags: options.tag, since: options.since, until: options.until },
+            asOf,
+          },
+          {
+            onProgress: (p) =>
+              progress.update(`building the ${String(p.model)} index as of ${String(p.position)}: ${String(p.processedEvents)} events`),
+          },
+        );
+        progress.done();
+        return found;
       });
       if (options.json) return print(JSON.stringify(output, null, 2));
       if (output.results.length === 0) return print('No results.');
@@ -118,7 +133,12 @@ export const searchCli = (program: Command, withLedger: WithLedger) => {
     .description('print a document by id')
     .argument('<id>', 'document id')
     .option('--json', 'print JSON with chunks')
-    .action(async (id: string, options: { json?: boolean }, command: Command) => {
+    .option('--as-of <position|iso>', 'which version it was then, and its chunk ids (JSON)')
+    .action(async (id: string, options: { json?: boolean; asOf?: string }, command: Command) => {
+      if (options.asOf !== undefined) {
+        const version = await withLedger(command, (ledger) => run(ledger, 'document_as_of', { id, as_of: options.asOf }));
+        return print(JSON.stringify(version, null, 2));
+      }
       const doc = await withLedger(command, async (ledger) => {
         await ledger.catchUp();
         return run<GetDocumentOutput>(ledger, 'get', { id });

@@ -4,6 +4,7 @@ import { treeSitterChunker } from '../../infra/chunking/chunker.js';
 import { scanFilesystem, type ScannedFile, type SkippedFile } from '../../infra/connectors/index.js';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
 import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
+import { createAsOfSchemas } from '../../infra/search/asOfSchemas.js';
 import { connectMeilisearch, createMeiliKeywordIndex } from '../../infra/search/meiliKeywordIndex.js';
 import { createPgTextsearchKeywordIndex } from '../../infra/search/pgTextsearchKeywordIndex.js';
 import { createPgvectorIndex } from '../../infra/search/pgvectorIndex.js';
@@ -13,6 +14,7 @@ import { documentsProjection } from '../../projections/documents.js';
 import { getDocumentOperation } from '../../queries/getDocument.js';
 import { listChunksOperation } from '../../queries/listChunks.js';
 import { listSourcesOperation } from '../../queries/listSources.js';
+import { createSearchAsOf } from '../../queries/searchAsOf.js';
 import { searchOperation } from '../../queries/searchDocuments.js';
 import { commandContext } from '../engine/commands.js';
 import { NotFoundError, ValidationError } from '../errors.js';
@@ -116,6 +118,20 @@ export const searchModule: LedgerModule = {
     const embedder = await embedderFromConfig(config, db, logger);
     const semantic = 'disabled' in embedder ? embedder : { embedder, ...(await createPgvectorIndex(db, content, embedder)) };
     const sources = configuredSources(config);
+    const asOfSchemas = await createAsOfSchemas(db, content, 'embedder' in semantic ? semantic.embedder : null);
+    // As-of keyword indexes are built with BM25 in Postgres, also where the live one is Meilisearch.
+    const bm25InPostgres = (await db.availableExtensions()).has('pg_textsearch');
+    const asOf = createSearchAsOf({
+      store,
+      openSpace: () => asOfSchemas.open(),
+      capacity: config.search.asOfCache,
+      batchSize: config.projections.batchSize,
+      keywordUnavailable: bm25InPostgres
+        ? undefined
+        : 'Keyword and hybrid search as of a past position need the pg_textsearch extension in PostgreSQL, ' +
+          'which this server lacks; semantic search as of a past position works',
+      logger,
+    });
 
     const search = searchOperation({
       keyword: keyword.index,
@@ -123,6 +139,7 @@ export const searchModule: LedgerModule = {
       readModels,
       content,
       defaultLimit: config.search.defaultLimit,
+      asOf,
     });
     const get = getDocumentOperation({ readModels, content });
     const listSources = listSourcesOperation({
@@ -149,6 +166,7 @@ export const searchModule: LedgerModule = {
         mountOperation(app, 'GET', '/tools/sources', listSources);
       },
       close: async () => {
+        await asOf.close();
         if ('projection' in semantic) await semantic.embedder.close();
       },
     };
