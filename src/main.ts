@@ -7,6 +7,8 @@ import { postgresReadModels } from '../infra/postgres/documentReadModels.js';
 import { createPostgresEventStore } from '../infra/eventstore/postgresEventStore.js';
 import { connectEsdb, createEsdbEventStore } from '../infra/eventstore/esdbEventStore.js';
 import { checkPostgresExtensions } from '../infra/deploy/postgresExtensions.js';
+import { embeddingActivity } from '../infra/embeddings/embeddingActivity.js';
+import { jobsProjection } from '../projections/jobs.js';
 import { ConfigError, type Config } from './config.js';
 import { createProjectionRunner, type ProjectionRunner } from './engine/projectionRunner.js';
 import { NotFoundError } from './errors.js';
@@ -15,6 +17,9 @@ import { createMcpServerFactory } from './mcp/server.js';
 import type { LedgerHandle, LedgerModule, ModuleContext, ModuleParts } from './module.js';
 import type { Operation } from './operations.js';
 import { MODULES } from './modules/index.js';
+import { countAppends } from './observability/countAppends.js';
+import { createLedgerMetrics, type LedgerMetrics } from './observability/ledgerMetrics.js';
+import { mountMetrics } from './observability/metricsRoute.js';
 
 /** A one-shot command waits this long at most for the read models (embedding a large tree takes a while). */
 const CATCH_UP_TIMEOUT_MS = 60 * 60_000;
@@ -26,6 +31,7 @@ export interface Ledger extends LedgerHandle {
   projections: ProjectionRunner;
   parts: readonly ModuleParts[];
   createMcpServer: ReturnType<typeof createMcpServerFactory>;
+  metrics: LedgerMetrics;
   /** Starts projections and every module's background work. */
   start(): Promise<void>;
   close(): Promise<void>;
@@ -54,10 +60,13 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
       embeddingsProvider: config.embeddings.provider,
     });
     if (missing.length > 0) throw new ConfigError(missing);
-    const store =
+    const metrics = createLedgerMetrics();
+    const store = countAppends(
       config.storage.eventStore === 'eventstoredb'
         ? createEsdbEventStore(connectEsdb(config.storage.eventstoreUrl!))
-        : await createPostgresEventStore(db);
+        : await createPostgresEventStore(db),
+      metrics.eventsAppended,
+    );
     let operations: Operation[] = [];
     const context: ModuleContext = {
       config,
@@ -77,11 +86,18 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
       { batchSize: config.projections.batchSize, logger },
     );
     operations = parts.flatMap((p) => p.operations ?? []);
+    const runsJobs = parts.some((p) => p.projections?.some((x) => x.name === jobsProjection.name));
+    metrics.observe({
+      projections,
+      jobsByStatus: runsJobs ? () => context.readModels.count(jobsProjection.name, 'status') : null,
+      embedding: () => embeddingActivity,
+    });
     const database = db;
     return {
       ...context,
       projections,
       parts,
+      metrics,
       operation: (name) => {
         const found = operations.find((o) => o.name === name);
         if (!found) throw new NotFoundError(`No operation named '${name}'`);
@@ -130,6 +146,7 @@ export const startServer = async (ledger: Ledger): Promise<RunningServer> => {
     bodyLimitBytes: ledger.config.server.bodyLimitBytes,
     createMcpServer: ledger.createMcpServer,
   });
+  mountMetrics(app, ledger.metrics);
   for (const part of ledger.parts) await part.routes?.(app);
   await ledger.start();
   const [host, port] = ledger.config.server.bind.split(':') as [string, string];

@@ -1,5 +1,6 @@
 import { contentHash } from '../../src/domain/ids.js';
 import type { Embedder, EmbeddingCache, EmbeddingKind } from '../../src/ports/embedder.js';
+import { trackEmbedding } from './embeddingActivity.js';
 
 /** The cache key of a text: sha256 of its UTF-8 bytes, as hex. */
 export { contentHash };
@@ -29,7 +30,7 @@ export const withEmbeddingCache = (embedder: Embedder, cache: EmbeddingCache): E
       if (!found.has(hash)) missing.set(hash, texts[i]!);
     });
     if (missing.size > 0) {
-      const vectors = await embedder.embed([...missing.values()], kind);
+      const vectors = await trackEmbedding(missing.size, () => embedder.embed([...missing.values()], kind));
       const fresh = new Map([...missing.keys()].map((hash, i) => [hash, vectors[i]!]));
       await cache.put(space, fresh);
       for (const [hash, vector] of fresh) found.set(hash, vector);

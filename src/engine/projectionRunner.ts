@@ -181,6 +181,8 @@ export const createProjectionRunner = (
       progress.processedEvents += events.length;
       Object.assign(progress, estimated(progress));
       onProgress?.({ ...progress });
+      // An embedded database answers without giving the event loop a turn: let requests in between batches.
+      await new Promise((resolve) => setImmediate(resolve));
     }
   };
 

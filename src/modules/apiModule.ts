@@ -16,6 +16,7 @@ import { ScopeSchema, type Scope } from '../domain/auth.js';
 import type { Actor } from '../domain/metadata.js';
 import { commandContext } from '../engine/commands.js';
 import { UnavailableError, ValidationError } from '../errors.js';
+import { adminHandlers } from '../http/api/adminRoutes.js';
 import { createApiMetrics } from '../http/api/apiMetrics.js';
 import { apiPlugin, type ApiHandlers } from '../http/api/apiPlugin.js';
 import { authEnabled, createAuthenticator, type Principal } from '../http/api/authenticator.js';
@@ -89,6 +90,7 @@ const wire = async (context: ModuleContext) => {
   };
 
   const handlers: ApiHandlers = {
+    ...adminHandlers({ projections: context.projections, readModels, store, operations: context.operations }),
     'GET /health': async () => {
       const database = await db.query('SELECT 1').then(
         () => 'healthy',

@@ -18,6 +18,9 @@ const SAMPLE: Record<string, { route: string; body?: unknown }> = {
   'DELETE /connectors/{id}': { route: `/connectors/${crypto.randomUUID()}` },
   'GET /config': { route: '/config' },
   'PATCH /config': { route: '/config', body: { search: { max_results: 50 } } },
+  'GET /projections': { route: '/projections' },
+  'POST /projections/{name}/rebuild': { route: '/projections/no-such-projection/rebuild' },
+  'GET /jobs': { route: '/jobs' },
 };
 
 const scoped = (ROUTE_SPECS as readonly RouteSpec[]).filter((spec) => spec.scope !== null);

@@ -4,10 +4,11 @@ import { apiErrorBody } from './apiErrors.js';
 import type { Authenticator } from './authenticator.js';
 
 /** HTTP surfaces of other seeds that must not stay open once authentication is on. */
-const GUARDED = /^\/(api\/v1\/annotations|tools|agents)(\/|\?|$)/;
+const GUARDED = /^\/(api\/v1\/annotations|tools|agents|metrics)(\/|\?|$)/;
 const READS = /^\/(tools\/(search|get|sources|list)|agents\/list)(\?|$)/;
 
 const scopeFor = (request: FastifyRequest): string => {
+  if (/^\/metrics(\?|$)/.test(request.url)) return 'admin';
   if (request.url.startsWith('/api/v1/')) return request.method === 'GET' ? 'index:read' : 'index:write';
   return READS.test(request.url) ? 'search:read' : 'index:write';
 };

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Scope } from '../../domain/auth.js';
+import { ADMIN_ROUTE_SPECS } from './adminRoutes.js';
 import * as s from './schemas.js';
 
 /** Requests per minute per user share one budget within a class. */
@@ -177,6 +178,7 @@ export const ROUTE_SPECS = [
     status: 200,
     response: s.RefreshResponseSchema,
   },
+  ...ADMIN_ROUTE_SPECS,
 ] as const satisfies readonly RouteSpec[];
 
 type Spec = (typeof ROUTE_SPECS)[number];

@@ -1,0 +1,168 @@
+import { z } from 'zod';
+import { jobsProjection, type JobView } from '../../../projections/jobs.js';
+import { streamId } from '../../domain/events.js';
+import { JobPhaseSchema, JobStatusSchema } from '../../domain/jobs.js';
+import type { ProjectionRunner, ProjectionStatus } from '../../engine/projectionRunner.js';
+import { UnavailableError } from '../../errors.js';
+import { ProjectIdSchema } from '../../jobs/workspace.js';
+import type { Operation } from '../../operations.js';
+import type { EventStore } from '../../ports/eventStore.js';
+import type { ReadModels } from '../../ports/projections.js';
+import type { ApiCall, ApiHandlers } from './apiPlugin.js';
+import type { RouteSpec } from './routeSpecs.js';
+
+const timestamp = z.iso.datetime({ offset: true });
+
+export const ProjectionSchema = z.object({
+  name: z.string(),
+  version: z.number().int(),
+  state: z.enum(['running', 'stopped', 'rebuilding']),
+  checkpoint: z.string().describe('Position of the last event applied'),
+  head: z.string().describe('Position of the last event in $all'),
+  lag_events: z.number().int().nonnegative(),
+  lag_seconds: z.number().nonnegative(),
+  events_per_second: z.number().nonnegative(),
+  last_error: z.object({ message: z.string(), at: timestamp }).nullable(),
+  rebuild: z
+    .object({
+      processed_events: z.number().int().nonnegative(),
+      total_events: z.number().int().nonnegative(),
+      percent: z.number().min(0).max(100),
+      eta_seconds: z.number().nonnegative().nullable(),
+      started_at: timestamp,
+    })
+    .nullable(),
+});
+export const ProjectionListSchema = z.object({ projections: z.array(ProjectionSchema) });
+
+export const ProjectionNameParamsSchema = z.object({ name: z.string().min(1).max(100) });
+export const RebuildStartedSchema = z.object({ name: z.string(), state: z.literal('rebuilding') });
+
+export const JobsQuerySchema = z.object({
+  status: JobStatusSchema.optional(),
+  project: ProjectIdSchema.optional(),
+  limit: z.coerce.number().int().min(1).max(500).default(100),
+});
+export const AdminJobSchema = z.object({
+  job_id: z.string(),
+  project_id: z.string(),
+  status: JobStatusSchema,
+  phase: JobPhaseSchema.nullable(),
+  percent: z.number().int().min(0).max(100),
+  message: z.string(),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+export const AdminJobListSchema = z.object({ jobs: z.array(AdminJobSchema) });
+
+/** Administration of the ledger itself: read models, their rebuilds, and indexing jobs across projects. */
+export const ADMIN_ROUTE_SPECS = [
+  {
+    method: 'GET',
+    url: '/projections',
+    summary: 'Read models: checkpoint, lag, throughput, last error and rebuild progress',
+    scope: 'admin',
+    rateClass: 'admin',
+    status: 200,
+    response: ProjectionListSchema,
+  },
+  {
+    method: 'POST',
+    url: '/projections/{name}/rebuild',
+    summary: 'Rebuild a read model beside the live one, then swap it in (409 while one runs)',
+    scope: 'admin',
+    rateClass: 'admin',
+    params: ProjectionNameParamsSchema,
+    status: 202,
+    response: RebuildStartedSchema,
+  },
+  {
+    method: 'GET',
+    url: '/jobs',
+    summary: 'Indexing jobs with live progress, newest first',
+    scope: 'admin',
+    rateClass: 'admin',
+    query: JobsQuerySchema,
+    status: 200,
+    response: AdminJobListSchema,
+  },
+] as const satisfies readonly RouteSpec[];
+
+const projectionItem = (s: ProjectionStatus): z.infer<typeof ProjectionSchema> => ({
+  name: s.name,
+  version: s.version,
+  state: s.state,
+  checkpoint: s.checkpoint,
+  head: s.head,
+  lag_events: s.lagEvents,
+  lag_seconds: s.lagSeconds,
+  events_per_second: s.eventsPerSecond,
+  last_error: s.lastError,
+  rebuild: s.rebuild && {
+    processed_events: s.rebuild.processedEvents,
+    total_events: s.rebuild.totalEvents,
+    percent: s.rebuild.percent,
+    eta_seconds: s.rebuild.etaSeconds,
+    started_at: s.rebuild.startedAt,
+  },
+});
+
+/** The one project a tenant's caller may see, or null for the caller of an open deployment. */
+const tenantOf = (call: ApiCall): string | null =>
+  call.principal && call.principal.method !== 'open' ? call.principal.tenant : null;
+
+export interface AdminDeps {
+  projections: () => ProjectionRunner;
+  readModels: ReadModels;
+  store: EventStore;
+  operations: () => readonly Operation[];
+}
+
+export const adminHandlers = ({ projections, readModels, store, operations }: AdminDeps) => {
+  /** When a job last changed: its stream's last event. */
+  const updatedAt = async (job: JobView) => {
+    const [last] = await store.readStream(streamId('job', job.jobId), { direction: 'backwards', maxCount: 1 });
+    return last?.metadata.occurredAt ?? job.createdAt;
+  };
+
+  return {
+    'GET /projections': async () => ({ projections: (await projections().status()).map(projectionItem) }),
+    'POST /projections/{name}/rebuild': ({ params }) => {
+      const name = params.name as string;
+      // Throws at once for an unknown name or a rebuild already running; the runner records how it ends.
+      projections()
+        .startRebuild(name)
+        .catch(() => undefined);
+      return Promise.resolve({ name, state: 'rebuilding' as const });
+    },
+    'GET /jobs': async (call) => {
+      const { query } = call;
+      if (!operations().some((o) => o.name === 'list_background_jobs'))
+        throw new UnavailableError('Background indexing is not available in this deployment');
+      const tenant = tenantOf(call);
+      const asked = query.project as string | undefined;
+      // A tenant's caller sees its own project only: asking for another one finds nothing.
+      if (tenant && asked && asked !== tenant) return { jobs: [] };
+      const project = tenant ?? asked;
+      const { items } = await readModels.find<JobView>(jobsProjection.name, {
+        where: { ...(project ? { project } : {}), ...(query.status ? { status: query.status as string } : {}) },
+        orderBy: [{ field: 'createdAt', direction: 'desc' }],
+        limit: query.limit as number,
+      });
+      return {
+        jobs: await Promise.all(
+          items.map(async (job) => ({
+            job_id: job.jobId,
+            project_id: job.project,
+            status: job.status,
+            phase: job.phase,
+            percent: job.percentage,
+            message: job.message,
+            created_at: job.createdAt,
+            updated_at: await updatedAt(job),
+          })),
+        ),
+      };
+    },
+  } satisfies Partial<ApiHandlers>;
+};
