@@ -195,11 +195,25 @@ describe.skipIf(!hasChromium)('the admin console in Chromium', () => {
       await page.selectOption('#jobs-filters select[name="status"]', 'failed');
       await row.waitFor({ state: 'detached' });
       expect(await page.isVisible('#jobs-empty')).toBe(true);
+      await page.selectOption('#jobs-filters select[name="status"]', '');
+    });
+
+    it('follows a job started while the jobs view is open, without reloading', async () => {
+      await page.goto(`${api.server.url}/admin#jobs`);
+      await page.locator(`#jobs-table tbody tr[data-key="${seeded.jobId}"]`).waitFor();
+      const { job_id } = (await api.ledger
+        .operation('start_indexing_background')
+        .run({ repo_path: makeRepo(40, 'ctx-console-live-') }, context())) as { job_id: string };
+      const row = page.locator(`#jobs-table tbody tr[data-key="${job_id}"]`);
+      await row.waitFor({ timeout: 10_000 });
+      await row.locator('.badge', { hasText: 'completed' }).waitFor({ timeout: 20_000 });
+      expect(await row.locator('progress').getAttribute('value')).toBe('100');
     });
 
     it('takes a full-page screenshot of the timeline', async () => {
       await page.goto(`${api.server.url}/admin#timeline`);
-      await page.locator('#timeline-table tbody tr').first().waitFor();
+      await page.click('#timeline-filters button[type="reset"]');
+      await page.waitForFunction(() => document.querySelectorAll('#timeline-table tbody tr').length > 2);
       const file = path.join(tempDataDir('ctx-console-shot-'), 'admin-console.png');
       await page.screenshot({ path: file, fullPage: true });
       const png = readFileSync(file);

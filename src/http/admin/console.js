@@ -327,8 +327,8 @@ const timelineRow = (event) => {
   const row = h(
     'tr',
     { class: 'clickable' },
-    h('td', { title: event.position }, shortPosition(event.position)),
-    h('td', {}, h('time', { datetime: event.occurred_at }, time(event.occurred_at))),
+    h('td', { title: event.position, class: 'nowrap' }, shortPosition(event.position)),
+    h('td', { class: 'nowrap' }, h('time', { datetime: event.occurred_at }, time(event.occurred_at))),
     h('td', {}, h('a', { href: streamHref(event) }, event.stream_id)),
     h('td', {}, String(event.revision)),
     h('td', {}, h('code', {}, event.type)),
