@@ -259,6 +259,15 @@ describe.skipIf(!hasChromium)('the admin console in Chromium', () => {
           (await rowTexts(page, '#timeline-table')).some((row) => row.includes('DocumentIngested')),
         ).toBe(true);
         expect(await page.evaluate(() => sessionStorage.length)).toBeGreaterThan(0);
+
+        await page.click('#sign-out');
+        await page.locator('#sign-in').waitFor();
+        expect(await page.locator('#timeline-table tbody tr').count()).toBe(0);
+        await page.selectOption('#sign-in-form select[name="kind"]', 'bearer');
+        await page.fill('#sign-in-form input[name="secret"]', api.token(['admin']));
+        await page.click('#sign-in-form button[type="submit"]');
+        await page.locator('#timeline-table tbody tr').first().waitFor();
+        expect(await page.isVisible('#sign-in')).toBe(false);
       } finally {
         await page.close();
       }

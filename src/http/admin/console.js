@@ -279,10 +279,10 @@ $('#sign-in-form', HTMLFormElement).addEventListener('submit', (event) => {
   void route();
 });
 
+// A fresh page shows nothing read with the old credential.
 signOut.addEventListener('click', () => {
   storeCredential(null);
-  signOut.hidden = true;
-  void route();
+  location.reload();
 });
 
 // ---------------------------------------------------------------------------------------------
