@@ -8,30 +8,25 @@ import {
 } from '../src/domain/annotations.js';
 import type { StoredEvent } from '../src/domain/events.js';
 import type { Position } from '../src/domain/position.js';
-import { happenedBy, type AsOf } from '../src/engine/asOf.js';
+import { foldUntil, loadAggregateAsOf, type AsOf, type Fold } from '../src/engine/asOf.js';
 import type { EventStore } from '../src/ports/eventStore.js';
+
+/** A session's state, built from its stream. */
+export const sessionFold: Fold<SessionState, AnnotationEvent> = {
+  initialState: initialSessionState,
+  evolve: evolveSession,
+};
 
 export const readSessionEvents = async (store: EventStore, sessionId: string) =>
   (await store.readStream(annotationStream(sessionId))) as StoredEvent<AnnotationEvent>[];
 
-/**
- * Folds events into a fresh state, stopping at the first one after `asOf`. Stream order is commit
- * order, so everything after that event happened later too.
- */
+/** The session folded up to `asOf`, afresh or on from an earlier fold of the same events. */
 export const foldSessionUntil = (
   events: readonly StoredEvent<AnnotationEvent>[],
   asOf: AsOf | undefined,
   state: SessionState = initialSessionState(),
   from = 0,
-): { state: SessionState; next: number } => {
-  let index = from;
-  for (; index < events.length; index++) {
-    const event = events[index]!;
-    if (asOf && !happenedBy(event, asOf)) break;
-    evolveSession(state, event);
-  }
-  return { state, next: index };
-};
+): { state: SessionState; next: number } => foldUntil(events, sessionFold, asOf, { state, next: from });
 
 /** The session as it was at `asOf` (or now); SessionNotFound when it did not exist then. */
 export const sessionAsOf = async (
@@ -39,7 +34,7 @@ export const sessionAsOf = async (
   sessionId: string,
   asOf?: AsOf,
 ): Promise<SessionState> => {
-  const { state } = foldSessionUntil(await readSessionEvents(store, sessionId), asOf);
+  const { state } = await loadAggregateAsOf(store, annotationStream(sessionId), sessionFold, asOf);
   if (state.sessionId === null) throw new SessionNotFoundError(sessionId);
   return state;
 };

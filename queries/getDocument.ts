@@ -1,8 +1,13 @@
 import { z } from 'zod';
+import { ingestDecider } from '../commands/ingestDocument.js';
 import type { DocumentView } from '../projections/documents.js';
+import type { DocumentState } from '../src/domain/documents.js';
+import { streamId } from '../src/domain/events.js';
+import { AsOfSchema, foldUntil, parseAsOf, type Folded } from '../src/engine/asOf.js';
 import { NotFoundError } from '../src/errors.js';
 import { defineOperation } from '../src/operations.js';
 import type { ContentStore } from '../src/ports/contentStore.js';
+import type { EventStore } from '../src/ports/eventStore.js';
 import type { ReadModels } from '../src/ports/projections.js';
 import { parseInput } from '../src/validation.js';
 
@@ -68,4 +73,72 @@ export const getDocumentOperation = (deps: GetDocumentDeps) =>
     input: GetDocumentInputSchema,
     output: GetDocumentOutputSchema,
     run: (input, context) => getDocument(deps, input, context.project),
+  });
+
+export const DocumentAsOfInputSchema = z.object({
+  id: z.uuid('id must be a document uuid').describe('A document id, as returned by search'),
+  as_of: AsOfSchema.optional().describe('The moment: a position from the event history or an ISO 8601 timestamp; now when omitted'),
+});
+
+export const DocumentVersionSchema = z.object({
+  id: z.string(),
+  version: z.number().int().describe('How many versions had been ingested by then'),
+  revision: z.number().int().describe('Revision of the last event of the document stream by then'),
+  removed: z.boolean().describe('The document had been removed by then'),
+  content_hash: z.string().nullable().describe('sha256 of the body then; null once removed'),
+  source: z.string().nullable(),
+  source_id: z.string().nullable(),
+  title: z.string().nullable(),
+  content_type: z.string().nullable(),
+  updated_at: z.string().nullable(),
+  chunk_ids: z.array(z.string()).describe('The ids of its chunks then, in order'),
+});
+export type DocumentVersion = z.infer<typeof DocumentVersionSchema>;
+
+/** Which version a document was at, and which chunks it had; null when it did not exist yet. */
+export const documentVersion = (
+  { state, revision }: Folded<DocumentState>,
+  id: string,
+): DocumentVersion | null => {
+  if (revision === null) return null;
+  const current = state.current;
+  return {
+    id,
+    version: state.versions,
+    revision: Number(revision),
+    removed: current === null,
+    content_hash: current?.bodyHash ?? null,
+    source: current?.source ?? null,
+    source_id: current?.sourceId ?? null,
+    title: current?.title ?? null,
+    content_type: current?.contentType ?? null,
+    updated_at: current?.updatedAt ?? null,
+    chunk_ids: current?.chunks.map((c) => c.id) ?? [],
+  };
+};
+
+/** A document as it was at a past moment (or now), folded from its stream. */
+export const documentAsOf = async (store: EventStore, rawInput: unknown, project?: string): Promise<DocumentVersion> => {
+  const { id, as_of: asOf } = parseInput(DocumentAsOfInputSchema, rawInput);
+  const events = await store.readStream(streamId('doc', id));
+  const version =
+    events[0] && (project === undefined || events[0].metadata.project === project)
+      ? documentVersion(foldUntil(events, ingestDecider, asOf === undefined ? undefined : parseAsOf(asOf)), id)
+      : null;
+  if (!version) throw new NotFoundError(`No document with id ${id}${asOf ? ` as of ${asOf}` : ''}`);
+  return version;
+};
+
+export const documentAsOfOperation = (store: EventStore) =>
+  defineOperation({
+    name: 'document_as_of',
+    title: 'Document as of a moment',
+    description:
+      'Which version a document was at a past moment (a position from the event history or an ISO timestamp): ' +
+      'its content hash, stream revision and chunk ids then.',
+    toolset: 'search',
+    writes: false,
+    input: DocumentAsOfInputSchema,
+    output: DocumentVersionSchema,
+    run: (input, context) => documentAsOf(store, input, context.project),
   });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { streamId } from '../src/domain/events.js';
-import type { StoredEvent } from '../src/domain/events.js';
+import type { JobEvent } from '../src/domain/jobs.js';
+import { AsOfSchema, loadAggregateAsOf, parseAsOf, type AsOf, type Fold } from '../src/engine/asOf.js';
 import { NotFoundError } from '../src/errors.js';
 import { jobErrorObject, parseJobInput } from '../src/jobs/jobErrors.js';
 import { JobStatusResponseSchema, jobStatusResponse } from '../src/jobs/jobResponses.js';
@@ -20,9 +21,17 @@ export const JobIdInputSchema = z.object({
   project_id: ProjectIdSchema.optional().describe('When given, the job must belong to this project'),
 });
 
-/** The job as its stream tells it, for a job the read model has not caught up with yet, or as of a past event. */
-export const foldJobView = (events: readonly StoredEvent[]): JobView | null =>
-  events.reduce<JobView | null>((doc, event) => jobsProjection.evolve(doc, event), null);
+export const GetJobStatusInputSchema = JobIdInputSchema.extend({
+  as_of: AsOfSchema.optional().describe(
+    'The status as it was at this moment: a position from the event history or an ISO 8601 timestamp',
+  ),
+});
+
+/** A job as its stream tells it, folded the way the jobs read model folds it. */
+export const jobViewFold: Fold<JobView | null, JobEvent> = {
+  initialState: () => null,
+  evolve: (view, event) => jobsProjection.evolve(view, event),
+};
 
 export const notFound = (jobId: string) =>
   new NotFoundError(`Job not found: ${jobId}`, {
@@ -32,7 +41,16 @@ export const notFound = (jobId: string) =>
 
 /** Reads a job from the read model, falling back to its stream right after it was requested. */
 export const readJobView = async ({ store, readModels }: JobReadDeps, jobId: string, project?: string): Promise<JobView> => {
-  const job = (await readModels.get<JobView>('jobs', jobId)) ?? foldJobView(await store.readStream(streamId('job', jobId)));
+  const job =
+    (await readModels.get<JobView>('jobs', jobId)) ??
+    (await loadAggregateAsOf(store, streamId('job', jobId), jobViewFold)).state;
+  if (!job || (project !== undefined && job.project !== project)) throw notFound(jobId);
+  return job;
+};
+
+/** The job as it was at `asOf`, from its stream; not found when it had not been requested by then. */
+export const jobViewAsOf = async (store: EventStore, jobId: string, asOf: AsOf, project?: string): Promise<JobView> => {
+  const { state: job } = await loadAggregateAsOf(store, streamId('job', jobId), jobViewFold, asOf);
   if (!job || (project !== undefined && job.project !== project)) throw notFound(jobId);
   return job;
 };
@@ -41,14 +59,19 @@ export const getJobStatusOperation = (deps: JobReadDeps) =>
   defineOperation({
     name: 'get_job_status',
     title: 'Get indexing job status',
-    description: 'Status of a background indexing job: phase, percentage, counts, timestamps and estimated time left.',
+    description:
+      'Status of a background indexing job: phase, percentage, counts, timestamps and estimated time left. ' +
+      'With `as_of` (a position from the event history or an ISO timestamp), the status as it was then.',
     toolset: 'jobs',
     writes: false,
-    input: JobIdInputSchema,
+    input: GetJobStatusInputSchema,
     output: JobStatusResponseSchema,
     mcpError: jobErrorObject,
     run: async (rawInput) => {
-      const input = parseJobInput(JobIdInputSchema, rawInput);
-      return jobStatusResponse(await readJobView(deps, input.job_id, input.project_id));
+      const input = parseJobInput(GetJobStatusInputSchema, rawInput);
+      const job = input.as_of
+        ? await jobViewAsOf(deps.store, input.job_id, parseAsOf(input.as_of), input.project_id)
+        : await readJobView(deps, input.job_id, input.project_id);
+      return jobStatusResponse(job);
     },
   });

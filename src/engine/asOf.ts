@@ -18,18 +18,47 @@ export const parseAsOf = (value: string): AsOf =>
 export const happenedBy = (event: StoredEvent, asOf: AsOf): boolean =>
   'position' in asOf ? event.position <= asOf.position : Date.parse(event.recordedAt) <= Date.parse(asOf.timestamp);
 
+/** How an aggregate's state is built from its stream: a decider's fold, or a read model's. */
+export type Fold<State, Event extends DomainEvent = DomainEvent> = Pick<
+  Decider<State, unknown, Event>,
+  'initialState' | 'evolve'
+>;
+
+export interface Folded<State> {
+  state: State;
+  /** Revision of the last event folded, or null when none was. */
+  revision: bigint | null;
+  /** Index of the first event not folded: where a later fold of the same events goes on from. */
+  next: number;
+}
+
 /**
- * Any aggregate as it was at a past moment: its stream folded up to that point. One mechanism
- * for every aggregate, so jobs, sessions and documents all answer "as of" the same way.
+ * Folds a stream's events up to the last one that happened by `asOf` (all of them without it),
+ * starting afresh or from an earlier fold of the same events. It stops at the first later event:
+ * stream order is commit order, so the state is always one the stream really passed through.
+ */
+export const foldUntil = <State, Event extends DomainEvent>(
+  events: readonly StoredEvent[],
+  fold: Fold<State, Event>,
+  asOf?: AsOf,
+  from: Pick<Folded<State>, 'state' | 'next'> = { state: fold.initialState(), next: 0 },
+): Folded<State> => {
+  let { state, next } = from;
+  for (; next < events.length; next++) {
+    const event = events[next]!;
+    if (asOf && !happenedBy(event, asOf)) break;
+    state = fold.evolve(state, event as StoredEvent<Event>);
+  }
+  return { state, revision: next > 0 ? events[next - 1]!.revision : null, next };
+};
+
+/**
+ * Any aggregate as it was at a past moment (or now): its stream folded up to that point. One
+ * mechanism for every aggregate, so jobs, sessions and documents all answer "as of" the same way.
  */
 export const loadAggregateAsOf = async <State, Event extends DomainEvent>(
   store: EventStore,
   streamId: string,
-  decider: Pick<Decider<State, unknown, Event>, 'initialState' | 'evolve'>,
+  fold: Fold<State, Event>,
   asOf?: AsOf,
-): Promise<{ state: State; revision: bigint | null; events: StoredEvent[] }> => {
-  const all = await store.readStream(streamId);
-  const events = asOf ? all.filter((e) => happenedBy(e, asOf)) : all;
-  const state = events.reduce((s, e) => decider.evolve(s, e as StoredEvent<Event>), decider.initialState());
-  return { state, revision: events.length ? events[events.length - 1]!.revision : null, events };
-};
+): Promise<Folded<State>> => foldUntil(await store.readStream(streamId), fold, asOf);

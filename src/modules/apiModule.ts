@@ -19,6 +19,7 @@ import { UnavailableError, ValidationError } from '../errors.js';
 import { adminHandlers } from '../http/api/adminRoutes.js';
 import { createApiMetrics } from '../http/api/apiMetrics.js';
 import { apiPlugin, type ApiHandlers } from '../http/api/apiPlugin.js';
+import { auditHandlers } from '../http/api/auditRoutes.js';
 import { authEnabled, createAuthenticator, type Principal } from '../http/api/authenticator.js';
 import { createConnectorService } from '../http/api/connectorService.js';
 import { contextOperations } from '../http/api/contextOperations.js';
@@ -91,6 +92,7 @@ const wire = async (context: ModuleContext) => {
 
   const handlers: ApiHandlers = {
     ...adminHandlers({ projections: context.projections, readModels, store, operations: context.operations }),
+    ...auditHandlers(store),
     'GET /health': async () => {
       const database = await db.query('SELECT 1').then(
         () => 'healthy',

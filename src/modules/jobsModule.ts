@@ -132,11 +132,12 @@ const mountCli = (runtime: { runner?: JobRunner }) => (program: Command, withLed
     .command('show')
     .description('the status of one job')
     .argument('<jobId>')
-    .action(async (jobId: string, _options: object, command: Command) => {
+    .option('--as-of <position|iso>', 'the status as it was then')
+    .action(async (jobId: string, options: { asOf?: string }, command: Command) => {
       printJson(
         await withLedger(command, async (ledger) => {
           await jobsCaughtUp(ledger);
-          return call(ledger, 'get_job_status', { job_id: jobId });
+          return call(ledger, 'get_job_status', { job_id: jobId, as_of: options.asOf });
         }),
       );
     });

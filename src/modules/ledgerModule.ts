@@ -1,17 +1,19 @@
 import type { Command } from 'commander';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
 import { streamSummaries } from '../../projections/streamSummaries.js';
+import { auditEvents, auditEventsOperation, toAuditEvent } from '../../queries/auditEvents.js';
+import { documentAsOfOperation } from '../../queries/getDocument.js';
 import { readHistory, readHistoryOperation } from '../../queries/readHistory.js';
 import { formatHistory, formatProjectionStatus } from '../cli/format.js';
 import { print } from '../cli/output.js';
 import type { LedgerModule } from '../module.js';
 
-/** The event ledger itself: history of any stream, and the projections that serve it. */
+/** The event ledger itself: history of any stream, the audit log, time travel, and the projections that serve it. */
 export const ledgerModule: LedgerModule = {
   name: 'ledger',
   setup: async ({ db, store }) => ({
     projections: [await postgresDocumentProjection(db, streamSummaries)],
-    operations: [readHistoryOperation(store)],
+    operations: [readHistoryOperation(store), auditEventsOperation(store), documentAsOfOperation(store)],
   }),
   cli(program, withLedger) {
     program
@@ -38,6 +40,41 @@ export const ledgerModule: LedgerModule = {
           }),
         );
         print(options.json ? JSON.stringify(page, null, 2) : formatHistory(page));
+      });
+
+    program
+      .command('audit')
+      .description('the audit log: events across all streams, newest first, filtered')
+      .option('--category <category>', 'stream category: the stream id before its first -, e.g. job, annotation, doc')
+      .option('--type <type...>', 'only these event types (repeat, or separate with commas)')
+      .option('--actor <subject>', 'only events written for this actor subject')
+      .option('--project <project>', 'only events of this project')
+      .option('--command-id <id>', 'only events written by this command')
+      .option('--correlation-id <id>', 'only events of this correlation')
+      .option('--since <iso>', 'only events recorded at or after this time')
+      .option('--until <iso>', 'only events recorded at or before this time')
+      .option('--oldest-first', 'oldest first')
+      .option('--limit <n>', 'events per page', (v) => Number(v), 50)
+      .option('--cursor <cursor>', 'continue from a previous page')
+      .option('--json', 'print JSON')
+      .action(async (options: Record<string, unknown>, command: Command) => {
+        const page = await withLedger(command, (ledger) =>
+          auditEvents(ledger.store, {
+            category: options.category as string | undefined,
+            types: (options.type as string[] | undefined)?.flatMap((t) => t.split(',')) as never,
+            actor: options.actor as string | undefined,
+            project: options.project as string | undefined,
+            commandId: options.commandId as string | undefined,
+            correlationId: options.correlationId as string | undefined,
+            since: options.since as string | undefined,
+            until: options.until as string | undefined,
+            order: options.oldestFirst ? 'oldest' : 'newest',
+            limit: options.limit as number,
+            cursor: options.cursor as string | undefined,
+          }),
+        );
+        const output = { events: page.events.map(toAuditEvent), nextCursor: page.nextCursor };
+        print(options.json ? JSON.stringify(output, null, 2) : formatHistory(output));
       });
 
     const projections = program.command('projections').description('inspect and rebuild read models');

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Scope } from '../../domain/auth.js';
 import { ADMIN_ROUTE_SPECS } from './adminRoutes.js';
+import { AUDIT_ROUTE_SPECS } from './auditRoutes.js';
 import * as s from './schemas.js';
 
 /** Requests per minute per user share one budget within a class. */
@@ -179,6 +180,7 @@ export const ROUTE_SPECS = [
     response: s.RefreshResponseSchema,
   },
   ...ADMIN_ROUTE_SPECS,
+  ...AUDIT_ROUTE_SPECS,
 ] as const satisfies readonly RouteSpec[];
 
 type Spec = (typeof ROUTE_SPECS)[number];

@@ -1,0 +1,182 @@
+import { z } from 'zod';
+import { EVENT_TYPES, type EventType, type StoredEvent } from '../src/domain/events.js';
+import { isPosition, type Position } from '../src/domain/position.js';
+import { defineOperation } from '../src/operations.js';
+import { matchesAllFilter, type AllFilter, type EventStore } from '../src/ports/eventStore.js';
+import { parseInput } from '../src/validation.js';
+
+export const EventTypesSchema = z.array(z.enum(EVENT_TYPES as [EventType, ...EventType[]]));
+
+export const AuditEventSchema = z.object({
+  position: z.string(),
+  streamId: z.string(),
+  revision: z.number().int(),
+  type: z.string(),
+  schemaVersion: z.number().int(),
+  occurredAt: z.string(),
+  recordedAt: z.string(),
+  actor: z.object({ subject: z.string(), tenant: z.string().nullable(), via: z.string() }),
+  project: z.string(),
+  commandId: z.string(),
+  correlationId: z.string(),
+  causationId: z.string().nullable(),
+  data: z.record(z.string(), z.unknown()),
+});
+export type AuditEvent = z.infer<typeof AuditEventSchema>;
+
+export const toAuditEvent = (e: StoredEvent): AuditEvent => ({
+  position: e.position,
+  streamId: e.streamId,
+  revision: Number(e.revision),
+  type: e.type,
+  schemaVersion: e.schemaVersion,
+  occurredAt: e.metadata.occurredAt,
+  recordedAt: e.recordedAt,
+  actor: e.metadata.actor,
+  project: e.metadata.project,
+  commandId: e.metadata.commandId,
+  correlationId: e.metadata.correlationId,
+  causationId: e.metadata.causationId,
+  data: e.data,
+});
+
+export interface EventPageQuery {
+  /** One stream; `$all` when omitted. */
+  stream?: string;
+  filter: AllFilter;
+  direction: 'forwards' | 'backwards';
+  /** The `nextCursor` of a previous page: a revision for a stream, a position for `$all`. */
+  cursor?: string;
+  limit: number;
+}
+
+export interface EventPage {
+  events: StoredEvent[];
+  nextCursor: string | null;
+}
+
+/** Work one call may do before it answers with what it has and a cursor to go on from. */
+const SCAN_LIMIT = 10_000;
+
+/**
+ * A page of the events of one stream or of `$all`, oldest or newest first. The store filters
+ * `$all` itself; a stream is read as it is and filtered here. A call that has scanned
+ * `SCAN_LIMIT` events answers with what it found and a cursor to go on from.
+ */
+export const readEventPage = async (store: EventStore, query: EventPageQuery): Promise<EventPage> => {
+  const { stream, filter, direction, limit } = query;
+  const backwards = direction === 'backwards';
+  const found: StoredEvent[] = [];
+  let scanned = 0;
+  let last: StoredEvent | undefined;
+  let exhausted = false;
+  let cursor = query.cursor;
+  while (found.length < limit && scanned < SCAN_LIMIT) {
+    const page = stream
+      ? await store.readStream(stream, {
+          direction,
+          fromRevision: cursor === undefined ? undefined : BigInt(cursor) + (backwards ? -1n : 1n),
+          maxCount: limit,
+        })
+      : await store.readAll({ direction, from: cursor as Position | undefined, maxCount: limit, filter });
+    let consumed = 0;
+    for (const event of page) {
+      last = event;
+      consumed++;
+      if (!stream || matchesAllFilter(event, filter)) found.push(event);
+      if (found.length === limit) break;
+    }
+    scanned += consumed;
+    if (page.length < limit && consumed === page.length) {
+      exhausted = true;
+      break;
+    }
+    cursor = stream ? String(last!.revision) : last!.position;
+  }
+  const nextCursor = exhausted || !last ? null : stream ? String(last.revision) : last.position;
+  return { events: found, nextCursor };
+};
+
+/** A tenant's view of a filter: its own project only; asking for another project finds nothing. */
+export const withinProject = (filter: AllFilter, project: string | undefined): AllFilter | null => {
+  if (project === undefined) return filter;
+  if (filter.project !== undefined && filter.project !== project) return null;
+  return { ...filter, project };
+};
+
+export const AuditInputSchema = z
+  .object({
+    category: z
+      .string()
+      .min(1)
+      .max(100)
+      .optional()
+      .describe('A stream category: the stream id before its first `-`, e.g. `job`, `annotation`, `doc`'),
+    types: EventTypesSchema.optional().describe('Only these event types'),
+    actor: z.string().min(1).optional().describe('Only events written for this actor subject'),
+    project: z.string().min(1).optional().describe('Only events of this project'),
+    commandId: z.string().min(1).optional().describe('Only events written by this command'),
+    correlationId: z.string().min(1).optional().describe('Only events of this correlation (one request and what it caused)'),
+    since: z.iso.datetime({ offset: true }).optional().describe('Only events recorded at or after this time'),
+    until: z.iso.datetime({ offset: true }).optional().describe('Only events recorded at or before this time'),
+    order: z.enum(['newest', 'oldest']).default('newest'),
+    cursor: z
+      .string()
+      .refine(isPosition, 'not a cursor returned by this query')
+      .optional()
+      .describe('The nextCursor of a previous page'),
+    limit: z.number().int().min(1).max(500).default(50),
+  })
+  .strict();
+export type AuditInput = z.input<typeof AuditInputSchema>;
+
+export const AuditOutputSchema = z.object({
+  events: z.array(AuditEventSchema),
+  nextCursor: z.string().nullable(),
+});
+
+/**
+ * The audit log: events across every stream, narrowed by category, type, actor, project, command,
+ * correlation and time, newest or oldest first. `project` restricts it to a tenant's events.
+ */
+export const auditEvents = async (store: EventStore, rawInput: AuditInput, project?: string): Promise<EventPage> => {
+  const input = parseInput(AuditInputSchema, rawInput);
+  const filter = withinProject(
+    {
+      categories: input.category === undefined ? undefined : [input.category],
+      eventTypes: input.types,
+      actor: input.actor,
+      project: input.project,
+      commandId: input.commandId,
+      correlationId: input.correlationId,
+      since: input.since,
+      until: input.until,
+    },
+    project,
+  );
+  if (!filter) return { events: [], nextCursor: null };
+  return readEventPage(store, {
+    filter,
+    direction: input.order === 'oldest' ? 'forwards' : 'backwards',
+    cursor: input.cursor,
+    limit: input.limit,
+  });
+};
+
+export const auditEventsOperation = (store: EventStore) =>
+  defineOperation({
+    name: 'ledger.audit',
+    title: 'Audit log',
+    description:
+      'Lists events across all streams, newest first (or oldest first), filtered by stream category, event type, ' +
+      'actor, project, command id, correlation id and time, a page at a time.',
+    toolset: 'ledger',
+    writes: false,
+    input: AuditInputSchema,
+    output: AuditOutputSchema,
+    // A tenant sees its own project's events; a caller without a tenant administers them all.
+    run: async (input, context) => {
+      const page = await auditEvents(store, input, context.actor.tenant ? context.project : undefined);
+      return { events: page.events.map(toAuditEvent), nextCursor: page.nextCursor };
+    },
+  });
