@@ -16,7 +16,7 @@ export const contextToolsFromOperations = (operations: () => readonly Operation[
   const run = async (name: string, input: Record<string, unknown>) => {
     const operation = operations().find((o) => o.name === name);
     if (!operation) throw new Error(`${name} is not available`);
-    return operation.run(parseInput(operation.input, input), { actor, correlationId: newId(), project: DEFAULT_PROJECT });
+    return operation.run(parseInput(operation.input, input), { actor, correlationId: newId(), project: actor.tenant ?? DEFAULT_PROJECT });
   };
   return {
     search: (query, options) => run('search', { query, ...options }),

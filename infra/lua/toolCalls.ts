@@ -102,7 +102,7 @@ export const createToolCaller = ({ registry, builtins, hostFor, limits, store, l
         durationMs: Math.max(0, performance.now() - startedAt),
         outcome,
       },
-      metadata: metadataFor(commandContext(actor, { correlationId }), {
+      metadata: metadataFor(commandContext(actor, { correlationId, project: actor.tenant ?? DEFAULT_PROJECT }), {
         streamId: streamId('tool', toolStreamKey(tool)),
         expected: 'any',
         index: 0,
@@ -115,7 +115,7 @@ export const createToolCaller = ({ registry, builtins, hostFor, limits, store, l
     const builtin = builtins().find((o) => o.name === name);
     if (builtin) {
       const input = parseParams(builtin.input, params, name);
-      return { builtin: true, result: await builtin.run(input, { actor, correlationId, project: DEFAULT_PROJECT }) as unknown };
+      return { builtin: true, result: await builtin.run(input, { actor, correlationId, project: actor.tenant ?? DEFAULT_PROJECT }) as unknown };
     }
     const tool = (await registry.current()).tools.get(name);
     if (!tool) throw new NotFoundError(`No tool named '${name}'`);

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
-import { DEFAULT_PROJECT, type Operation } from '../operations.js';
+import type { Operation } from '../operations.js';
 import { parseInput } from '../validation.js';
+import { callerContext } from './api/guardOtherSurfaces.js';
 
 /** Mounts an operation as an HTTP route: the JSON body (or query string for GET) is its input. */
 export const mountOperation = (app: FastifyInstance, method: 'GET' | 'POST', url: string, operation: Operation) => {
@@ -8,10 +9,9 @@ export const mountOperation = (app: FastifyInstance, method: 'GET' | 'POST', url
     method,
     url,
     handler: async (request) =>
-      operation.run(parseInput(operation.input, (method === 'GET' ? request.query : request.body) ?? {}), {
-        actor: { subject: 'anonymous', tenant: null, via: 'tools' },
-        correlationId: request.id,
-        project: DEFAULT_PROJECT,
-      }),
+      operation.run(
+        parseInput(operation.input, (method === 'GET' ? request.query : request.body) ?? {}),
+        callerContext(request, 'tools'),
+      ),
   });
 };

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import type { Command } from 'commander';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { createPostgresKeyring } from '../../infra/crypto/postgresKeyring.js';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
 import { addRelationOperation } from '../../commands/addRelation.js';
@@ -17,17 +17,18 @@ import { annotationHistoryOperation } from '../../queries/annotationHistory.js';
 import { diffAnnotationsOperation } from '../../queries/diffAnnotations.js';
 import { exportAnnotationsOperation } from '../../queries/exportAnnotations.js';
 import { getProgressOperation } from '../../queries/getAnnotationProgress.js';
+import { annotationStream, SessionNotFoundError } from '../domain/annotations.js';
 import { newId } from '../domain/ids.js';
 import type { Actor } from '../domain/metadata.js';
 import type { Position } from '../domain/position.js';
 import { print } from '../cli/output.js';
+import { callerContext } from '../http/api/guardOtherSurfaces.js';
 import { createSecretBox } from '../http/api/secrets.js';
 import type { LedgerHandle, LedgerModule, WithLedger } from '../module.js';
 import { DEFAULT_PROJECT, type Operation } from '../operations.js';
 import type { ChunkSource } from '../ports/chunkSource.js';
+import type { EventStore } from '../ports/eventStore.js';
 import { chunkSourceFromOperations } from './chunkSourceFromOperations.js';
-
-const REST_ACTOR: Actor = { subject: 'anonymous', tenant: null, via: 'rest' };
 
 /** Seed 003's tools answer errors as `{type, message, issues?}`. */
 const withSeedErrors = (operation: Operation): Operation => ({
@@ -35,11 +36,27 @@ const withSeedErrors = (operation: Operation): Operation => ({
   mcpError: (error, correlationId) => ({ ...annotationErrorObject(error, correlationId) }),
 });
 
+/** A session of another project is as unknown to the caller as a missing one. */
+const inCallersProject =
+  (store: EventStore) =>
+  (operation: Operation): Operation => {
+    if (!('sessionId' in operation.input.shape)) return operation;
+    return {
+      ...operation,
+      run: async (input, context) => {
+        const { sessionId } = input as { sessionId?: unknown };
+        if (typeof sessionId === 'string') {
+          const [first] = await store.readStream(annotationStream(sessionId), { maxCount: 1 });
+          if (first && first.metadata.project !== context.project) throw new SessionNotFoundError(sessionId);
+        }
+        return operation.run(input, context);
+      },
+    };
+  };
+
 const mountRoutes = (app: FastifyInstance, operations: ReadonlyMap<string, Operation>) => {
-  const call = (name: string, input: unknown) =>
-    operations
-      .get(name)!
-      .run(input as never, { actor: REST_ACTOR, correlationId: newId(), project: DEFAULT_PROJECT });
+  const call = (name: string, input: unknown, request: FastifyRequest) =>
+    operations.get(name)!.run(input as never, callerContext(request, 'rest'));
   type Params = { Params: { id: string } };
   type Query = Params & { Querystring: Record<string, string | undefined> };
   const base = '/api/v1/annotations/sessions';
@@ -47,36 +64,36 @@ const mountRoutes = (app: FastifyInstance, operations: ReadonlyMap<string, Opera
   const limit = (value: string | undefined) =>
     value === undefined || Number.isNaN(Number(value)) ? value : Number(value);
 
-  app.post(base, async (request, reply) => reply.status(201).send(await call('start_session', request.body)));
+  app.post(base, async (request, reply) => reply.status(201).send(await call('start_session', request.body, request)));
   app.post<Params>(`${base}/:id/annotations`, (request) =>
-    call('annotate_chunk', { ...body(request.body), sessionId: request.params.id }),
+    call('annotate_chunk', { ...body(request.body), sessionId: request.params.id }, request),
   );
   app.post<Params>(`${base}/:id/annotations/batch`, (request) =>
-    call('annotate_chunks', { ...body(request.body), sessionId: request.params.id }),
+    call('annotate_chunks', { ...body(request.body), sessionId: request.params.id }, request),
   );
   app.post<Params>(`${base}/:id/relations`, (request) =>
-    call('add_relation', { ...body(request.body), sessionId: request.params.id }),
+    call('add_relation', { ...body(request.body), sessionId: request.params.id }, request),
   );
   app.get<Query>(`${base}/:id/progress`, (request) =>
-    call('get_progress', { sessionId: request.params.id, asOf: request.query.asOf }),
+    call('get_progress', { sessionId: request.params.id, asOf: request.query.asOf }, request),
   );
   app.get<Query>(`${base}/:id/export`, (request) =>
-    call('export_annotations', { sessionId: request.params.id, asOf: request.query.asOf }),
+    call('export_annotations', { sessionId: request.params.id, asOf: request.query.asOf }, request),
   );
   app.get<Query>(`${base}/:id/history`, (request) =>
-    call('annotation_history', {
-      sessionId: request.params.id,
-      chunkId: request.query.chunkId,
-      cursor: request.query.cursor,
-      limit: limit(request.query.limit),
-    }),
+    call(
+      'annotation_history',
+      {
+        sessionId: request.params.id,
+        chunkId: request.query.chunkId,
+        cursor: request.query.cursor,
+        limit: limit(request.query.limit),
+      },
+      request,
+    ),
   );
   app.get<Query>(`${base}/:id/diff`, (request) =>
-    call('diff_annotations', {
-      sessionId: request.params.id,
-      from: request.query.from,
-      to: request.query.to,
-    }),
+    call('diff_annotations', { sessionId: request.params.id, from: request.query.from, to: request.query.to }, request),
   );
 };
 
@@ -245,8 +262,15 @@ export const createAnnotationsModule = ({ chunkSource }: AnnotationsModuleOption
       waitForProjections: (position: Position) => context.waitForProjections(position),
       readCached: sessions.readCached,
     };
+    // Sessions start from the caller's project's documents.
+    const startSessionIn = (project: string) =>
+      startSessionOperation(store, chunkSource ?? chunkSourceFromOperations(context.operations, project));
+    const startSession: Operation = {
+      ...startSessionIn(DEFAULT_PROJECT),
+      run: (input, call) => startSessionIn(call.project).run(input, call),
+    };
     const operations = [
-      startSessionOperation(store, chunkSource ?? chunkSourceFromOperations(context.operations)),
+      startSession,
       annotateChunkOperation(sessions, vocabulary, keyring),
       annotateChunksOperation(sessions, vocabulary, keyring),
       addRelationOperation(sessions),
@@ -254,7 +278,9 @@ export const createAnnotationsModule = ({ chunkSource }: AnnotationsModuleOption
       exportAnnotationsOperation(reads),
       annotationHistoryOperation(store, keyring),
       diffAnnotationsOperation(store, keyring),
-    ].map(withSeedErrors);
+    ]
+      .map(inCallersProject(store))
+      .map(withSeedErrors);
     const byName = new Map(operations.map((o) => [o.name, o]));
     return {
       projections: [

@@ -10,6 +10,7 @@ import type { LuaLimits } from '../../infra/lua/luaRuntime.js';
 import { contextToolsFromOperations, loadingHost, scriptHost } from '../../infra/lua/scriptHost.js';
 import { createToolCaller, type ToolCaller } from '../../infra/lua/toolCalls.js';
 import { print } from '../cli/output.js';
+import { callerContext } from '../http/api/guardOtherSurfaces.js';
 import { toolFailure, toolSuccess } from '../mcp/toolResult.js';
 import { streamId } from '../domain/events.js';
 import { newId } from '../domain/ids.js';
@@ -38,8 +39,6 @@ export interface ExtensionsParts extends ModuleParts {
   mcp(server: McpServer, actor: Actor): void;
   tools: ToolCaller;
 }
-
-const httpActor: Actor = { subject: 'anonymous', tenant: null, via: 'tools' };
 
 const bodyObject = (request: FastifyRequest): Record<string, unknown> => {
   const body = request.body ?? {};
@@ -156,13 +155,14 @@ const setupExtensions = async (context: ModuleContext, options: ExtensionsModule
 
   const routes = (app: FastifyInstance) => {
     app.get('/tools/list', async () => ({ tools: await tools.list() }));
-    app.post<{ Params: { name: string } }>('/tools/:name', async (request) =>
-      tools.call(request.params.name, bodyObject(request), httpActor, request.id),
-    );
+    app.post<{ Params: { name: string } }>('/tools/:name', async (request) => {
+      const { actor, correlationId } = callerContext(request, 'tools');
+      return tools.call(request.params.name, bodyObject(request), actor, correlationId);
+    });
     app.get('/agents/list', async () => ({ agents: [...(await current()).agents.values()].map(describeAgent) }));
     app.post<{ Params: { name: string } }>('/agents/:name/prompt', async (request) => {
       const agent = await findAgent(request.params.name);
-      return agent.render(bodyObject(request), hostFor(agent.file, httpActor), limits);
+      return agent.render(bodyObject(request), hostFor(agent.file, callerContext(request, 'tools').actor), limits);
     });
   };
 

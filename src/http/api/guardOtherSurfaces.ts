@@ -1,11 +1,16 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Actor } from '../../domain/metadata.js';
 import { AppError } from '../../errors.js';
+import { DEFAULT_PROJECT, type OperationContext } from '../../operations.js';
 import { apiErrorBody } from './apiErrors.js';
-import type { Authenticator } from './authenticator.js';
+import type { Authenticator, Principal } from './authenticator.js';
 
 /** HTTP surfaces of other seeds that must not stay open once authentication is on. */
 const GUARDED = /^\/(api\/v1\/annotations|tools|agents|metrics)(\/|\?|$)/;
 const READS = /^\/(tools\/(search|get|sources|list)|agents\/list)(\?|$)/;
+
+/** Who the guard let through, per request. */
+const callers = new WeakMap<FastifyRequest, Principal>();
 
 const scopeFor = (request: FastifyRequest): string => {
   if (/^\/metrics(\?|$)/.test(request.url)) return 'admin';
@@ -14,8 +19,27 @@ const scopeFor = (request: FastifyRequest): string => {
 };
 
 /**
+ * The caller of a guarded route as an operation context, as `/api/v1` and MCP build it: the
+ * authenticated subject and tenant, and the tenant as the project. Without authentication, an
+ * anonymous caller in the default project.
+ */
+export const callerContext = (request: FastifyRequest, via: Actor['via']): OperationContext => {
+  const principal = callers.get(request);
+  if (!principal) {
+    return { actor: { subject: 'anonymous', tenant: null, via }, correlationId: request.id, project: DEFAULT_PROJECT };
+  }
+  return {
+    actor: { subject: principal.subject, tenant: principal.tenant, via },
+    correlationId: request.id,
+    project: principal.tenant,
+    scopes: principal.scopes,
+  };
+};
+
+/**
  * With authentication on, seed 000's `/tools` and `/agents` and seed 003's annotation routes need
- * the same credentials as `/api/v1`, each answering in its own error format.
+ * the same credentials as `/api/v1`, each answering in its own error format; the caller is kept
+ * for `callerContext`.
  */
 export const guardOtherSurfaces = (app: FastifyInstance, authenticator: Authenticator) => {
   if (!authenticator.enabled) return;
@@ -26,7 +50,10 @@ export const guardOtherSurfaces = (app: FastifyInstance, authenticator: Authenti
     let message = '';
     try {
       const principal = await authenticator.authenticate(request.headers);
-      if (principal.scopes.includes(scope)) return;
+      if (principal.scopes.includes(scope)) {
+        callers.set(request, principal);
+        return;
+      }
       status = 403;
       message = `This action needs the '${scope}' scope`;
     } catch (error) {
