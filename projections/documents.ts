@@ -10,12 +10,14 @@ export interface DocumentView extends DocumentFields {
   bodyBytes: number;
   chunks: ChunkRef[];
   ingestedAt: string;
+  /** Set once its content was forgotten: it has no chunks, and its body is gone. */
+  forgotten?: { at: string; by: string; reason: string | null };
 }
 
 export const documentsProjection: DocumentProjection<DocumentView> = {
   name: 'documents',
   version: 1,
-  eventTypes: ['DocumentIngested', 'DocumentRemoved'],
+  eventTypes: ['DocumentIngested', 'DocumentRemoved', 'DocumentForgotten'],
   documentId: (event) => ('documentId' in event.data ? event.data.documentId : null),
   evolve: (doc, event) => {
     switch (event.type) {
@@ -31,6 +33,14 @@ export const documentsProjection: DocumentProjection<DocumentView> = {
       }
       case 'DocumentRemoved':
         return null;
+      case 'DocumentForgotten':
+        return (
+          doc && {
+            ...doc,
+            chunks: [],
+            forgotten: { at: event.recordedAt, by: event.metadata.actor.subject, reason: event.data.reason },
+          }
+        );
       default:
         return doc;
     }

@@ -39,10 +39,11 @@ export const searchChunkChanges = (event: StoredEvent): { documentId: string; ch
       };
     }
     case 'DocumentRemoved':
+    case 'DocumentForgotten':
       return { documentId: event.data.documentId, chunks: [] };
     default:
       return null;
   }
 };
 
-export const SEARCH_EVENT_TYPES = ['DocumentIngested', 'DocumentRemoved'] as const;
+export const SEARCH_EVENT_TYPES = ['DocumentIngested', 'DocumentRemoved', 'DocumentForgotten'] as const;

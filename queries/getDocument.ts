@@ -28,6 +28,10 @@ export const GetDocumentOutputSchema = z.object({
   body: z.string(),
   metadata: z.record(z.string(), z.unknown()),
   chunks: z.array(z.object({ index: z.number().int(), text: z.string() })),
+  forgotten: z
+    .literal(true)
+    .optional()
+    .describe('Present once its content was forgotten: body and chunks are empty'),
 });
 export type GetDocumentOutput = z.infer<typeof GetDocumentOutputSchema>;
 
@@ -46,7 +50,10 @@ export const getDocument = async (
   const doc = await readModels.get<DocumentView>('documents', id);
   // Another project's document is as unknown as a missing one.
   if (!doc || doc.project !== project) throw new NotFoundError(`No document with id ${id}`);
-  const texts = await content.get([doc.bodyHash, ...doc.chunks.map((c) => c.textHash)]);
+  // A forgotten document shows nothing, even text another document still holds.
+  const texts = doc.forgotten
+    ? new Map<string, string>()
+    : await content.get([doc.bodyHash, ...doc.chunks.map((c) => c.textHash)]);
   return {
     id: doc.id,
     source: doc.source,
@@ -60,6 +67,7 @@ export const getDocument = async (
     body: texts.get(doc.bodyHash) ?? '',
     metadata: doc.metadata,
     chunks: doc.chunks.map((c) => ({ index: c.index, text: texts.get(c.textHash) ?? '' })),
+    ...(doc.forgotten ? { forgotten: true as const } : {}),
   };
 };
 

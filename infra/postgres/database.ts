@@ -29,9 +29,12 @@ export interface Database extends Sql {
 const asParams = (params?: readonly unknown[]): unknown[] | undefined =>
   params?.map((p) => (typeof p === 'bigint' ? p.toString() : p));
 
+/** The extensions every embedded database is opened with: its settings name them from the first start. */
+export const PGLITE_EXTENSIONS = { vector, pg_textsearch };
+
 /** Opens PGlite, in memory when `dataDir` is undefined, with pgvector and pg_textsearch loaded. */
 export const openPglite = async (dataDir?: string): Promise<Database> => {
-  const db = await PGlite.create(dataDir, { extensions: { vector, pg_textsearch } });
+  const db = await PGlite.create(dataDir, { extensions: PGLITE_EXTENSIONS });
   // Without parameters, the simple protocol does in one exchange what the extended one does in five.
   const run = (runner: Pick<PGlite, 'query' | 'exec'>) => ({
     async query<R>(text: string, params?: readonly unknown[]): Promise<R[]> {

@@ -1,9 +1,13 @@
 import { contentHash } from '../../src/domain/ids.js';
+import type { ContentErasure } from '../../src/protection/contentErasure.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
-import type { Database } from './database.js';
+import { semanticPassage } from '../search/pgvectorIndex.js';
+import type { Database, Sql } from './database.js';
+
+const SCHEMA = `CREATE TABLE IF NOT EXISTS content_blobs (hash text PRIMARY KEY, content text NOT NULL)`;
 
 export const createPostgresContentStore = async (db: Database): Promise<ContentStore> => {
-  await db.exec(`CREATE TABLE IF NOT EXISTS content_blobs (hash text PRIMARY KEY, content text NOT NULL)`);
+  await db.exec(SCHEMA);
   return {
     async put(texts) {
       const hashes = texts.map(contentHash);
@@ -25,5 +29,54 @@ export const createPostgresContentStore = async (db: Database): Promise<ContentS
       );
       return new Map(rows.map((r) => [r.hash, r.content]));
     },
+  };
+};
+
+const tableExists = async (sql: Sql, table: string) =>
+  (await sql.query<{ found: boolean }>('SELECT to_regclass($1) IS NOT NULL AS found', [table]))[0]?.found ===
+  true;
+
+/**
+ * The hashes among `hashes` that a document not forgotten holds in its current version, found in
+ * the documents read model (`rm_documents`), whose GIN index answers these containment tests.
+ */
+const heldHashes = async (sql: Sql, hashes: readonly string[]): Promise<Set<string>> => {
+  if (!(await tableExists(sql, 'rm_documents'))) return new Set();
+  const rows = await sql.query<{ hash: string }>(
+    `SELECT h AS hash FROM unnest($1::text[]) AS h WHERE EXISTS (
+       SELECT 1 FROM rm_documents d WHERE NOT (d.doc ? 'forgotten') AND (
+         d.doc @> jsonb_build_object('bodyHash', h)
+         OR d.doc @> jsonb_build_object('chunks', jsonb_build_array(jsonb_build_object('textHash', h)))))`,
+    [hashes],
+  );
+  return new Set(rows.map((r) => r.hash));
+};
+
+/**
+ * Erases content rows and the embedding cache entries of their passages (each text under every
+ * title the document had), in one transaction, keeping texts a live document holds.
+ */
+export const createPostgresContentErasure = async (db: Database): Promise<ContentErasure> => {
+  await db.exec(SCHEMA);
+  return {
+    erase: ({ hashes, titles }) =>
+      db.transaction(async (tx) => {
+        const unique = [...new Set(hashes)];
+        const held = await heldHashes(tx, unique);
+        const erase = unique.filter((hash) => !held.has(hash));
+        const rows = await tx.query<{ content: string }>(
+          'DELETE FROM content_blobs WHERE hash = ANY($1::text[]) RETURNING content',
+          [erase],
+        );
+        if (await tableExists(tx, 'embedding_cache')) {
+          const passages = new Set(
+            rows.flatMap(({ content }) =>
+              [...new Set(titles)].map((title) => contentHash(semanticPassage(title, content))),
+            ),
+          );
+          await tx.query('DELETE FROM embedding_cache WHERE content_hash = ANY($1::text[])', [[...passages]]);
+        }
+        return { erased: rows.length, kept: held.size };
+      }),
   };
 };

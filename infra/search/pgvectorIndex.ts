@@ -13,6 +13,10 @@ import {
 
 const literal = (vector: Float32Array) => `[${Array.from(vector).join(',')}]`;
 
+/** What a chunk is embedded as, and so what the embedding cache holds its vector under: title, then text. */
+export const semanticPassage = (title: string | null, text: string | undefined): string =>
+  [title, text].filter((part) => part).join('\n');
+
 /** Chunk embeddings, through the embedder's cache: a chunk embedded once is never embedded again. */
 const semanticTable = (embedder: Embedder): ChunkTableSpec => ({
   name: 'semantic',
@@ -21,7 +25,7 @@ const semanticTable = (embedder: Embedder): ChunkTableSpec => ({
   valueType: `vector(${embedder.dimensions})`,
   valueIndex: (table, index) => `CREATE INDEX ${index} ON ${table} USING hnsw (value vector_cosine_ops)`,
   values: async (chunks, texts) => {
-    const passages = chunks.map((c) => [c.title, texts.get(c.textHash)].filter((part) => part).join('\n'));
+    const passages = chunks.map((c) => semanticPassage(c.title, texts.get(c.textHash)));
     return (await embedder.embed(passages, 'document')).map(literal);
   },
 });

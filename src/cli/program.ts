@@ -7,6 +7,7 @@ import { openLedger, startServer, PRODUCT } from '../main.js';
 import type { WithLedger } from '../module.js';
 import { MODULES } from '../modules/index.js';
 import { migrateCli } from '../migration/migrateCli.js';
+import { backupCli } from '../protection/backupCli.js';
 
 interface GlobalOptions {
   config?: string;
@@ -95,6 +96,7 @@ export const buildCli = (): Command => {
 
   for (const module of MODULES) module.cli?.(program, withLedger);
   migrateCli(program, withLedger);
+  backupCli(program, configOf);
   return program;
 };
 

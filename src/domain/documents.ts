@@ -59,22 +59,44 @@ export const DocumentRemovedSchema = z.object({
   }),
 });
 
-export const DocumentEventSchemas = [DocumentIngestedSchema, DocumentRemovedSchema] as const;
+/**
+ * The content of every version so far (body, chunk texts and what was derived from them) was
+ * erased; who asked is in the metadata. The document's fields stay in the history.
+ */
+export const DocumentForgottenSchema = z.object({
+  type: z.literal('DocumentForgotten'),
+  schemaVersion: z.literal(1),
+  data: z.object({
+    documentId: z.uuid(),
+    reason: z.string().nullable(),
+    versions: z.number().int().positive(),
+  }),
+});
+
+export const DocumentEventSchemas = [
+  DocumentIngestedSchema,
+  DocumentRemovedSchema,
+  DocumentForgottenSchema,
+] as const;
 export type DocumentEvent = z.infer<(typeof DocumentEventSchemas)[number]>;
 
-/** A document aggregate: its latest version, or nothing when never ingested or removed. */
+/** A document aggregate: its latest version, or nothing when never ingested, removed or forgotten. */
 export interface DocumentState {
   current: DocumentIngested['data'] | null;
   versions: number;
+  /** Forgotten, and not ingested again since. */
+  forgotten: boolean;
 }
 
-export const initialDocumentState = (): DocumentState => ({ current: null, versions: 0 });
+export const initialDocumentState = (): DocumentState => ({ current: null, versions: 0, forgotten: false });
 
 export const evolveDocument = (state: DocumentState, event: StoredEvent<DocumentEvent>): DocumentState => {
   switch (event.type) {
     case 'DocumentIngested':
-      return { current: event.data, versions: state.versions + 1 };
+      return { current: event.data, versions: state.versions + 1, forgotten: false };
     case 'DocumentRemoved':
       return { ...state, current: null };
+    case 'DocumentForgotten':
+      return { ...state, current: null, forgotten: true };
   }
 };

@@ -4,6 +4,7 @@ import { ANNOTATION_UPCASTERS, AnnotationEventSchemas } from './annotations.js';
 import { AuthEventSchemas } from './auth.js';
 import { ConnectorEventSchemas } from './connectors.js';
 import { DocumentEventSchemas } from './documents.js';
+import { ProtectionEventSchemas } from '../protection/events.js';
 import { JobEventSchemas } from './jobs.js';
 import type { EventMetadata } from './metadata.js';
 import type { Position } from './position.js';
@@ -17,6 +18,7 @@ export const DomainEventSchema = z.discriminatedUnion('type', [
   ...ConnectorEventSchemas,
   ...ToolEventSchemas,
   ...AuthEventSchemas,
+  ...ProtectionEventSchemas,
 ]);
 export type DomainEvent = z.infer<typeof DomainEventSchema>;
 export type EventType = DomainEvent['type'];
@@ -34,7 +36,17 @@ export type StoredEvent<E extends DomainEvent = DomainEvent> = E & {
   recordedAt: string;
 };
 
-export const STREAM_CATEGORIES = ['doc', 'job', 'annotation', 'connector', 'tool', 'apikey', 'refresh', 'config'] as const;
+export const STREAM_CATEGORIES = [
+  'doc',
+  'job',
+  'annotation',
+  'connector',
+  'tool',
+  'apikey',
+  'refresh',
+  'config',
+  'forget',
+] as const;
 export type StreamCategory = (typeof STREAM_CATEGORIES)[number];
 
 export const streamId = (category: StreamCategory, id: string): string => `${category}-${id}`;

@@ -17,6 +17,7 @@ import type { Actor } from '../domain/metadata.js';
 import { commandContext } from '../engine/commands.js';
 import { UnavailableError, ValidationError } from '../errors.js';
 import { adminHandlers } from '../http/api/adminRoutes.js';
+import { forgetHandlers } from '../http/api/forgetRoutes.js';
 import { createApiMetrics } from '../http/api/apiMetrics.js';
 import { apiPlugin, type ApiHandlers } from '../http/api/apiPlugin.js';
 import { auditHandlers } from '../http/api/auditRoutes.js';
@@ -92,6 +93,7 @@ const wire = async (context: ModuleContext) => {
 
   const handlers: ApiHandlers = {
     ...adminHandlers({ projections: context.projections, readModels, store, operations: context.operations }),
+    ...forgetHandlers(context.operations),
     ...auditHandlers(store),
     'GET /health': async () => {
       const database = await db.query('SELECT 1').then(

@@ -5,7 +5,17 @@ import { consoleModule } from './consoleModule.js';
 import { extensionsModule } from './extensionsModule.js';
 import { jobsModule } from './jobsModule.js';
 import { ledgerModule } from './ledgerModule.js';
+import { protectionModule } from './protectionModule.js';
 import { searchModule } from './searchModule.js';
 
 /** Every feature of the product, in the order they are wired. */
-export const MODULES: readonly LedgerModule[] = [ledgerModule, searchModule, annotationsModule, extensionsModule, jobsModule, apiModule, consoleModule];
+export const MODULES: readonly LedgerModule[] = [
+  ledgerModule,
+  searchModule,
+  annotationsModule,
+  extensionsModule,
+  jobsModule,
+  apiModule,
+  consoleModule,
+  protectionModule,
+];

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Scope } from '../../domain/auth.js';
 import { ADMIN_ROUTE_SPECS } from './adminRoutes.js';
+import { FORGET_ROUTE_SPECS } from './forgetRoutes.js';
 import { AUDIT_ROUTE_SPECS } from './auditRoutes.js';
 import * as s from './schemas.js';
 
@@ -180,6 +181,7 @@ export const ROUTE_SPECS = [
     response: s.RefreshResponseSchema,
   },
   ...ADMIN_ROUTE_SPECS,
+  ...FORGET_ROUTE_SPECS,
   ...AUDIT_ROUTE_SPECS,
 ] as const satisfies readonly RouteSpec[];
 

@@ -1,0 +1,28 @@
+import { ForgetInputSchema, ForgetOutputSchema } from '../../../commands/forget.js';
+import { UnavailableError } from '../../errors.js';
+import type { Operation } from '../../operations.js';
+import type { ApiHandlers } from './apiPlugin.js';
+import type { RouteSpec } from './routeSpecs.js';
+
+/** Data protection: forgetting a document's content or a subject's notes, for a tenant's admin. */
+export const FORGET_ROUTE_SPECS = [
+  {
+    method: 'POST',
+    url: '/forget',
+    summary: "Forget a document's content or a subject's annotation notes, keeping the history",
+    scope: 'admin',
+    rateClass: 'admin',
+    body: ForgetInputSchema,
+    status: 200,
+    response: ForgetOutputSchema,
+  },
+] as const satisfies readonly RouteSpec[];
+
+export const forgetHandlers = (operations: () => readonly Operation[]) =>
+  ({
+    'POST /forget': async ({ body, context }) => {
+      const forget = operations().find((o) => o.name === 'forget');
+      if (!forget) throw new UnavailableError("The 'forget' operation is not available in this deployment");
+      return forget.run(body as never, context);
+    },
+  }) satisfies Partial<ApiHandlers>;

@@ -1,0 +1,69 @@
+import { userInfo } from 'node:os';
+import type { Command } from 'commander';
+import { createPostgresKeyring } from '../../infra/crypto/postgresKeyring.js';
+import { createPostgresContentErasure } from '../../infra/postgres/postgresContentStore.js';
+import { forgetOperation } from '../../commands/forget.js';
+import { print } from '../cli/output.js';
+import { newId } from '../domain/ids.js';
+import type { Actor } from '../domain/metadata.js';
+import { createSecretBox } from '../http/api/secrets.js';
+import type { LedgerModule, WithLedger } from '../module.js';
+import { DEFAULT_PROJECT } from '../operations.js';
+
+/** How long forgetting a document waits for the search indexes to drop its chunks. */
+const INDEXES_TIMEOUT_MS = 5 * 60_000;
+
+const forgetCli = (program: Command, withLedger: WithLedger) => {
+  const forget = (command: Command, input: Record<string, unknown>, tenant: string | null = null) =>
+    withLedger(command, async (ledger) => {
+      await ledger.catchUp();
+      const actor: Actor = { subject: userInfo().username || 'cli', tenant, via: 'cli' };
+      return ledger
+        .operation('forget')
+        .run(input, { actor, correlationId: newId(), project: DEFAULT_PROJECT });
+    });
+  const group = program
+    .command('forget')
+    .description(
+      'forget content without rewriting history: a document, or what a subject wrote in annotations',
+    );
+  group
+    .command('document')
+    .description(
+      "erase a document's body and chunks (every version), its index entries and cached embeddings",
+    )
+    .argument('<id>', 'the document id')
+    .option('--reason <reason>', 'why; kept in the audit event')
+    .action(async (id: string, options: { reason?: string }, command: Command) => {
+      print(JSON.stringify(await forget(command, { document_id: id, reason: options.reason }), null, 2));
+    });
+  group
+    .command('subject')
+    .description(
+      'make every annotation note and summary this subject wrote unreadable, by deleting their keys',
+    )
+    .argument('<subject>', 'the author, as events name them (actor subject)')
+    .option('--tenant <tenant>', 'only in this tenant (default: every tenant)')
+    .option('--reason <reason>', 'why; kept in the audit event')
+    .action(async (subject: string, options: { reason?: string; tenant?: string }, command: Command) => {
+      print(
+        JSON.stringify(await forget(command, { subject, reason: options.reason }, options.tenant), null, 2),
+      );
+    });
+};
+
+/** Data protection: forgetting documents and subjects (`forget`, admin scope). Backups are in `ctx backup`. */
+export const protectionModule: LedgerModule = {
+  name: 'protection',
+  setup: async ({ db, store, config, waitForProjections }) => ({
+    operations: [
+      forgetOperation({
+        store,
+        keyring: await createPostgresKeyring(db, createSecretBox(config)),
+        erasure: await createPostgresContentErasure(db),
+        waitForProjections: (position) => waitForProjections(position, INDEXES_TIMEOUT_MS),
+      }),
+    ],
+  }),
+  cli: forgetCli,
+};
