@@ -2,7 +2,7 @@ import { documentsProjection, type DocumentView } from '../projections/documents
 import { SEARCH_EVENT_TYPES } from '../projections/searchChunks.js';
 import { streamId, type StoredEvent } from '../src/domain/events.js';
 import { position, positionParts, START, type Position } from '../src/domain/position.js';
-import { happenedBy, loadAggregateAsOf, parseAsOf, type AsOf } from '../src/engine/asOf.js';
+import { loadAggregateAsOf, parseAsOf } from '../src/engine/asOf.js';
 import { UnavailableError, ValidationError } from '../src/errors.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 import type { Logger } from '../src/ports/logger.js';
@@ -31,9 +31,8 @@ interface Indexes {
   semantic: VectorIndex;
 }
 
-/** Search's read side as it was at one position: the indexes asked for, and the documents. */
-export interface SearchAsOfView {
-  position: Position;
+/** What a search ranking reads: the indexes its mode needs, and the documents their hits belong to. */
+export interface SearchView {
   keyword: KeywordIndex | null;
   semantic: VectorIndex | null;
   documents(ids: readonly string[]): Promise<Map<string, DocumentView>>;
@@ -53,7 +52,7 @@ export interface SearchAsOf {
   use<T>(
     asOf: string,
     models: readonly SearchModel[],
-    work: (view: SearchAsOfView) => Promise<T>,
+    work: (view: SearchView) => Promise<T>,
     onProgress?: (progress: AsOfBuildProgress) => void,
   ): Promise<T>;
   /** Stops building and drops every built index. */
@@ -83,7 +82,6 @@ interface Entry {
 }
 
 const SEARCH_EVENTS = { eventTypes: SEARCH_EVENT_TYPES };
-const RESOLVE_PAGE = 1_000;
 
 const DOCUMENT_FOLD = {
   initialState: (): DocumentView | null => null,
@@ -112,8 +110,7 @@ export const createSearchAsOf = ({
    * one cache entry. A position beyond the head is an error; a timestamp is any moment.
    */
   const resolve = async (raw: string): Promise<Position> => {
-    const asOf: AsOf = parseAsOf(raw);
-    let from: Position | undefined;
+    const asOf = parseAsOf(raw);
     if ('position' in asOf) {
       const head = await store.headPosition();
       if (asOf.position > head) {
@@ -124,20 +121,14 @@ export const createSearchAsOf = ({
           },
         );
       }
-      from = justAfter(asOf.position);
     }
-    for (;;) {
-      const page = await store.readAll({
-        ...(from ? { from } : {}),
-        direction: 'backwards',
-        maxCount: RESOLVE_PAGE,
-        filter: SEARCH_EVENTS,
-      });
-      const found = page.find((event) => happenedBy(event, asOf));
-      if (found) return found.position;
-      if (page.length < RESOLVE_PAGE) return START;
-      from = page[page.length - 1]!.position;
-    }
+    const [last] = await store.readAll({
+      ...('position' in asOf ? { from: justAfter(asOf.position) } : {}),
+      direction: 'backwards',
+      maxCount: 1,
+      filter: { ...SEARCH_EVENTS, ...('timestamp' in asOf ? { until: asOf.timestamp } : {}) },
+    });
+    return last?.position ?? START;
   };
 
   /** Feeds the snapshot every search event up to `to`, batch by batch, as the runner feeds a shadow. */
@@ -256,7 +247,7 @@ export const createSearchAsOf = ({
           models.includes('keyword') ? indexOf(entry, 'keyword') : null,
           models.includes('semantic') ? indexOf(entry, 'semantic') : null,
         ]);
-        return await work({ position: at, keyword, semantic, documents: documentsAt(at) });
+        return await work({ keyword, semantic, documents: documentsAt(at) });
       } finally {
         if (onProgress) entry.listeners.delete(onProgress);
         entry.users--;

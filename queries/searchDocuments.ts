@@ -9,14 +9,17 @@ import type { ReadModels } from '../src/ports/projections.js';
 import type { KeywordIndex, ScoredChunk, SearchFilters, VectorIndex } from '../src/ports/searchIndex.js';
 import { parseInput } from '../src/validation.js';
 import { fuse } from './fusion.js';
-import type { SearchAsOf, SearchModel } from './searchAsOf.js';
+import type { SearchAsOf, SearchModel, SearchView } from './searchAsOf.js';
 import { snippetOf } from './snippet.js';
 
 const isoOrNull = z.iso.datetime({ offset: true }).nullable().optional();
 
 export const SearchInputSchema = z.object({
   query: z.string().trim().min(1, 'query must not be empty').max(2000).describe('Search query'),
-  mode: z.enum(['keyword', 'semantic', 'hybrid']).default('keyword').describe('Ranking: BM25, embeddings, or both'),
+  mode: z
+    .enum(['keyword', 'semantic', 'hybrid'])
+    .default('keyword')
+    .describe('Ranking: BM25, embeddings, or both'),
   limit: z.number().int().min(1).max(100).optional().describe('Maximum results (default from config)'),
   source: z.string().nullable().optional().describe('Only documents from this source'),
   filters: z
@@ -64,13 +67,6 @@ export interface SearchDeps {
   defaultLimit: number;
   /** Builds the indexes as they were at a past position; absent where that is not offered. */
   asOf?: SearchAsOf;
-}
-
-/** What a ranking reads: the indexes and documents, live or as of a past position. */
-interface SearchView {
-  keyword: KeywordIndex | null;
-  semantic: VectorIndex | null;
-  documents(ids: readonly string[]): Promise<Map<string, DocumentView>>;
 }
 
 type ParsedSearch = z.output<typeof SearchInputSchema>;
@@ -129,7 +125,9 @@ const rankDocuments = async (
         updated_at: doc.updatedAt,
         snippet: hit.snippet ?? snippetOf(text, input.query),
         source_url: doc.sourceUrl,
-        ...(input.explain ? { explain: { chunk_id: hit.chunkId, keyword: hit.keyword, semantic: hit.semantic } } : {}),
+        ...(input.explain
+          ? { explain: { chunk_id: hit.chunkId, keyword: hit.keyword, semantic: hit.semantic } }
+          : {}),
       },
     ];
   });
@@ -149,7 +147,8 @@ export const searchDocuments = async (
   context: Pick<OperationContext, 'project' | 'onProgress'>,
 ): Promise<SearchOutput> => {
   const input = parseInput(SearchInputSchema, rawInput);
-  if (input.mode !== 'keyword' && 'disabled' in deps.semantic) throw new EmbeddingsDisabledError(deps.semantic.disabled);
+  if (input.mode !== 'keyword' && 'disabled' in deps.semantic)
+    throw new EmbeddingsDisabledError(deps.semantic.disabled);
   if (input.asOf === undefined) {
     return rankDocuments(deps, input, context.project, {
       keyword: deps.keyword,
@@ -157,7 +156,8 @@ export const searchDocuments = async (
       documents: (ids) => deps.readModels.getMany<DocumentView>('documents', ids),
     });
   }
-  if (!deps.asOf) throw new ValidationError('Search as of a past position is not available in this deployment');
+  if (!deps.asOf)
+    throw new ValidationError('Search as of a past position is not available in this deployment');
   return deps.asOf.use(
     input.asOf,
     modelsFor(input.mode),
