@@ -4,6 +4,7 @@ import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { loadConfig, type Config } from '../config.js';
 import { AppError } from '../errors.js';
 import { openLedger, startServer, PRODUCT } from '../main.js';
+import { deploymentAccess } from '../mcp/server.js';
 import type { WithLedger } from '../module.js';
 import { MODULES } from '../modules/index.js';
 import { migrateCli } from '../migration/migrateCli.js';
@@ -15,10 +16,12 @@ interface GlobalOptions {
   bind?: string;
 }
 
-const configOf = (command: Command): Config => {
+/** The configuration: file, then environment, then `settings` (flags written as environment overrides), then flags. */
+const configOf = (command: Command, settings: NodeJS.ProcessEnv = {}): Config => {
   const options = command.optsWithGlobals<GlobalOptions>();
   return loadConfig({
     file: options.config,
+    env: { ...process.env, ...settings },
     overrides: { storage: { dataDir: options.dataDir }, server: { bind: options.bind } },
   });
 };
@@ -80,12 +83,18 @@ export const buildCli = (): Command => {
   program
     .command('mcp')
     .description('serve MCP over stdio, for desktop clients')
-    .action(async (_options: object, command: Command) => {
-      const config = configOf(command);
+    .option('--toolsets <names>', 'only these tool groups, comma-separated (overrides mcp.toolsets)')
+    .option('--read-only', 'hide every tool that writes (overrides mcp.read_only)')
+    .action(async (options: { toolsets?: string; readOnly?: boolean }, command: Command) => {
+      const config = configOf(command, {
+        ...(options.toolsets !== undefined ? { CTX_MCP__TOOLSETS: options.toolsets } : {}),
+        ...(options.readOnly ? { CTX_MCP__READ_ONLY: 'true' } : {}),
+      });
       // stdout carries the protocol: logs go to stderr.
       const ledger = await openLedger(config, { logger: pino({ level: config.log.level }, pino.destination(2)) });
       await ledger.start();
-      const connection = serveStdio(() => ledger.createMcpServer({ subject: 'local', tenant: null, via: 'mcp' }));
+      const access = deploymentAccess(config.mcp);
+      const connection = serveStdio(() => ledger.createMcpServer({ subject: 'local', tenant: null, via: 'mcp' }, access));
       const close = async () => {
         await connection.close();
         await ledger.close();

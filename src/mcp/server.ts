@@ -29,6 +29,12 @@ export interface McpAccess {
 
 export const FULL_ACCESS: McpAccess = { scopes: null, toolsets: null, readOnly: false };
 
+/** What the deployment's `[mcp]` settings expose, to a caller with these scopes (null: all). */
+export const deploymentAccess = (
+  settings: { toolsets?: readonly Toolset[] | undefined; readOnly: boolean },
+  scopes: readonly string[] | null = null,
+): McpAccess => ({ scopes, toolsets: settings.toolsets ?? null, readOnly: settings.readOnly });
+
 /** The scope a tool needs: its own, or one that follows from its group and whether it writes. */
 export const requiredScope = (operation: Operation): string => {
   if (operation.scope) return operation.scope;

@@ -3,7 +3,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { streamId } from '../../src/domain/events.js';
 import { startServer, type RunningServer } from '../../src/main.js';
-import { ctxCommand } from '../support/cli.js';
+import { ctxCommand, runCtx } from '../support/cli.js';
 import { newEvent, newEvents } from '../support/events.js';
 import { openTestLedger, tempDataDir } from '../support/ledger.js';
 
@@ -109,6 +109,52 @@ describe('MCP over stdio', () => {
     } finally {
       await client.close();
     }
+  });
+});
+
+describe('MCP over stdio, limited by the deployment', () => {
+  const listOver = async (args: string[], env: Record<string, string> = {}) => {
+    const { command, args: full, cwd } = ctxCommand(['mcp', '--data-dir', tempDataDir(), ...args]);
+    const client = new Client({ name: 'stdio-access', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command, args: full, cwd, env: { ...process.env, ...env } as Record<string, string>, stderr: 'pipe' }));
+    return client;
+  };
+
+  it('serves only the chosen toolsets and no tool that writes with --toolsets and --read-only', async () => {
+    const client = await listOver(['--toolsets', 'search,jobs', '--read-only']);
+    try {
+      const { tools } = await client.listTools();
+      const names = tools.map((t) => t.name);
+      expect(names).toEqual(expect.arrayContaining(['search', 'get', 'sources', 'get_job_status', 'list_background_jobs']));
+      for (const hidden of ['ingest', 'start_indexing_background', 'cancel_job', 'ledger.history', 'start_session']) {
+        expect(names).not.toContain(hidden);
+      }
+      expect(tools.every((t) => t.annotations?.readOnlyHint === true)).toBe(true);
+      await expect(client.callTool({ name: 'start_indexing_background', arguments: { repo_path: '/tmp' } })).rejects.toThrow(
+        /start_indexing_background not found/,
+      );
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('applies mcp.toolsets and mcp.read_only from the configuration', async () => {
+    const client = await listOver([], { CTX_MCP__TOOLSETS: 'ledger,jobs', CTX_MCP__READ_ONLY: 'true' });
+    try {
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      expect(names).toContain('ledger.history');
+      expect(names).toContain('get_job_status');
+      expect(names).not.toContain('search');
+      expect(names).not.toContain('cancel_job');
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('refuses an unknown toolset with exit code 2', async () => {
+    const result = await runCtx(['mcp', '--data-dir', tempDataDir(), '--toolsets', 'search,bogus']);
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(/mcp\.toolsets/);
   });
 });
 
