@@ -1,5 +1,5 @@
 import type { ReadHistoryOutput } from '../../queries/readHistory.js';
-import type { ProjectionStatus } from '../engine/projectionRunner.js';
+import type { ProjectionStatus, RebuildProgress } from '../engine/projectionRunner.js';
 
 const table = (rows: readonly (readonly string[])[]): string => {
   const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => r[i]?.length ?? 0))) ?? [];
@@ -13,9 +13,23 @@ export const formatHistory = (page: ReadHistoryOutput): string => {
   return table([['RECORDED', 'STREAM', 'REV', 'TYPE', 'ACTOR'], ...rows]) + more;
 };
 
+/** `45s`, `3m 05s`, `2h 07m`. */
+export const formatDuration = (seconds: number): string => {
+  const s = Math.round(seconds);
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${String(s % 60).padStart(2, '0')}s`;
+  return `${Math.floor(s / 3600)}h ${String(Math.floor((s % 3600) / 60)).padStart(2, '0')}m`;
+};
+
+const eta = (p: RebuildProgress) => (p.etaSeconds === null ? 'estimating' : `${formatDuration(p.etaSeconds)} left`);
+
+/** `1200/5000 events (24.0%), 12s left` */
+export const formatRebuildProgress = (p: RebuildProgress): string =>
+  `${p.processedEvents}/${p.totalEvents} events (${p.percent.toFixed(1)}%), ${eta(p)}`;
+
 export const formatProjectionStatus = (status: readonly ProjectionStatus[]): string =>
   table([
-    ['NAME', 'VERSION', 'STATE', 'LAG (events)', 'LAG (s)', 'EVENTS/S', 'LAST ERROR'],
+    ['NAME', 'VERSION', 'STATE', 'LAG (events)', 'LAG (s)', 'EVENTS/S', 'REBUILD', 'LAST ERROR'],
     ...status.map((s) => [
       s.name,
       String(s.version),
@@ -23,6 +37,7 @@ export const formatProjectionStatus = (status: readonly ProjectionStatus[]): str
       String(s.lagEvents),
       s.lagSeconds.toFixed(1),
       String(s.eventsPerSecond),
+      s.rebuild ? `${s.rebuild.percent.toFixed(1)}%, ${eta(s.rebuild)}` : '',
       s.lastError?.message ?? '',
     ]),
   ]);

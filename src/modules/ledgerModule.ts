@@ -4,8 +4,9 @@ import { streamSummaries } from '../../projections/streamSummaries.js';
 import { auditEvents, auditEventsOperation, toAuditEvent } from '../../queries/auditEvents.js';
 import { documentAsOfOperation } from '../../queries/getDocument.js';
 import { readHistory, readHistoryOperation } from '../../queries/readHistory.js';
-import { formatHistory, formatProjectionStatus } from '../cli/format.js';
+import { formatDuration, formatHistory, formatProjectionStatus, formatRebuildProgress } from '../cli/format.js';
 import { print } from '../cli/output.js';
+import { progressLine } from '../cli/progress.js';
 import type { LedgerModule } from '../module.js';
 
 /** The event ledger itself: history of any stream, the audit log, time travel, and the projections that serve it. */
@@ -91,13 +92,13 @@ export const ledgerModule: LedgerModule = {
       .description('rebuild a projection from the first event into a shadow copy, then swap it in')
       .argument('<name>', 'projection name (see `ctx projections status`)')
       .action(async (name: string, _options: object, command: Command) => {
+        const line = progressLine();
         const result = await withLedger(command, (ledger) =>
-          ledger.projections.rebuild(name, (p) =>
-            process.stderr.write(`\rrebuilding ${name}: ${p.processedEvents} events`),
-          ),
+          ledger.projections.rebuild(name, (p) => line.update(`rebuilding ${name}: ${formatRebuildProgress(p)}`)),
         );
-        process.stderr.write('\n');
-        print(`rebuilt ${name} from ${result.processedEvents} events`);
+        line.done();
+        const took = (Date.now() - Date.parse(result.startedAt)) / 1000;
+        print(`rebuilt ${name} from ${result.processedEvents} events in ${formatDuration(took)}`);
       });
   },
 };
