@@ -257,6 +257,7 @@ describe('as of a past moment, for every aggregate', () => {
       await ingest(api, 'acme', [{ source_id: 'notes/refunds.md', title: 'Refunds', body: second }]);
       await pause();
       await removeDocument(api.ledger.store, { documentId, reason: 'obsolete' }, commandContext(acme.actor, { project: 'acme' }));
+      await run('forget', { document_id: documentId, reason: 'asked to' });
       view = (await stream(`doc-${documentId}`)).body;
     });
 
@@ -264,7 +265,12 @@ describe('as of a past moment, for every aggregate', () => {
       (view.events[revision]!.data.chunks as { id: string }[]).map((chunk) => chunk.id);
 
     it('names the version, content hash and chunk ids it had at each moment', async () => {
-      expect(view.events.map((event) => event.type)).toEqual(['DocumentIngested', 'DocumentIngested', 'DocumentRemoved']);
+      expect(view.events.map((event) => event.type)).toEqual([
+        'DocumentIngested',
+        'DocumentIngested',
+        'DocumentRemoved',
+        'DocumentForgotten',
+      ]);
       const common = { id: documentId, source: 'filesystem', source_id: 'notes/refunds.md', title: 'Refunds', content_type: 'text/markdown' };
       const v1 = await tool('document_as_of', { id: documentId, as_of: view.events[0]!.position });
       expect(v1).toEqual({
@@ -274,6 +280,7 @@ describe('as of a past moment, for every aggregate', () => {
           version: 1,
           revision: 0,
           removed: false,
+          forgotten: false,
           content_hash: sha256(first),
           updated_at: expect.any(String) as unknown,
           chunk_ids: chunkIdsOf(0),
@@ -283,8 +290,12 @@ describe('as of a past moment, for every aggregate', () => {
       const v2 = await tool('document_as_of', { id: documentId, as_of: view.events[1]!.recorded_at });
       expect(v2.body).toMatchObject({ version: 2, revision: 1, removed: false, content_hash: sha256(second), chunk_ids: chunkIdsOf(1) });
       expect(chunkIdsOf(1)).not.toEqual(chunkIdsOf(0));
-      const gone = await tool('document_as_of', { id: documentId });
-      expect(gone.body).toMatchObject({ version: 2, revision: 2, removed: true, content_hash: null, title: null, chunk_ids: [] });
+      const removed = await tool('document_as_of', { id: documentId, as_of: view.events[2]!.position });
+      expect(removed.body).toMatchObject({ version: 2, revision: 2, removed: true, forgotten: false, content_hash: null, title: null, chunk_ids: [] });
+      const forgotten = await tool('document_as_of', { id: documentId });
+      expect(forgotten.body).toMatchObject({ version: 2, revision: 3, removed: true, forgotten: true, content_hash: null });
+      // Forgetting erases the content, not the history: the first version is still named as it was.
+      expect((await tool('document_as_of', { id: documentId, as_of: view.events[0]!.position })).body).toEqual(v1.body);
       const before = await tool('document_as_of', { id: documentId, as_of: '2000-01-01T00:00:00Z' });
       expect(before.isError).toBe(true);
     });
