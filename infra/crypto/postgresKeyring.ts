@@ -26,21 +26,23 @@ CREATE INDEX IF NOT EXISTS data_keys_subject ON data_keys (subject);`;
 /** Rows hold no tenant as the empty string: a unique index treats nulls as distinct. */
 const tenantKey = (tenant: string | null) => tenant ?? '';
 
+const wrap = (box: SecretBox, key: Buffer): string => {
+  const { secret } = box.seal({ secret: key.toString('hex') }) as { secret: { sealed: string } };
+  return secret.sealed;
+};
+
+const unwrap = (box: SecretBox, wrapped: string): Buffer => {
+  try {
+    const { secret } = box.open({ secret: { sealed: wrapped } }) as { secret: string };
+    return Buffer.from(secret, 'hex');
+  } catch (error) {
+    throw new MasterKeyMismatchError({ cause: error });
+  }
+};
+
 /** Data keys in Postgres (PGlite or a server), wrapped with the master key of `box`. */
 export const createPostgresKeyring = async (db: Database, box: SecretBox): Promise<Keyring> => {
   await db.exec(SCHEMA);
-  const wrap = (key: Buffer): string => {
-    const { secret } = box.seal({ secret: key.toString('hex') }) as { secret: { sealed: string } };
-    return secret.sealed;
-  };
-  const unwrap = (wrapped: string): Buffer => {
-    try {
-      const { secret } = box.open({ secret: { sealed: wrapped } }) as { secret: string };
-      return Buffer.from(secret, 'hex');
-    } catch (error) {
-      throw new MasterKeyMismatchError({ cause: error });
-    }
-  };
   const liveKeyOf = async (tenant: string, subject: string) => {
     const [row] = await db.query<{ key_id: string; wrapped: string }>(
       'SELECT key_id, wrapped FROM data_keys WHERE tenant = $1 AND subject = $2 AND wrapped IS NOT NULL',
@@ -58,12 +60,12 @@ export const createPostgresKeyring = async (db: Database, box: SecretBox): Promi
         await db.query(
           `INSERT INTO data_keys (key_id, tenant, subject, wrapped) VALUES ($1, $2, $3, $4)
            ON CONFLICT (tenant, subject) WHERE wrapped IS NOT NULL DO NOTHING`,
-          [newId(), tenant, actor.subject, wrap(newDataKey())],
+          [newId(), tenant, actor.subject, wrap(box, newDataKey())],
         );
         row = await liveKeyOf(tenant, actor.subject);
       }
       const { key_id: keyId, wrapped } = row!;
-      const key = unwrap(wrapped);
+      const key = unwrap(box, wrapped);
       return { seal: (text) => sealWith(key, keyId, text) };
     },
     async opener(values) {
@@ -74,7 +76,7 @@ export const createPostgresKeyring = async (db: Database, box: SecretBox): Promi
             [ids],
           )
         : [];
-      const keys = new Map(rows.map((r) => [r.key_id, r.wrapped === null ? null : unwrap(r.wrapped)]));
+      const keys = new Map(rows.map((r) => [r.key_id, r.wrapped === null ? null : unwrap(box, r.wrapped)]));
       return {
         open: (value) => {
           if (!isSealedText(value)) return value;
@@ -102,4 +104,44 @@ export const createPostgresKeyring = async (db: Database, box: SecretBox): Promi
       return rows.length;
     },
   };
+};
+
+interface KeyTable {
+  db: Database;
+  box: SecretBox;
+}
+
+/**
+ * Copies every data key into another ledger's key table, unwrapped with the source's master key
+ * and wrapped again with the destination's; forgotten keys stay forgotten. Keys already there stay
+ * as they are. Answers how many keys were copied.
+ */
+export const copyDataKeys = async (from: KeyTable, to: KeyTable): Promise<number> => {
+  await to.db.exec(SCHEMA);
+  const found = await from.db.query<{ found: boolean }>(
+    `SELECT to_regclass('data_keys') IS NOT NULL AS found`,
+  );
+  if (!found[0]?.found) return 0;
+  const rows = await from.db.query<{
+    key_id: string;
+    tenant: string;
+    subject: string;
+    wrapped: string | null;
+    created_at: string;
+    forgotten_at: string | null;
+  }>('SELECT key_id, tenant, subject, wrapped, created_at::text, forgotten_at::text FROM data_keys');
+  if (rows.length === 0) return 0;
+  const copies = rows.map((row) => ({
+    ...row,
+    wrapped: row.wrapped === null ? null : wrap(to.box, unwrap(from.box, row.wrapped)),
+  }));
+  const inserted = await to.db.query(
+    `INSERT INTO data_keys (key_id, tenant, subject, wrapped, created_at, forgotten_at)
+     SELECT x.key_id, x.tenant, x.subject, x.wrapped, x.created_at, x.forgotten_at
+     FROM jsonb_to_recordset($1::jsonb) AS x(key_id uuid, tenant text, subject text, wrapped text,
+       created_at timestamptz, forgotten_at timestamptz)
+     ON CONFLICT DO NOTHING RETURNING key_id`,
+    [JSON.stringify(copies)],
+  );
+  return inserted.length;
 };

@@ -1,9 +1,11 @@
 import type { Command } from 'commander';
 import { pino } from 'pino';
+import { copyDataKeys } from '../../infra/crypto/postgresKeyring.js';
 import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
 import { print } from '../cli/output.js';
 import { progressLine } from '../cli/progress.js';
 import { loadConfig } from '../config.js';
+import { createSecretBox } from '../http/api/secrets.js';
 import { openLedger } from '../main.js';
 import type { WithLedger } from '../module.js';
 import { migrateEvents, type MigrationProgress } from './migrateEvents.js';
@@ -45,6 +47,11 @@ export const migrateCli = (program: Command, withLedger: WithLedger): void => {
             content,
             onProgress: (p) => progress.update(`copied ${p.copied} of ${p.read} events read`),
           });
+          // Sealed annotation notes open only with their keys, re-wrapped for the destination's master key.
+          await copyDataKeys(
+            { db: source.db, box: createSecretBox(source.config) },
+            { db: destination.db, box: createSecretBox(destinationConfig) },
+          );
           progress.update('rebuilding read models');
           await destination.catchUp();
           progress.done();

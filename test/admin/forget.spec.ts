@@ -1,6 +1,10 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { copyDataKeys, createPostgresKeyring } from '../../infra/crypto/postgresKeyring.js';
+import { openPglite } from '../../infra/postgres/database.js';
 import { documentIdOf } from '../../commands/ingestDocument.js';
+import { loadConfig } from '../../src/config.js';
+import { createSecretBox } from '../../src/http/api/secrets.js';
 import { contentHash } from '../../src/domain/ids.js';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { ingest, startApiServer, type ApiServer } from '../api/apiServer.js';
@@ -327,5 +331,33 @@ describe('forgetting content without rewriting history', () => {
       await client.close();
     }
     expect(await api.ledger.store.headPosition()).toBe(head);
+  });
+
+  it('moves data keys to another ledger wrapped with its master key; forgotten keys stay forgotten', async () => {
+    const box = createSecretBox(api.ledger.config);
+    const keyring = await createPostgresKeyring(api.ledger.db, box);
+    const kept = (await keyring.sealer({ subject: 'erin', tenant: 'acme', via: 'rest' })).seal('erin writes');
+    const gone = (await keyring.sealer({ subject: 'frank', tenant: 'acme', via: 'rest' })).seal(
+      'frank writes',
+    );
+    await keyring.forget(await keyring.liveKeys('frank', 'acme'));
+
+    const destination = await openPglite();
+    try {
+      const otherBox = createSecretBox(
+        loadConfig({ env: { CTX_AUTH__SECRETS_KEY: 'another master key, long enough for the test' } }),
+      );
+      expect(
+        await copyDataKeys({ db: api.ledger.db, box }, { db: destination, box: otherBox }),
+      ).toBeGreaterThan(1);
+      const copied = await (await createPostgresKeyring(destination, otherBox)).opener([kept, gone]);
+      expect(copied.open(kept)).toBe('erin writes');
+      expect(copied.open(gone)).toBeNull();
+      await expect((await createPostgresKeyring(destination, box)).opener([kept])).rejects.toThrow(
+        'master key',
+      );
+    } finally {
+      await destination.close();
+    }
   });
 });
