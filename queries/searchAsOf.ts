@@ -72,6 +72,8 @@ export interface SearchAsOfOptions {
 
 interface Entry {
   position: Position;
+  /** The last forget this entry's indexes honour: a later one makes them stale. */
+  forgetsUpTo: Position;
   space: Promise<AsOfSpace>;
   builds: Map<SearchModel, Promise<Indexes[SearchModel]>>;
   users: number;
@@ -82,6 +84,8 @@ interface Entry {
 }
 
 const SEARCH_EVENTS = { eventTypes: SEARCH_EVENT_TYPES };
+/** Forgetting reaches back in time: a past view never shows what has since been forgotten. */
+const FORGETS = { eventTypes: ['DocumentForgotten' as const] };
 
 const DOCUMENT_FOLD = {
   initialState: (): DocumentView | null => null,
@@ -153,6 +157,13 @@ export const createSearchAsOf = ({
       }
       if (events.length < batchSize) break;
     }
+    for (;;) {
+      const forgets = await store.readAll({ from: checkpoint, maxCount: batchSize, filter: FORGETS });
+      if (forgets.length === 0) break;
+      const to = forgets[forgets.length - 1]!.position;
+      await snapshot.sink.apply(forgets, checkpoint, to);
+      checkpoint = to;
+    }
     await snapshot.seal();
     return snapshot.index;
   };
@@ -222,15 +233,24 @@ export const createSearchAsOf = ({
       return new Map(folded.filter((doc) => doc !== null).map((doc) => [doc.id, doc]));
     };
 
+  const lastForget = async (): Promise<Position> =>
+    (await store.readAll({ direction: 'backwards', maxCount: 1, filter: FORGETS }))[0]?.position ?? START;
+
   return {
     async use(asOf, models, work, onProgress) {
       if (closing) throw new UnavailableError('The ledger is closing');
       if (keywordUnavailable && models.includes('keyword')) throw new ValidationError(keywordUnavailable);
-      const at = await resolve(asOf);
+      const [at, forgetsUpTo] = await Promise.all([resolve(asOf), lastForget()]);
       let entry = entries.get(at);
+      if (entry && entry.forgetsUpTo < forgetsUpTo) {
+        retire(entry);
+        if (entry.users === 0) await discard(entry);
+        entry = undefined;
+      }
       if (!entry) {
         entry = {
           position: at,
+          forgetsUpTo,
           space: openSpace(),
           builds: new Map(),
           users: 0,

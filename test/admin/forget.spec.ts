@@ -229,6 +229,16 @@ describe('forgetting content without rewriting history', () => {
         ).map((r) => r.hash),
       );
     expect(await blobs()).toEqual(new Set([zebraChunk, sharedChunk, contentHash(ZEBRA)]));
+    // Search as of before the forgetting, built (and cached) while the document was still there.
+    const harboursThen = async () =>
+      (
+        await call<{ results: { id: string }[] }>('search', {
+          query: 'cobalt harbours',
+          mode: 'keyword',
+          asOf: headBefore,
+        })
+      ).results.map((r) => r.id);
+    expect((await harboursThen()).sort()).toEqual([zebra, harbour].sort());
 
     const result = await api.call('POST', '/forget', {
       token: admin(),
@@ -265,6 +275,8 @@ describe('forgetting content without rewriting history', () => {
     };
     await checkForgotten();
     expect(await found('zebra quartermaster', 'keyword')).toEqual([]);
+    // Forgetting reaches back: the cached past view is rebuilt without the document.
+    expect(await harboursThen()).toEqual([harbour]);
     // Search as it was before the forgetting has none of the erased text to index either.
     const asOf = await call<{ results: { id: string }[] }>('search', {
       query: 'quartermaster striped',
