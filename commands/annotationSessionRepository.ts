@@ -63,8 +63,11 @@ export const createSessionRepository = (store: EventStore): SessionRepository =>
 
   const catchUp = async (sessionId: string): Promise<Cached> => {
     const entry = cache.get(sessionId) ?? { state: initialSessionState(), revision: null };
+    const stream = annotationStream(sessionId);
+    // A stream the store knows this process wrote last is current without a read.
+    if (entry.revision !== null && store.knownRevision?.(stream) === entry.revision) return entry;
     const fromRevision = entry.revision === null ? 0n : entry.revision + 1n;
-    const events = await store.readStream(annotationStream(sessionId), { fromRevision });
+    const events = await store.readStream(stream, { fromRevision });
     try {
       for (const event of events) {
         evolveSession(entry.state, event as StoredEvent<AnnotationEvent>);

@@ -110,6 +110,8 @@ const translateAppendError = (error: unknown, streamId: string, expected: Expect
 const RETRIED_APPEND = `SELECT stream_revision::text AS revision, transaction_id::text, global_position::text
   FROM ledger_events WHERE stream_id = $1 AND event_id = ANY($2::uuid[]) ORDER BY global_position DESC LIMIT 1`;
 const RACE_CODES = new Set(['CL001', '23505']);
+/** Streams whose revision an embedded store remembers; the least recently appended are forgotten. */
+const KNOWN_STREAMS = 10_000;
 
 export interface PostgresEventStoreOptions {
   /** How often a subscription looks for new events when no notification wakes it. */
@@ -123,6 +125,17 @@ export const createPostgresEventStore = async (
   await db.exec(EVENT_STORE_SCHEMA);
   const readEvents = eventReader(db.engine);
   const inlineAppends = db.engine === 'pglite';
+  // Only this process opens an embedded database (its data directory is locked), so every append
+  // passes here and the revisions remembered are exact.
+  const known = db.engine === 'pglite' ? new Map<string, bigint>() : null;
+  const remember = (streamId: string, revision: bigint) => {
+    if (!known) return;
+    // A retried append answers with its original's (older) revision: keep the latest.
+    const latest = known.get(streamId);
+    known.delete(streamId);
+    known.set(streamId, latest !== undefined && latest > revision ? latest : revision);
+    if (known.size > KNOWN_STREAMS) known.delete(known.keys().next().value!);
+  };
   const pollIntervalMs = options.pollIntervalMs ?? POLL_INTERVAL_MS;
 
   const wakers = new Set<() => void>();
@@ -154,7 +167,9 @@ export const createPostgresEventStore = async (
         ? await db.query<AppendRow>(inlined(statement))
         : await db.query<AppendRow>(statement.text, statement.params);
       announceAppend();
-      return appendResult(rows);
+      const result = appendResult(rows);
+      remember(streamId, result.nextExpectedRevision);
+      return result;
     } catch (error) {
       if (RACE_CODES.has((error as { code?: string }).code ?? '')) {
         const ids = events.map((e) => e.metadata.eventId);
@@ -292,6 +307,7 @@ export const createPostgresEventStore = async (
     readAll: (options) => readAllWith(db, options),
     headPosition,
     subscribe,
+    ...(known ? { knownRevision: (streamId: string) => known.get(streamId) } : {}),
     close: async () => {
       wakeAll();
       if (pendingNotify) {

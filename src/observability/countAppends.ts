@@ -6,15 +6,10 @@ import type { EventStore } from '../ports/eventStore.js';
  * answered from the first one and counted again: the counter tells appends, not distinct events.
  */
 export const countAppends = (store: EventStore, appended: Counter<'type'>): EventStore => ({
-  name: store.name,
+  ...store,
   append: async (streamId, events, expected) => {
     const result = await store.append(streamId, events, expected);
     for (const event of events) appended.inc({ type: event.type });
     return result;
   },
-  readStream: (streamId, options) => store.readStream(streamId, options),
-  readAll: (options) => store.readAll(options),
-  headPosition: () => store.headPosition(),
-  subscribe: (handler, options) => store.subscribe(handler, options),
-  close: () => store.close(),
 });

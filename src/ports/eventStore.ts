@@ -105,5 +105,11 @@ export interface EventStore {
   headPosition(): Promise<Position>;
   /** Catches up from `from`, then follows new events; batches are handled one at a time, in order. */
   subscribe(handler: (events: StoredEvent[]) => Promise<void>, options: SubscribeOptions): Subscription;
+  /**
+   * The revision a stream reached with this process's last append to it, from memory. Only a store
+   * no other process writes to (the embedded one) answers, so that a cache of a stream this process
+   * wrote can tell it is current without reading; undefined when unknown.
+   */
+  knownRevision?(streamId: string): bigint | undefined;
   close(): Promise<void>;
 }

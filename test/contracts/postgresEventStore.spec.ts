@@ -110,3 +110,27 @@ if (serverUrl) {
     it('needs CTX_TEST_PG_URL');
   });
 }
+
+describe('postgres event store on PGlite, the only writer of its database', () => {
+  let db: Awaited<ReturnType<typeof openPglite>>;
+  let store: EventStore;
+  beforeAll(async () => {
+    db = await openPglite();
+    store = await createPostgresEventStore(db);
+  });
+  afterAll(async () => {
+    await store.close();
+    await db.close();
+  });
+
+  it('knows the revision of the streams it appended to, the latest even after a retried older append', async () => {
+    expect(store.knownRevision?.('job-unwritten')).toBeUndefined();
+    const first = newEvents(2);
+    await store.append('job-known', first, 'no_stream');
+    expect(store.knownRevision?.('job-known')).toBe(1n);
+    await store.append('job-known', newEvents(1), 1n);
+    expect(store.knownRevision?.('job-known')).toBe(2n);
+    expect((await store.append('job-known', first, 'no_stream')).nextExpectedRevision).toBe(1n);
+    expect(store.knownRevision?.('job-known')).toBe(2n);
+  });
+});
