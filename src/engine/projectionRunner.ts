@@ -64,6 +64,12 @@ interface Live {
   waiters: Set<() => void>;
 }
 
+/**
+ * An embedded database answers without giving the event loop a turn: long loops over it let
+ * requests in between pages, or a rebuild would hold every request until it ends.
+ */
+const letRequestsIn = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 /** Percent done and the time left at the rate observed since the rebuild started. */
 const estimated = (progress: RebuildProgress): Pick<RebuildProgress, 'totalEvents' | 'percent' | 'etaSeconds'> => {
   const { processedEvents } = progress;
@@ -168,6 +174,7 @@ export const createProjectionRunner = (
       if (page.length === 0) break;
       count += page.length;
       cursor = page[page.length - 1]!.position;
+      await letRequestsIn();
     }
     return count;
   };
@@ -181,8 +188,7 @@ export const createProjectionRunner = (
       progress.processedEvents += events.length;
       Object.assign(progress, estimated(progress));
       onProgress?.({ ...progress });
-      // An embedded database answers without giving the event loop a turn: let requests in between batches.
-      await new Promise((resolve) => setImmediate(resolve));
+      await letRequestsIn();
     }
   };
 

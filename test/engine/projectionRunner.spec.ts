@@ -116,6 +116,8 @@ describe('projection runner', () => {
         } catch {
           readFailures++;
         }
+        // Each read arrives as a task of its own, as a request does.
+        await new Promise((resolve) => setImmediate(resolve));
       }
     })();
     const progress: RebuildProgress[] = [];
