@@ -63,7 +63,7 @@ export const annotationSessions: DocumentProjection<AnnotationSessionSummary> = 
         return {
           ...summary,
           annotatedChunks: summary.annotatedChunks + 1,
-          pendingChunkIds: summary.pendingChunkIds.filter((_, i) => i !== index),
+          pendingChunkIds: summary.pendingChunkIds.toSpliced(index, 1),
           ...touched,
         };
       }

@@ -39,12 +39,8 @@ export const progressOf = (
   pendingChunkIds,
 });
 
-export const progressOfState = (state: SessionState): Progress => {
-  // Chunks are added in position order, so the map already iterates in that order.
-  const pendingChunkIds: string[] = [];
-  for (const chunk of state.chunks.values()) if (!chunk.annotated) pendingChunkIds.push(chunk.chunkId);
-  return progressOf(state.expectedChunks, state.chunks.size - pendingChunkIds.length, pendingChunkIds);
-};
+export const progressOfState = (state: SessionState): Progress =>
+  progressOf(state.expectedChunks, state.chunks.size - state.pending.size, [...state.pending]);
 
 export interface ProgressDeps {
   store: EventStore;

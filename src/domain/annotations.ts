@@ -162,6 +162,8 @@ export interface SessionState {
   name: string | null;
   expectedChunks: number;
   chunks: Map<string, ChunkState>;
+  /** Ids of the chunks not yet annotated, in position order: progress without a scan. */
+  pending: Set<string>;
 }
 
 export const initialSessionState = (): SessionState => ({
@@ -169,6 +171,7 @@ export const initialSessionState = (): SessionState => ({
   name: null,
   expectedChunks: 0,
   chunks: new Map(),
+  pending: new Set(),
 });
 
 /**
@@ -194,6 +197,7 @@ export const evolveSession = (
           fields: emptyAnnotation(),
           relations: {},
         });
+        state.pending.add(chunk.chunkId);
       }
       return state;
     case 'ChunkAnnotated': {
@@ -201,6 +205,7 @@ export const evolveSession = (
       if (chunk) {
         chunk.annotated = true;
         chunk.fields = { ...chunk.fields, ...event.data.changes };
+        state.pending.delete(chunk.chunkId);
       }
       return state;
     }
