@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { AsOfSchema } from '../src/engine/asOf.js';
-import { ValidationError } from '../src/errors.js';
+import { EmbeddingsDisabledError, ValidationError } from '../src/errors.js';
 import type { OperationContext } from '../src/operations.js';
 import type { SearchInput, SearchOutput } from './searchDocuments.js';
 
@@ -175,19 +175,18 @@ export const searchWithWorkContext = async (
   const offset = request.pagination?.cursor ? decodeCursor(request.pagination.cursor, fingerprint) : 0;
 
   const range = request.filters?.date_range;
-  const [found, sourcesSearched] = await Promise.all([
+  const ranking = (mode: 'hybrid' | 'keyword') =>
     deps.search(
-      {
-        query: request.query,
-        mode: 'keyword',
-        limit: maxResults,
-        filters: { since: range?.from, until: range?.to },
-        asOf: request.as_of,
-      },
+      { query: request.query, mode, limit: maxResults, filters: { since: range?.from, until: range?.to }, asOf: request.as_of },
       context,
-    ),
-    deps.sourcesSearched(context.project),
-  ]);
+    );
+  // Seed 002's search is hybrid; without an embedding model it is keyword search alone.
+  const hybridOrKeyword = () =>
+    ranking('hybrid').catch((error: unknown) => {
+      if (error instanceof EmbeddingsDisabledError) return ranking('keyword');
+      throw error;
+    });
+  const [found, sourcesSearched] = await Promise.all([hybridOrKeyword(), deps.sourcesSearched(context.project)]);
   const wanted = request.filters?.source_types;
   const kept = wanted?.length
     ? found.results.filter((hit) => wanted.includes(sourceTypeOf(hit.source) as never))
