@@ -21,6 +21,9 @@ const SAMPLE: Record<string, { route: string; body?: unknown }> = {
   'GET /projections': { route: '/projections' },
   'POST /projections/{name}/rebuild': { route: '/projections/no-such-projection/rebuild' },
   'GET /jobs': { route: '/jobs' },
+  'GET /audit/events': { route: '/audit/events?type=ChunkAnnotated&limit=5' },
+  'GET /streams/{stream_id}': { route: `/streams/job-${crypto.randomUUID()}` },
+  'POST /forget': { route: '/forget', body: { document_id: crypto.randomUUID(), reason: 'scope check' } },
 };
 
 const scoped = (ROUTE_SPECS as readonly RouteSpec[]).filter((spec) => spec.scope !== null);
