@@ -77,7 +77,7 @@ const toStored = ([
     position: position(tx, gpos),
     metadata,
     recordedAt: isoTimestamp(recordedAt),
-  }) as StoredEvent;
+  });
 
 export interface EventQuery {
   /** SQL conditions on ledger_events, joined with AND. */
