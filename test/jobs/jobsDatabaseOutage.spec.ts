@@ -1,4 +1,5 @@
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
+import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
@@ -146,5 +147,41 @@ describe.skipIf(!serverUrl)('an indexing job whose PostgreSQL server goes away (
       limit: 1_000,
     });
     expect(items).toHaveLength(FILES);
+  }, 120_000);
+
+  it('completes when an administrator terminates its connections mid-job (SQLSTATE 57P01)', async () => {
+    const repo = makeRepo(FILES, 'terminated-repo-');
+    const started = toolText(
+      await mcp.callTool({ name: 'start_indexing_background', arguments: { repo_path: repo, project_id: 'terminated' } }),
+    ) as { job_id: string };
+    await until(
+      async () => (await ledger.store.readAll({ filter: { categories: ['doc'], project: 'terminated' } })).length,
+      (n) => n >= 10,
+      30_000,
+      'the first documents',
+    );
+    const admin = new pg.Client({ connectionString: serverUrl });
+    await admin.connect();
+    try {
+      const { rows } = await admin.query<{ terminated: boolean }>(
+        'SELECT pg_terminate_backend(pid) AS terminated FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()',
+        [new URL(database.url).pathname.slice(1)],
+      );
+      expect(rows.some((r) => r.terminated)).toBe(true);
+    } finally {
+      await admin.end();
+    }
+    const done = await until(
+      async () => toolText(await mcp.callTool({ name: 'get_job_status', arguments: { job_id: started.job_id } })),
+      (s) => s.status === 'completed' || s.status === 'failed',
+      60_000,
+      'the job to finish',
+    );
+    expect(done).toMatchObject({ status: 'completed', files_indexed: FILES });
+    const ingested = (await ledger.store.readAll({ filter: { categories: ['doc'], project: 'terminated' } })).filter(
+      (e) => e.type === 'DocumentIngested',
+    );
+    expect(new Set(ingested.map((e) => e.streamId)).size).toBe(FILES);
+    expect(ingested).toHaveLength(FILES);
   }, 120_000);
 });
