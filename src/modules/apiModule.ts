@@ -34,6 +34,7 @@ import type * as schemas from '../http/api/schemas.js';
 import { createSecretBox } from '../http/api/secrets.js';
 import { issueTokens, refreshTokens } from '../http/api/tokens.js';
 import { authenticateMcpWith } from '../http/mcpRoutes.js';
+import { deploymentAccess } from '../mcp/server.js';
 import type { LedgerModule, ModuleContext, WithLedger } from '../module.js';
 import { DEFAULT_PROJECT, type OperationContext } from '../operations.js';
 import { PRODUCT_VERSION } from '../http/api/version.js';
@@ -190,11 +191,7 @@ const wire = async (context: ModuleContext) => {
         const principal = await authenticator.authenticate(request.headers);
         return {
           actor: actorOf(principal, 'mcp'),
-          access: {
-            scopes: principal.method === 'open' ? null : principal.scopes,
-            toolsets: config.mcp.toolsets ?? null,
-            readOnly: config.mcp.readOnly,
-          },
+          access: deploymentAccess(config.mcp, principal.method === 'open' ? null : principal.scopes),
         };
       });
       if (authenticator.enabled)
