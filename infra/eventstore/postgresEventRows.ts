@@ -1,3 +1,4 @@
+import pg from 'pg';
 import {
   DomainEventSchema,
   parseStoredEvent,
@@ -59,6 +60,7 @@ const isoTimestamp = (recordedAt: number | string): string => {
   return `${utc[1]}.${(utc[2] ?? '').padEnd(3, '0').slice(0, 3)}Z`;
 };
 
+/** Built as one flat literal: spreading the domain event into it costs several times more per event. */
 const toStored = ([
   gpos,
   tx,
@@ -69,15 +71,38 @@ const toStored = ([
   data,
   metadata,
   recordedAt,
-]: EventTuple) =>
-  ({
-    ...domainEvent(type, schemaVersion, data),
+]: EventTuple): StoredEvent => {
+  const event = domainEvent(type, schemaVersion, data);
+  return {
+    type: event.type,
+    schemaVersion: event.schemaVersion,
+    data: event.data,
     streamId,
     revision: BigInt(revision),
     position: position(tx, gpos),
     metadata,
     recordedAt: isoTimestamp(recordedAt),
-  });
+  } as StoredEvent;
+};
+
+/** What the event store's statements take as parameters. */
+export type StatementParam = string | number | bigint | null | readonly string[];
+
+const arrayLiteral = (items: readonly string[]) =>
+  `{${items.map((item) => `"${item.replace(/[\\"]/g, (c) => `\\${c}`)}"`).join(',')}}`;
+
+const literal = (param: StatementParam): string => {
+  if (param === null) return 'NULL';
+  if (typeof param === 'number' || typeof param === 'bigint') return String(param);
+  return pg.escapeLiteral(typeof param === 'string' ? param : arrayLiteral(param));
+};
+
+/**
+ * The statement with its parameters written in as quoted literals. PGlite runs a statement without
+ * parameters in one protocol exchange instead of five, which makes each call markedly cheaper.
+ */
+export const inlineParams = (text: string, params: readonly StatementParam[]): string =>
+  text.replace(/\$(\d+)/g, (_, n: string) => literal(params[Number(n) - 1] ?? null));
 
 export interface EventQuery {
   /** SQL conditions on ledger_events, joined with AND. */
@@ -85,7 +110,7 @@ export interface EventQuery {
   orderBy: string;
   /** Placeholder (or literal) for the row limit; NULL means none. */
   limit: string;
-  params: readonly unknown[];
+  params: readonly StatementParam[];
 }
 
 /**
@@ -99,9 +124,11 @@ export const eventReader = (engine: Database['engine']) => {
   if (engine === 'pglite') {
     return async (sql: Sql, q: EventQuery): Promise<StoredEvent[]> => {
       const [row] = await sql.query<{ events: string }>(
-        `SELECT coalesce(json_agg(json_build_array(${[...COLUMNS, RECORDED_AT_JSON].join(', ')}) ORDER BY ${q.orderBy}), '[]')::text AS events
-         FROM (SELECT * ${inner(q)}) ledger_events`,
-        q.params,
+        inlineParams(
+          `SELECT coalesce(json_agg(json_build_array(${[...COLUMNS, RECORDED_AT_JSON].join(', ')}) ORDER BY ${q.orderBy}), '[]')::text AS events
+           FROM (SELECT * ${inner(q)}) ledger_events`,
+          q.params,
+        ),
       );
       return (JSON.parse(row?.events ?? '[]') as EventTuple[]).map(toStored);
     };

@@ -359,6 +359,20 @@ export const describeEventStoreContract = (
         expect(ids(latestOfMine)).toEqual(ids([connector]));
       });
 
+      it('reads filter values with quotes, backslashes and placeholders as plain values', async () => {
+        const head = await store.headPosition();
+        const subject = `o'brien "q" \\ $1 {a,b}`;
+        const category = `we"ird'\\cat`;
+        const event = newEvent(undefined, { actor: { subject, tenant: null, via: 'rest' } });
+        await store.append(`${category}-${randomUUID()}`, [event], 'no_stream');
+        const found = await store.readAll({
+          from: head,
+          filter: { actor: subject, categories: [category, 'job'] },
+        });
+        expect(ids(found)).toEqual(ids([event]));
+        expect(found[0]!.metadata.actor.subject).toBe(subject);
+      });
+
       it('filters $all by actor, command id, correlation id and recording time', async () => {
         const head = await store.headPosition();
         const project = uniqueProject();
