@@ -95,7 +95,12 @@ const rankDocuments = async (
     return index.search(vector!, filters, want);
   };
   const [keyword, semantic] = await Promise.all([
-    input.mode === 'semantic' || !view.keyword ? [] : view.keyword.search(input.query, filters, want),
+    input.mode === 'semantic' || !view.keyword
+      ? []
+      : view.keyword.search(input.query, filters, want, {
+          // Rank fusion needs only the order; explain shows each component's score.
+          ranksOnly: input.mode === 'hybrid' && input.fusion === 'rrf' && !input.explain,
+        }),
     input.mode === 'keyword' || !view.semantic ? [] : semanticSearch(view.semantic),
   ]);
   const ranked = fuse(

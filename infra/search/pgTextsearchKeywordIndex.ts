@@ -24,7 +24,9 @@ const KEYWORD_TABLE: ChunkTableSpec = {
 
 /**
  * BM25 over the chunk texts of `table` (schema-qualified or not). pg_textsearch's scores are
- * negative, lower is better; the port's are positive, higher is better.
+ * negative, lower is better; the port's are positive, higher is better. The index scan yields only
+ * matching chunks, in order, cheaply; a score in the select list is computed again from the row's
+ * text, which costs far more, so it is selected only when wanted.
  */
 const bm25Search = (db: Database, table: string): KeywordIndex => {
   /** Ranks with the BM25 index first, then filters: a filtered scan would score every row. */
@@ -33,20 +35,24 @@ const bm25Search = (db: Database, table: string): KeywordIndex => {
     filters: SearchFilters,
     limit: number,
     candidates: number | null,
+    withScores: boolean,
   ) => {
     const params: unknown[] = [query, valueIndexName(table)];
     const where = filterConditions(filters, params);
     params.push(limit);
     const limitParam = `$${params.length}`;
     const score = 'value <@> to_bm25query($1, $2)';
-    let ranked = `SELECT chunk_id, document_id, project, source, tags, updated_at, ${score} AS score FROM ${table}`;
+    const scoreColumn = withScores ? `, ${score} AS score` : '';
+    let ranked = `SELECT chunk_id, document_id, project, source, tags, updated_at${scoreColumn} FROM ${table} ORDER BY ${score}`;
     if (candidates !== null) {
       params.push(candidates);
-      ranked += ` ORDER BY ${score} LIMIT $${params.length}`;
+      ranked += ` LIMIT $${params.length}`;
     }
-    return db.query<{ chunk_id: string; document_id: string; score: number }>(
-      `SELECT chunk_id, document_id, score FROM (${ranked}) AS candidate
-       WHERE ${where.join(' AND ')} ORDER BY score LIMIT ${limitParam}`,
+    // Numbered as they arrive, so the filtered rows keep the index's order.
+    return db.query<{ chunk_id: string; document_id: string; score?: number }>(
+      `SELECT chunk_id, document_id${withScores ? ', score' : ''}
+       FROM (SELECT *, row_number() OVER () AS rank FROM (${ranked}) AS ordered) AS candidate
+       WHERE ${where.join(' AND ')} ORDER BY rank LIMIT ${limitParam}`,
       params,
     );
   };
@@ -58,16 +64,21 @@ const bm25Search = (db: Database, table: string): KeywordIndex => {
     return row?.n ?? 0;
   };
   return {
-    async search(query, filters, limit) {
+    async search(query, filters, limit, options = {}) {
+      const withScores = !options.ranksOnly;
       const candidates = Math.max(200, limit * 4);
-      let rows = await rankThenFilter(query, filters, limit, candidates);
-      // A narrow filter can leave too few of the best-ranked candidates: then score what it allows.
+      let rows = await rankThenFilter(query, filters, limit, candidates, withScores);
+      // A narrow filter can leave too few of the best-ranked candidates: then rank what it allows.
       if (rows.length < limit && (await matchingChunks(query, candidates)) >= candidates) {
-        rows = await rankThenFilter(query, filters, limit, null);
+        rows = await rankThenFilter(query, filters, limit, null, withScores);
       }
       return rows
-        .filter((r) => r.score < 0)
-        .map((r) => ({ chunkId: r.chunk_id, documentId: r.document_id, score: -r.score }));
+        .filter((r) => r.score === undefined || r.score < 0)
+        .map((r) => ({
+          chunkId: r.chunk_id,
+          documentId: r.document_id,
+          score: r.score === undefined ? Number.NaN : -r.score,
+        }));
     },
   };
 };

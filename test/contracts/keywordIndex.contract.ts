@@ -120,6 +120,22 @@ export const describeKeywordIndexContract = (
       expect(await chunkIdsFor('zzqxvw', { project })).toEqual([]);
     });
 
+    it('gives the same hits in the same order when only ranks are wanted, filtered or not', async () => {
+      const project = `p-${randomUUID()}`;
+      const docs = await Promise.all(
+        ['lag lag lag consumer', 'consumer lag', 'lag', 'consumer offsets', 'billing'].map((text, i) =>
+          ingested({ project, source: i % 2 ? 'odd' : 'even', chunks: [text] }),
+        ),
+      );
+      await apply(docs.map((d) => d.event));
+      for (const filters of [{ project }, { project, source: 'even' }]) {
+        const scored = await fixture.index.search('consumer lag', filters, 10);
+        const ranked = await fixture.index.search('consumer lag', filters, 10, { ranksOnly: true });
+        expect(scored.length).toBeGreaterThan(1);
+        expect(ranked.map((h) => h.chunkId)).toEqual(scored.map((h) => h.chunkId));
+      }
+    });
+
     it('applies project, source, every tag and the update-time range as filters', async () => {
       const project = `p-${randomUUID()}`;
       const docs = await Promise.all([
