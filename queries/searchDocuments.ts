@@ -71,8 +71,8 @@ export interface SearchDeps {
 
 type ParsedSearch = z.output<typeof SearchInputSchema>;
 
-/** Candidates drawn from each ranking before fusion and de-duplication by document. */
-const candidatesFor = (limit: number) => Math.max(50, limit * 4);
+/** Candidates drawn from each ranking before fusion and de-duplication by document (mostly one or two chunks each). */
+const candidatesFor = (limit: number) => Math.max(50, limit * 2);
 
 const rankDocuments = async (
   deps: SearchDeps,
