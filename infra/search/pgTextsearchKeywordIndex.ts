@@ -26,7 +26,7 @@ const KEYWORD_TABLE: ChunkTableSpec = {
  * BM25 over the chunk texts of `table` (schema-qualified or not). pg_textsearch's scores are
  * negative, lower is better; the port's are positive, higher is better. The index scan yields only
  * matching chunks, in order, cheaply; a score in the select list is computed again from the row's
- * text, which costs far more, so it is selected only when wanted.
+ * text, which costs far more, so only the rows returned are scored, and only when wanted.
  */
 const bm25Search = (db: Database, table: string): KeywordIndex => {
   /** Ranks with the BM25 index first, then filters: a filtered scan would score every row. */
@@ -42,17 +42,18 @@ const bm25Search = (db: Database, table: string): KeywordIndex => {
     params.push(limit);
     const limitParam = `$${params.length}`;
     const score = 'value <@> to_bm25query($1, $2)';
-    const scoreColumn = withScores ? `, ${score} AS score` : '';
-    let ranked = `SELECT chunk_id, document_id, project, source, tags, updated_at${scoreColumn} FROM ${table} ORDER BY ${score}`;
+    let ranked = `SELECT chunk_id, document_id, project, source, tags, updated_at, value FROM ${table} ORDER BY ${score}`;
     if (candidates !== null) {
       params.push(candidates);
       ranked += ` LIMIT $${params.length}`;
     }
-    // Numbered as they arrive, so the filtered rows keep the index's order.
+    // Numbered as they arrive, so the filtered rows keep the index's order; scored once paged.
     return db.query<{ chunk_id: string; document_id: string; score?: number }>(
-      `SELECT chunk_id, document_id${withScores ? ', score' : ''}
-       FROM (SELECT *, row_number() OVER () AS rank FROM (${ranked}) AS ordered) AS candidate
-       WHERE ${where.join(' AND ')} ORDER BY rank LIMIT ${limitParam}`,
+      `SELECT chunk_id, document_id${withScores ? `, ${score} AS score` : ''} FROM (
+         SELECT chunk_id, document_id, value, rank
+         FROM (SELECT *, row_number() OVER () AS rank FROM (${ranked}) AS ordered) AS candidate
+         WHERE ${where.join(' AND ')} ORDER BY rank LIMIT ${limitParam}
+       ) AS page ORDER BY rank`,
       params,
     );
   };
