@@ -27,8 +27,8 @@ export interface SessionRepository {
     decide: (state: SessionState) => SessionDecision<R> | Promise<SessionDecision<R>>,
     context: CommandContext,
   ) => Promise<{ result: R; position: Position | null }>;
-  /** Reads the current state of a session this process holds, caught up from the stream; null if not held. */
-  readCached: <R>(sessionId: string, read: (state: SessionState) => R) => Promise<R | null>;
+  /** Reads the current state of a session, caught up from the stream (and kept); null if it does not exist. */
+  read: <R>(sessionId: string, read: (state: SessionState) => R) => Promise<R | null>;
 }
 
 interface Cached {
@@ -124,9 +124,10 @@ export const createSessionRepository = (store: EventStore): SessionRepository =>
 
   return {
     execute: (sessionId, decide, context) => enqueue(sessionId, () => run(sessionId, decide, context)),
-    readCached: (sessionId, read) =>
-      cache.has(sessionId)
-        ? enqueue(sessionId, async () => read((await catchUp(sessionId)).state))
-        : Promise.resolve(null),
+    read: (sessionId, read) =>
+      enqueue(sessionId, async () => {
+        const entry = await catchUp(sessionId);
+        return entry.revision === null ? null : read(entry.state);
+      }),
   };
 };

@@ -15,6 +15,8 @@ import { ANNOTATION_CHUNK_LISTS, type AnnotationChunkList } from '../projections
 import { ANNOTATION_CHUNKS, type AnnotationChunkRow } from '../projections/annotationChunks.js';
 import { awaitSessionReadModels, sessionAsOf } from './annotationSessionFold.js';
 import type { ProgressDeps } from './getAnnotationProgress.js';
+import type { Position } from '../src/domain/position.js';
+import type { ReadModels } from '../src/ports/projections.js';
 
 export const ExportAnnotationsInputSchema = z.object({
   sessionId: SessionIdSchema,
@@ -56,6 +58,8 @@ const exportOfReadModels = async (
 };
 
 export interface ExportDeps extends ProgressDeps {
+  readModels: ReadModels;
+  waitForProjections: (position: Position) => Promise<void>;
   keyring: Keyring;
 }
 

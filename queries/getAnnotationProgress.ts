@@ -1,13 +1,10 @@
 import { z } from 'zod';
 import { SessionNotFoundError, type SessionState } from '../src/domain/annotations.js';
-import type { Position } from '../src/domain/position.js';
 import { AsOfSchema, parseAsOf } from '../src/engine/asOf.js';
 import { defineOperation } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
-import type { ReadModels } from '../src/ports/projections.js';
 import { parseOrThrow, SessionIdSchema } from '../commands/annotationFields.js';
-import { ANNOTATION_SESSIONS, type AnnotationSessionSummary } from '../projections/annotationSessions.js';
-import { awaitSessionReadModels, sessionAsOf } from './annotationSessionFold.js';
+import { sessionAsOf } from './annotationSessionFold.js';
 
 export const GetProgressInputSchema = z.object({
   sessionId: SessionIdSchema,
@@ -44,24 +41,20 @@ export const progressOfState = (state: SessionState): Progress =>
 
 export interface ProgressDeps {
   store: EventStore;
-  readModels: ReadModels;
-  waitForProjections: (position: Position) => Promise<void>;
-  /** The current state of a session the command side holds in memory, or null. */
-  readCached?: <R>(sessionId: string, read: (state: SessionState) => R) => Promise<R | null>;
+  /** The current state of a session, caught up from its stream (the command side's, kept in memory). */
+  readSession: <R>(sessionId: string, read: (state: SessionState) => R) => Promise<R | null>;
 }
 
-/** Progress now (from the command side's state or the session summary read model) or as it was at `asOf` (folded from events). */
+/**
+ * Progress now, from the session's state caught up from its stream (so it includes every write
+ * acknowledged, without waiting for read models), or as it was at `asOf`.
+ */
 export const getAnnotationProgress = async (deps: ProgressDeps, rawInput: unknown): Promise<Progress> => {
   const { sessionId, asOf } = parseOrThrow(GetProgressInputSchema, rawInput);
   if (asOf) return progressOfState(await sessionAsOf(deps.store, sessionId, parseAsOf(asOf)));
-  // A session being annotated through this process is answered from its state, caught up from the
-  // stream, without waiting for the read models to apply the latest batch.
-  const cached = await deps.readCached?.(sessionId, progressOfState);
-  if (cached) return cached;
-  await awaitSessionReadModels(deps.store, deps.waitForProjections, sessionId);
-  const summary = await deps.readModels.get<AnnotationSessionSummary>(ANNOTATION_SESSIONS, sessionId);
-  if (!summary) throw new SessionNotFoundError(sessionId);
-  return progressOf(summary.totalChunks, summary.annotatedChunks, summary.pendingChunkIds);
+  const progress = await deps.readSession(sessionId, progressOfState);
+  if (!progress) throw new SessionNotFoundError(sessionId);
+  return progress;
 };
 
 export const getProgressOperation = (deps: ProgressDeps) =>

@@ -260,7 +260,7 @@ export const createAnnotationsModule = ({ chunkSource }: AnnotationsModuleOption
       readModels,
       keyring,
       waitForProjections: (position: Position) => context.waitForProjections(position),
-      readCached: sessions.readCached,
+      readSession: sessions.read,
     };
     // Sessions start from the caller's project's documents.
     const startSessionIn = (project: string) =>
