@@ -98,9 +98,14 @@ const translateAppendError = (error: unknown, streamId: string, expected: Expect
   return new ConcurrencyError(streamId, String(expected), actual < 0n ? 'no_stream' : actual.toString());
 };
 
-/** A conflict or a duplicate event id may be a retry that raced its original: the original's result, if so. */
-const RETRIED_APPEND = `SELECT stream_revision::text AS revision, transaction_id::text, global_position::text
-  FROM ledger_events WHERE stream_id = $1 AND event_id = ANY($2::uuid[]) ORDER BY global_position DESC LIMIT 1`;
+/**
+ * A conflict or a duplicate event id may be a retry that raced its original (same first event id,
+ * as the append function checks): then the original's last event answers.
+ */
+const RETRIED_APPEND = `SELECT e.stream_revision::text AS revision, e.transaction_id::text, e.global_position::text
+  FROM ledger_events e JOIN ledger_events first ON first.transaction_id = e.transaction_id
+  WHERE first.stream_id = $1 AND first.event_id = $2::uuid AND e.stream_id = $1
+  ORDER BY e.global_position DESC LIMIT 1`;
 const RACE_CODES = new Set(['CL001', '23505']);
 /** Streams whose revision an embedded store remembers; the least recently appended are forgotten. */
 const KNOWN_STREAMS = 10_000;
@@ -164,8 +169,7 @@ export const createPostgresEventStore = async (
       return result;
     } catch (error) {
       if (RACE_CODES.has((error as { code?: string }).code ?? '')) {
-        const ids = events.map((e) => e.metadata.eventId);
-        const [original] = await db.query<AppendRow>(RETRIED_APPEND, [streamId, ids]);
+        const [original] = await db.query<AppendRow>(RETRIED_APPEND, [streamId, events[0]!.metadata.eventId]);
         if (original) return appendResult([original]);
       }
       throw translateAppendError(error, streamId, expected);
