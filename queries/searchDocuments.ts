@@ -8,7 +8,7 @@ import type { Embedder } from '../src/ports/embedder.js';
 import type { ReadModels } from '../src/ports/projections.js';
 import type { KeywordIndex, ScoredChunk, SearchFilters, VectorIndex } from '../src/ports/searchIndex.js';
 import { parseInput } from '../src/validation.js';
-import { fuse } from './fusion.js';
+import { fuse, type DocumentRank } from './fusion.js';
 import type { SearchAsOf, SearchModel, SearchView } from './searchAsOf.js';
 import { snippetOf } from './snippet.js';
 
@@ -39,10 +39,14 @@ export const SearchInputSchema = z.object({
 });
 export type SearchInput = z.input<typeof SearchInputSchema>;
 
+/** Where the document stands in one ranking: its rank among that ranking's documents, and its best chunk there. */
+const ComponentRankSchema = z.object({ rank: z.number(), score: z.number(), chunk_id: z.string() });
+
 const ExplainSchema = z.object({
+  /** The chunk shown as the snippet. */
   chunk_id: z.string(),
-  keyword: z.object({ rank: z.number(), score: z.number() }).nullable(),
-  semantic: z.object({ rank: z.number(), score: z.number() }).nullable(),
+  keyword: ComponentRankSchema.nullable(),
+  semantic: ComponentRankSchema.nullable(),
 });
 
 export const SearchResultSchema = z.object({
@@ -71,8 +75,11 @@ export interface SearchDeps {
 
 type ParsedSearch = z.output<typeof SearchInputSchema>;
 
-/** Candidates drawn from each ranking before fusion and de-duplication by document (mostly one or two chunks each). */
+/** Chunks drawn from each ranking before fusion (documents mostly have one or two chunks each). */
 const candidatesFor = (limit: number) => Math.max(50, limit * 2);
+
+const componentRank = (rank: DocumentRank | null) =>
+  rank && { rank: rank.rank, score: rank.score, chunk_id: rank.chunkId };
 
 const rankDocuments = async (
   deps: SearchDeps,
@@ -103,14 +110,10 @@ const rankDocuments = async (
         }),
     input.mode === 'keyword' || !view.semantic ? [] : semanticSearch(view.semantic),
   ]);
-  const ranked = fuse(
+  const top = fuse(
     { keyword, semantic },
     input.mode === 'hybrid' ? input.fusion : input.mode === 'keyword' ? 'keyword' : 'semantic',
-  );
-
-  const best = new Map<string, (typeof ranked)[number]>();
-  for (const hit of ranked) if (!best.has(hit.documentId)) best.set(hit.documentId, hit);
-  const top = [...best.values()].slice(0, limit);
+  ).slice(0, limit);
 
   const byId = await view.documents(top.map((hit) => hit.documentId));
   const documents = top.map((hit) => byId.get(hit.documentId));
@@ -131,7 +134,13 @@ const rankDocuments = async (
         snippet: hit.snippet ?? snippetOf(text, input.query),
         source_url: doc.sourceUrl,
         ...(input.explain
-          ? { explain: { chunk_id: hit.chunkId, keyword: hit.keyword, semantic: hit.semantic } }
+          ? {
+              explain: {
+                chunk_id: hit.chunkId,
+                keyword: componentRank(hit.keyword),
+                semantic: componentRank(hit.semantic),
+              },
+            }
           : {}),
       },
     ];
