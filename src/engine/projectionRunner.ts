@@ -56,13 +56,24 @@ const LAG_COUNT_LIMIT = 100_000;
 
 interface Live {
   projection: RunnableProjection;
+  handles: ReadonlySet<string>;
+  /** Stored with the read model: every event up to here is in it. */
   checkpoint: Position;
-  subscription: Subscription | null;
+  /** Every event up to here is applied or needs nothing (it is of a type the projection ignores). */
+  seen: Position;
+  storedAt: number;
+  following: boolean;
+  /** While set, the feed leaves this projection out; the feed restarts at its position when it ends. */
+  retry: { failures: number; timer: NodeJS.Timeout | null };
   lastError: { message: string; at: string } | null;
   rate: { events: number; since: number; perSecond: number };
   rebuild: RebuildProgress | null;
   waiters: Set<() => void>;
 }
+
+/** A projection whose events are all of other types stores its checkpoint at most this often. */
+const STORE_IDLE_CHECKPOINT_MS = 1_000;
+const MAX_RETRY_DELAY_MS = 5_000;
 
 /**
  * An embedded database answers without giving the event loop a turn: long loops over it let
@@ -84,14 +95,18 @@ const estimated = (progress: RebuildProgress): Pick<RebuildProgress, 'totalEvent
 };
 
 /**
- * Applies a batch, retrying what is left when another runner moved the checkpoint first.
- * Returns the new checkpoint.
+ * Applies the events of a batch and moves the checkpoint to `to`, the batch's end, retrying what
+ * is left when another runner moved the checkpoint first. Returns the new checkpoint.
  */
-const applyBatch = async (sink: ProjectionSink, events: readonly StoredEvent[], from: Position): Promise<Position> => {
+const applyBatch = async (
+  sink: ProjectionSink,
+  events: readonly StoredEvent[],
+  from: Position,
+  to: Position,
+): Promise<Position> => {
   let checkpoint = from;
   let pending = events.filter((e) => e.position > checkpoint);
-  while (pending.length > 0) {
-    const to = pending[pending.length - 1]!.position;
+  while (checkpoint < to) {
     try {
       await sink.apply(pending, checkpoint, to);
       return to;
@@ -104,6 +119,8 @@ const applyBatch = async (sink: ProjectionSink, events: readonly StoredEvent[], 
   return checkpoint;
 };
 
+const lastPosition = (events: readonly StoredEvent[]): Position => events[events.length - 1]!.position;
+
 export const createProjectionRunner = (
   store: EventStore,
   projections: readonly RunnableProjection[],
@@ -114,8 +131,12 @@ export const createProjectionRunner = (
       projection.name,
       {
         projection,
+        handles: new Set(projection.eventTypes),
         checkpoint: START,
-        subscription: null,
+        seen: START,
+        storedAt: 0,
+        following: false,
+        retry: { failures: 0, timer: null },
         lastError: null,
         rate: { events: 0, since: Date.now(), perSecond: 0 },
         rebuild: null,
@@ -139,32 +160,80 @@ export const createProjectionRunner = (
     }
   };
 
-  const follow = async (live: Live) => {
-    live.checkpoint = await live.projection.live.checkpoint();
-    live.subscription = store.subscribe(
-      async (events) => {
-        try {
-          live.checkpoint = await applyBatch(live.projection.live, events, live.checkpoint);
-          live.lastError = null;
-          recordRate(live, events.length);
-          live.waiters.forEach((wake) => wake());
-        } catch (error) {
-          live.lastError = { message: (error as Error).message, at: new Date().toISOString() };
-          logger.error(
-            { projection: live.projection.name, error: (error as Error).message },
-            'projection batch failed; retrying',
-          );
-          throw error;
-        }
-      },
-      { from: live.checkpoint, batchSize },
-    );
+  /**
+   * Every following projection rides one subscription to `$all`, so each batch is read once
+   * however many projections there are. The feed starts at the earliest of their positions; each
+   * takes only the events after its own, of the types it handles.
+   */
+  let feed: Subscription | null = null;
+  let feedChanges = Promise.resolve();
+  const riders = () => [...lives.values()].filter((live) => live.following && !live.retry.timer);
+
+  /** Stops the feed, makes `change` while nothing is delivered, and starts it again where the riders need it. */
+  const changeFeed = (change: () => void | Promise<void>): Promise<void> => {
+    const next = feedChanges.then(async () => {
+      await feed?.stop();
+      feed = null;
+      await change();
+      const riding = riders();
+      if (riding.length === 0) return;
+      const from = riding.map((live) => live.seen).reduce((a, b) => (a < b ? a : b));
+      feed = store.subscribe(
+        async (events) => {
+          for (const live of riders()) await deliver(live, events);
+        },
+        { from, batchSize },
+      );
+    });
+    feedChanges = next.catch(() => undefined);
+    return next;
   };
 
-  const stopFollowing = async (live: Live) => {
-    await live.subscription?.stop();
-    live.subscription = null;
+  /** A failed batch is retried later; meanwhile the feed goes on without this projection. */
+  const retryLater = (live: Live, error: unknown) => {
+    live.lastError = { message: (error as Error).message, at: new Date().toISOString() };
+    logger.error({ projection: live.projection.name, error: (error as Error).message }, 'projection batch failed; retrying');
+    const delay = Math.min(MAX_RETRY_DELAY_MS, 100 * 2 ** live.retry.failures++);
+    live.retry.timer = setTimeout(() => {
+      void changeFeed(() => {
+        live.retry.timer = null;
+      });
+    }, delay);
   };
+
+  const deliver = async (live: Live, events: readonly StoredEvent[]) => {
+    const to = lastPosition(events);
+    const fresh = events.filter((e) => e.position > live.seen);
+    if (fresh.length === 0) return;
+    const relevant = fresh.filter((e) => live.handles.has(e.type));
+    try {
+      // Events of other types need nothing; the checkpoint passes them in memory, and is stored now and then.
+      if (relevant.length > 0 || Date.now() - live.storedAt >= STORE_IDLE_CHECKPOINT_MS) {
+        live.checkpoint = await applyBatch(live.projection.live, relevant, live.checkpoint, to);
+        live.storedAt = Date.now();
+      }
+      live.seen = live.checkpoint > to ? live.checkpoint : to;
+      live.lastError = null;
+      live.retry.failures = 0;
+      recordRate(live, fresh.length);
+      live.waiters.forEach((wake) => wake());
+    } catch (error) {
+      retryLater(live, error);
+    }
+  };
+
+  const follow = (live: Live) =>
+    changeFeed(async () => {
+      live.checkpoint = live.seen = await live.projection.live.checkpoint();
+      live.following = true;
+    });
+
+  const stopFollowing = (live: Live) =>
+    changeFeed(() => {
+      live.following = false;
+      if (live.retry.timer) clearTimeout(live.retry.timer);
+      live.retry.timer = null;
+    });
 
   const countAfter = async (from: Position, limit = LAG_COUNT_LIMIT): Promise<number> => {
     let count = 0;
@@ -184,7 +253,7 @@ export const createProjectionRunner = (
     for (;;) {
       const events = await store.readAll({ from: progress.checkpoint, maxCount: batchSize });
       if (events.length === 0) return;
-      progress.checkpoint = await applyBatch(sink, events, progress.checkpoint);
+      progress.checkpoint = await applyBatch(sink, events, progress.checkpoint, lastPosition(events));
       progress.processedEvents += events.length;
       Object.assign(progress, estimated(progress));
       onProgress?.({ ...progress });
@@ -200,7 +269,7 @@ export const createProjectionRunner = (
     try {
       await catchUp(shadow, progress, onProgress);
       // The live copy stops only for the last few events and the swap.
-      const wasFollowing = live.subscription !== null;
+      const wasFollowing = live.following;
       await stopFollowing(live);
       try {
         await catchUp(shadow, progress, onProgress);
@@ -208,7 +277,7 @@ export const createProjectionRunner = (
       } finally {
         if (wasFollowing) await follow(live);
       }
-      live.checkpoint = await live.projection.live.checkpoint();
+      if (!wasFollowing) live.checkpoint = live.seen = await live.projection.live.checkpoint();
       logger.info({ projection: name, events: progress.processedEvents }, 'projection rebuilt');
       return { ...progress, ...estimated(progress), percent: 100, etaSeconds: 0 };
     } catch (error) {
@@ -241,23 +310,34 @@ export const createProjectionRunner = (
 
   return {
     async start() {
-      for (const live of lives.values()) {
-        if (live.subscription) continue;
-        const built = await live.projection.liveVersion();
-        await follow(live);
-        if (built !== null && built !== live.projection.version) {
-          logger.info(
-            { projection: live.projection.name, from: built, to: live.projection.version },
-            'projection version changed; rebuilding beside the live copy',
-          );
-          rebuild(live.projection.name).catch((error: unknown) =>
-            logger.error({ err: error, projection: live.projection.name }, 'automatic rebuild failed'),
-          );
+      const starting = [...lives.values()].filter((live) => !live.following);
+      const built = await Promise.all(starting.map((live) => live.projection.liveVersion()));
+      await changeFeed(async () => {
+        for (const live of starting) {
+          live.checkpoint = live.seen = await live.projection.live.checkpoint();
+          live.following = true;
         }
-      }
+      });
+      starting.forEach((live, i) => {
+        const version = built[i];
+        if (version === null || version === undefined || version === live.projection.version) return;
+        logger.info(
+          { projection: live.projection.name, from: version, to: live.projection.version },
+          'projection version changed; rebuilding beside the live copy',
+        );
+        rebuild(live.projection.name).catch((error: unknown) =>
+          logger.error({ err: error, projection: live.projection.name }, 'automatic rebuild failed'),
+        );
+      });
     },
     async stop() {
-      await Promise.all([...lives.values()].map(stopFollowing));
+      await changeFeed(() => {
+        for (const live of lives.values()) {
+          live.following = false;
+          if (live.retry.timer) clearTimeout(live.retry.timer);
+          live.retry.timer = null;
+        }
+      });
       lives.forEach((live) => live.waiters.forEach((wake) => wake()));
     },
     async status() {
@@ -265,14 +345,15 @@ export const createProjectionRunner = (
       const [headEvent] = await store.readAll({ direction: 'backwards', maxCount: 1 });
       return Promise.all(
         [...lives.values()].map(async (live): Promise<ProjectionStatus> => {
-          const checkpoint = await live.projection.live.checkpoint();
+          const stored = await live.projection.live.checkpoint();
+          const checkpoint = live.seen > stored ? live.seen : stored;
           const [next] = await store.readAll({ from: checkpoint, maxCount: 1 });
           const lagSeconds =
             next && headEvent ? (Date.parse(headEvent.recordedAt) - Date.parse(next.recordedAt)) / 1000 : 0;
           return {
             name: live.projection.name,
             version: live.projection.version,
-            state: live.rebuild ? 'rebuilding' : live.subscription ? 'running' : 'stopped',
+            state: live.rebuild ? 'rebuilding' : live.following ? 'running' : 'stopped',
             checkpoint,
             head,
             lagEvents: next ? await countAfter(checkpoint) : 0,
@@ -294,7 +375,7 @@ export const createProjectionRunner = (
           (live) =>
             new Promise<void>((resolve, reject) => {
               const check = () => {
-                if (live.checkpoint >= position) return done(resolve);
+                if (live.seen >= position) return done(resolve);
                 if (Date.now() >= deadline) {
                   return done(() =>
                     reject(new Error(`Projection '${live.projection.name}' did not reach ${position} in ${timeoutMs} ms`)),

@@ -71,6 +71,45 @@ describe('projection runner', () => {
     await runner.stop();
   });
 
+  it('reads each batch once for every projection, and a failing one holds back neither the others nor its own retry', async () => {
+    let failing = true;
+    const flaky = await postgresDocumentProjection(db, {
+      ...summariesAs('flaky'),
+      evolve: (doc, event) => {
+        if (failing) throw new Error('read model unavailable');
+        return streamSummaries.evolve(doc, event);
+      },
+    });
+    const healthy = await postgresDocumentProjection(db, summariesAs('healthy'));
+    // Handles no event type that is appended here: it must still count as caught up.
+    const idle = await postgresDocumentProjection(db, { ...summariesAs('idle'), eventTypes: ['ApiKeyRevoked'] });
+    let subscriptions = 0;
+    const counted: EventStore = {
+      ...store,
+      subscribe: (handler, options) => {
+        subscriptions++;
+        return store.subscribe(handler, options);
+      },
+    };
+    const runner = createProjectionRunner(counted, [flaky, healthy, idle], { logger: silentLogger });
+    await runner.start();
+    expect(subscriptions).toBe(1);
+    const [stream] = await fill(1, 3);
+    const head = await store.headPosition();
+    await runner.waitFor(head, { name: 'healthy' });
+    await runner.waitFor(head, { name: 'idle' });
+    expect(await postgresReadModels(db).get<StreamSummary>('healthy', stream!)).toMatchObject({ events: 3 });
+    const flakyStatus = (await runner.status()).find((s) => s.name === 'flaky');
+    expect(flakyStatus?.lastError?.message).toMatch(/read model unavailable/);
+    expect((await runner.status()).find((s) => s.name === 'idle')).toMatchObject({ checkpoint: head, lagEvents: 0 });
+
+    failing = false;
+    await runner.waitFor(head, { name: 'flaky' });
+    expect(await postgresReadModels(db).get<StreamSummary>('flaky', stream!)).toMatchObject({ events: 3 });
+    expect((await runner.status()).find((s) => s.name === 'flaky')?.lastError).toBeNull();
+    await runner.stop();
+  });
+
   it('two runners on one projection apply every event exactly once', async () => {
     await fill(10, 2);
     const counting: DocumentProjection<{ seen: number }> = {
