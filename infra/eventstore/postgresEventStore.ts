@@ -78,7 +78,7 @@ export const appendStatement = (
     );
   }
   return {
-    text: 'SELECT revision::text, transaction_id, global_position::text FROM ledger_append($1, $2, $3::jsonb)',
+    text: 'SELECT revision::text, transaction_id, global_position::text FROM ledger_append($1, $2, $3::json)',
     params: [streamId, typeof expected === 'bigint' ? expected.toString() : expected, payload],
   };
 };

@@ -32,21 +32,23 @@ CREATE TABLE IF NOT EXISTS ledger_streams (
   revision bigint NOT NULL
 );
 
+-- Its events arrive as json: read once by json_to_recordset, where jsonb would be parsed into a tree first.
+DROP FUNCTION IF EXISTS ledger_append(text, text, jsonb);
 -- One round trip per append; answers one row: the last revision and position written.
 -- Raises SQLSTATE CL001 (detail: the actual revision) on a mismatch.
-CREATE OR REPLACE FUNCTION ledger_append(p_stream text, p_expected text, p_events jsonb)
+CREATE OR REPLACE FUNCTION ledger_append(p_stream text, p_expected text, p_events json)
 RETURNS TABLE (revision bigint, transaction_id text, global_position bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
   v_current bigint;
-  v_count integer := jsonb_array_length(p_events);
+  v_count integer := json_array_length(p_events);
 BEGIN
   -- A retried append (same first event id) answers with what the original wrote. A retry racing
   -- its original past this check fails below, and the store then looks the original up.
   IF EXISTS (SELECT 1 FROM ledger_events e WHERE e.event_id = (p_events->0->>'eventId')::uuid) THEN
     RETURN QUERY
       SELECT e.stream_revision, e.transaction_id::text, e.global_position FROM ledger_events e
-      WHERE e.event_id IN (SELECT (x->>'eventId')::uuid FROM jsonb_array_elements(p_events) x)
+      WHERE e.event_id IN (SELECT x."eventId" FROM json_to_recordset(p_events) AS x("eventId" uuid))
       ORDER BY e.global_position DESC LIMIT 1;
     RETURN;
   END IF;
@@ -66,9 +68,10 @@ BEGIN
     WITH written AS (
       INSERT INTO ledger_events AS e
         (stream_id, stream_revision, event_id, event_type, schema_version, data, metadata, category, project)
-      SELECT p_stream, v_current + x.ord, (x.ev->>'eventId')::uuid, x.ev->>'type', (x.ev->>'schemaVersion')::int,
-             (x.ev->'data')::json, (x.ev->'metadata')::json, x.ev->>'category', x.ev->>'project'
-      FROM jsonb_array_elements(p_events) WITH ORDINALITY AS x(ev, ord)
+      SELECT p_stream, v_current + x.ord, x."eventId", x.type, x."schemaVersion", x.data, x.metadata, x.category, x.project
+      FROM ROWS FROM (json_to_recordset(p_events) AS ("eventId" uuid, type text, "schemaVersion" integer,
+             data json, metadata json, category text, project text))
+           WITH ORDINALITY AS x("eventId", type, "schemaVersion", data, metadata, category, project, ord)
       RETURNING e.stream_revision, e.global_position
     )
     SELECT max(w.stream_revision), pg_current_xact_id()::text, max(w.global_position) FROM written w;

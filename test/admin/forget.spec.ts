@@ -178,7 +178,7 @@ describe('forgetting content without rewriting history', () => {
     };
     legacy.metadata.eventId = legacy.eventId;
     const [last] = await api.ledger.store.readStream(stream, { direction: 'backwards', maxCount: 1 });
-    await api.ledger.db.query('SELECT * FROM ledger_append($1, $2, $3::jsonb)', [
+    await api.ledger.db.query('SELECT * FROM ledger_append($1, $2, $3::json)', [
       stream,
       String(last!.revision),
       JSON.stringify([legacy]),
