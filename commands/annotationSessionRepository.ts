@@ -5,7 +5,7 @@ import {
   type AnnotationEvent,
   type SessionState,
 } from '../src/domain/annotations.js';
-import { validateEvent, type StoredEvent } from '../src/domain/events.js';
+import type { StoredEvent } from '../src/domain/events.js';
 import type { Position } from '../src/domain/position.js';
 import { metadataFor, type CommandContext } from '../src/engine/commands.js';
 import { ConcurrencyError } from '../src/errors.js';
@@ -93,8 +93,9 @@ export const createSessionRepository = (store: EventStore): SessionRepository =>
       if (events.length === 0) return { result, position: null };
       const stream = annotationStream(sessionId);
       const expected = entry.revision ?? 'no_stream';
+      // The store checks every event against the catalog as it appends it.
       const newEvents: NewEvent[] = events.map((event, index) => ({
-        ...validateEvent(event),
+        ...event,
         metadata: metadataFor(context, { streamId: stream, expected, index }),
       }));
       try {

@@ -40,9 +40,25 @@ const unwrap = (box: SecretBox, wrapped: string): Buffer => {
   }
 };
 
+type SealingKeys = Map<string, { keyId: string; key: Buffer }>;
+/** Per embedded database, shared by every keyring on it, so that forgetting through one reaches all. */
+const sealingKeysByDatabase = new WeakMap<Database, SealingKeys>();
+
+/**
+ * An embedded database has no other writer (its data directory is locked), so there the key each
+ * author seals with can stay in memory until it is forgotten; a server may be shared, so not there.
+ */
+const sealingKeysOf = (db: Database): SealingKeys | null => {
+  if (db.engine !== 'pglite') return null;
+  const keys = sealingKeysByDatabase.get(db) ?? (new Map() as SealingKeys);
+  sealingKeysByDatabase.set(db, keys);
+  return keys;
+};
+
 /** Data keys in Postgres (PGlite or a server), wrapped with the master key of `box`. */
 export const createPostgresKeyring = async (db: Database, box: SecretBox): Promise<Keyring> => {
   await db.exec(SCHEMA);
+  const sealingKeys = sealingKeysOf(db);
   const liveKeyOf = async (tenant: string, subject: string) => {
     const [row] = await db.query<{ key_id: string; wrapped: string }>(
       'SELECT key_id, wrapped FROM data_keys WHERE tenant = $1 AND subject = $2 AND wrapped IS NOT NULL',
@@ -54,6 +70,9 @@ export const createPostgresKeyring = async (db: Database, box: SecretBox): Promi
   return {
     async sealer(actor) {
       const tenant = tenantKey(actor.tenant);
+      const cacheKey = `${tenant}\u0000${actor.subject}`;
+      const cached = sealingKeys?.get(cacheKey);
+      if (cached) return { seal: (text) => sealWith(cached.key, cached.keyId, text) };
       let row = await liveKeyOf(tenant, actor.subject);
       if (!row) {
         // Two writers may make the first key at once: the unique index keeps one, both use it.
@@ -66,6 +85,7 @@ export const createPostgresKeyring = async (db: Database, box: SecretBox): Promi
       }
       const { key_id: keyId, wrapped } = row!;
       const key = unwrap(box, wrapped);
+      sealingKeys?.set(cacheKey, { keyId, key });
       return { seal: (text) => sealWith(key, keyId, text) };
     },
     async opener(values) {
@@ -96,6 +116,10 @@ export const createPostgresKeyring = async (db: Database, box: SecretBox): Promi
     },
     async forget(keyIds) {
       if (keyIds.length === 0) return 0;
+      const forgotten = new Set(keyIds);
+      sealingKeys?.forEach((cached, author) => {
+        if (forgotten.has(cached.keyId)) sealingKeys.delete(author);
+      });
       const rows = await db.query(
         `UPDATE data_keys SET wrapped = NULL, forgotten_at = now()
          WHERE key_id = ANY($1::uuid[]) AND wrapped IS NOT NULL RETURNING key_id`,

@@ -37,22 +37,35 @@ const withSeedErrors = (operation: Operation): Operation => ({
 });
 
 /** A session of another project is as unknown to the caller as a missing one. */
-const inCallersProject =
-  (store: EventStore) =>
-  (operation: Operation): Operation => {
+/** Sessions whose project this process has looked up: a session never changes project. */
+const KNOWN_SESSION_PROJECTS = 1_000;
+
+const inCallersProject = (store: EventStore) => {
+  const projects = new Map<string, string>();
+  const projectOf = async (sessionId: string): Promise<string | null> => {
+    const known = projects.get(sessionId);
+    if (known !== undefined) return known;
+    const [first] = await store.readStream(annotationStream(sessionId), { maxCount: 1 });
+    if (!first) return null;
+    projects.set(sessionId, first.metadata.project);
+    if (projects.size > KNOWN_SESSION_PROJECTS) projects.delete(projects.keys().next().value!);
+    return first.metadata.project;
+  };
+  return (operation: Operation): Operation => {
     if (!('sessionId' in operation.input.shape)) return operation;
     return {
       ...operation,
       run: async (input, context) => {
         const { sessionId } = input as { sessionId?: unknown };
         if (typeof sessionId === 'string') {
-          const [first] = await store.readStream(annotationStream(sessionId), { maxCount: 1 });
-          if (first && first.metadata.project !== context.project) throw new SessionNotFoundError(sessionId);
+          const project = await projectOf(sessionId);
+          if (project !== null && project !== context.project) throw new SessionNotFoundError(sessionId);
         }
         return operation.run(input, context);
       },
     };
   };
+};
 
 const mountRoutes = (app: FastifyInstance, operations: ReadonlyMap<string, Operation>) => {
   const call = (name: string, input: unknown, request: FastifyRequest) =>

@@ -148,6 +148,12 @@ describe('forgetting content without rewriting history', () => {
     });
     expect(JSON.stringify(audit!.data)).not.toContain('Alice thinks');
 
+    // What the subject writes afterwards is sealed under a new key, and readable.
+    await call('annotate_chunk', { sessionId, chunkId: 'c2', notes: 'Alice, again' });
+    const after = await call<{ chunks: Chunk[] }>('export_annotations', { sessionId });
+    expect(after.chunks[2]).toMatchObject({ notes: 'Alice, again' });
+    expect(after.chunks[2]!.forgotten).toBeUndefined();
+
     // What the subject writes from now on is sealed with a new key, and readable.
     const again = await call<Chunk>('annotate_chunk', { sessionId, chunkId: 'c0', notes: 'A new note' });
     expect(again).toMatchObject({ notes: 'A new note', summary: null, forgotten: true });

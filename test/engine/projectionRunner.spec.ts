@@ -77,7 +77,7 @@ describe('projection runner', () => {
       ...summariesAs('flaky'),
       evolve: (doc, event) => {
         if (failing) throw new Error('read model unavailable');
-        return streamSummaries.evolve(doc, event);
+        return streamSummaries.evolve(doc as StreamSummary | null, event);
       },
     });
     const healthy = await postgresDocumentProjection(db, summariesAs('healthy'));
