@@ -23,8 +23,15 @@ import type { SessionRepository } from './annotationSessionRepository.js';
 
 export const MAX_BATCH = 1_000;
 
-const itemInput = (vocabulary: AnnotationVocabulary) =>
+const itemSchemas = new WeakMap<AnnotationVocabulary, ReturnType<typeof makeItemInput>>();
+const makeItemInput = (vocabulary: AnnotationVocabulary) =>
   z.object({ chunkId: z.string().min(1) }).extend(annotationFieldsInput(vocabulary).shape);
+/** Built once per vocabulary: a schema costs more to build than a batch item costs to check. */
+const itemInput = (vocabulary: AnnotationVocabulary) => {
+  const schema = itemSchemas.get(vocabulary) ?? makeItemInput(vocabulary);
+  itemSchemas.set(vocabulary, schema);
+  return schema;
+};
 
 export const annotateChunksInput = (vocabulary: AnnotationVocabulary) =>
   z.object({

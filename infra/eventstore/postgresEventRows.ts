@@ -1,4 +1,3 @@
-import pg from 'pg';
 import {
   DomainEventSchema,
   parseStoredEvent,
@@ -91,10 +90,16 @@ export type StatementParam = string | number | bigint | null | readonly string[]
 const arrayLiteral = (items: readonly string[]) =>
   `{${items.map((item) => `"${item.replace(/[\\"]/g, (c) => `\\${c}`)}"`).join(',')}}`;
 
+/**
+ * A string constant. With standard_conforming_strings (on by default, and in PGlite) a backslash
+ * is an ordinary character, so only quotes need doubling; one native replace does it.
+ */
+const quoted = (text: string) => `'${text.replaceAll("'", "''")}'`;
+
 const literal = (param: StatementParam): string => {
   if (param === null) return 'NULL';
   if (typeof param === 'number' || typeof param === 'bigint') return String(param);
-  return pg.escapeLiteral(typeof param === 'string' ? param : arrayLiteral(param));
+  return quoted(typeof param === 'string' ? param : arrayLiteral(param));
 };
 
 /**
