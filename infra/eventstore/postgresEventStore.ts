@@ -251,23 +251,33 @@ export const createPostgresEventStore = async (
     { from, filter, batchSize = DEFAULT_BATCH, onError }: SubscribeOptions,
   ): Subscription => {
     let stopped = false;
-    let wake: () => void = () => undefined;
-    const sleep = (ms: number, wakeable: boolean) =>
+    let endSleep: () => void = () => undefined;
+    let wakeable = false;
+    // An append announced while a batch is being handled must not wait for the next poll.
+    let appended = false;
+    const onAppend = () => {
+      appended = true;
+      if (wakeable) endSleep();
+    };
+    const sleep = (ms: number, byAppends: boolean) =>
       new Promise<void>((resolve) => {
         const timer = setTimeout(done, ms);
         function done() {
           clearTimeout(timer);
-          wakers.delete(done);
+          endSleep = () => undefined;
+          wakeable = false;
           resolve();
         }
-        wake = done;
+        endSleep = done;
         // After a failure, new appends must not hurry the retry: only time (or stop) ends the wait.
-        if (wakeable) wakers.add(done);
+        wakeable = byAppends;
       });
+    wakers.add(onAppend);
     const loop = async () => {
       let checkpoint = from;
       let failures = 0;
       while (!stopped) {
+        appended = false;
         try {
           const events = await readAllWith(db, { from: checkpoint, maxCount: batchSize, filter });
           if (events.length > 0) {
@@ -275,7 +285,7 @@ export const createPostgresEventStore = async (
             checkpoint = events[events.length - 1]!.position;
           }
           failures = 0;
-          if (events.length === batchSize) continue;
+          if (events.length === batchSize || appended) continue;
         } catch (error) {
           failures++;
           onError?.(error);
@@ -285,12 +295,13 @@ export const createPostgresEventStore = async (
           ? sleep(pollIntervalMs, true)
           : sleep(Math.min(MAX_RETRY_DELAY_MS, pollIntervalMs * 2 ** (failures - 1)), false));
       }
+      wakers.delete(onAppend);
     };
     const running = loop();
     return {
       stop: async () => {
         stopped = true;
-        wake();
+        endSleep();
         await running;
       },
     };

@@ -133,4 +133,30 @@ describe('postgres event store on PGlite, the only writer of its database', () =
     expect((await store.append('job-known', first, 'no_stream')).nextExpectedRevision).toBe(1n);
     expect(store.knownRevision?.('job-known')).toBe(2n);
   });
+
+  it('hands a subscriber an append made while it was handling a batch, without waiting for the next poll', async () => {
+    const patient = await createPostgresEventStore(db, { pollIntervalMs: 60_000 });
+    const stream = `job-${crypto.randomUUID()}`;
+    const from = await patient.headPosition();
+    await patient.append(stream, newEvents(1), 'no_stream');
+    const later = newEvents(1);
+    const handled: string[] = [];
+    const deliveredLater = new Promise<void>((resolve) => {
+      const subscription = patient.subscribe(
+        async (events) => {
+          handled.push(...events.map((e) => e.metadata.eventId));
+          if (handled.length === 1) await patient.append(stream, later, 0n);
+          if (handled.includes(later[0]!.metadata.eventId)) {
+            resolve();
+            void subscription.stop();
+          }
+        },
+        { from },
+      );
+    });
+    const tooLate = new Promise((_, reject) => setTimeout(() => reject(new Error('waited for the poll')), 3_000));
+    await Promise.race([deliveredLater, tooLate]);
+    expect(handled).toHaveLength(2);
+    await patient.close();
+  });
 });
