@@ -92,6 +92,8 @@ export const isConnectionError = (error: unknown): boolean => {
   return UNAVAILABLE_MESSAGES.test(error.message);
 };
 
+const MAX_LISTEN_RETRY_MS = 5_000;
+
 /** Connects to a PostgreSQL server; `pool.max` bounds concurrent connections. */
 export const connectPostgres = (connectionString: string, options: { max?: number } = {}): Database => {
   const pool = new pg.Pool({ connectionString, max: options.max ?? 10 });
@@ -150,15 +152,48 @@ export const connectPostgres = (connectionString: string, options: { max?: numbe
         await pool.query(script);
       }),
     listen: async (channel, onNotify) => {
-      const client = new pg.Client({ connectionString });
-      client.on('error', () => undefined);
-      await mapped(() => client.connect());
-      client.on('notification', (message) => {
-        if (message.channel === channel) onNotify(message.payload ?? '');
-      });
-      await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+      let current: pg.Client | null = null;
+      let closed = false;
+      let retry: NodeJS.Timeout | undefined;
+      let failures = 0;
+      const connect = async () => {
+        const client = new pg.Client({ connectionString });
+        client.on('error', () => undefined);
+        client.on('notification', (message) => {
+          if (message.channel === channel) onNotify(message.payload ?? '');
+        });
+        try {
+          await client.connect();
+          await client.query(`LISTEN ${pg.escapeIdentifier(channel)}`);
+        } catch (error) {
+          await client.end().catch(() => undefined);
+          throw error;
+        }
+        if (closed) return void (await client.end().catch(() => undefined));
+        current = client;
+        client.on('end', () => {
+          if (!closed && current === client) reconnectLater();
+        });
+      };
+      // A lost connection is made again, with growing pauses; notifications sent meanwhile are lost,
+      // so the listener is woken once on reconnecting to look for what it missed.
+      const reconnectLater = () => {
+        current = null;
+        retry = setTimeout(() => {
+          connect().then(
+            () => {
+              failures = 0;
+              onNotify('');
+            },
+            () => reconnectLater(),
+          );
+        }, Math.min(MAX_LISTEN_RETRY_MS, 100 * 2 ** failures++));
+      };
+      await mapped(connect);
       return async () => {
-        await client.end().catch(() => undefined);
+        closed = true;
+        clearTimeout(retry);
+        await current?.end().catch(() => undefined);
       };
     },
     availableExtensions: async () => {

@@ -6,6 +6,7 @@ import type { StoredEvent } from '../../src/domain/events.js';
 import type { EventStore } from '../../src/ports/eventStore.js';
 import { newEvents } from '../support/events.js';
 import { createTestDatabase, testPostgresUrl, type TestDatabase } from '../support/postgres.js';
+import { startTcpProxy } from '../support/tcpProxy.js';
 import { describeEventStoreContract, type OpenAppend } from './eventStore.contract.js';
 
 // One PGlite instance for the whole file (opening one takes seconds); tests isolate by fresh stream ids.
@@ -65,8 +66,8 @@ if (serverUrl) {
   describe('postgres event store on a server, across processes', () => {
     let database: TestDatabase;
     const closers: (() => Promise<void>)[] = [];
-    const openStore = async (pollIntervalMs: number): Promise<EventStore> => {
-      const db = connectPostgres(database.url, { max: 2 });
+    const openStore = async (pollIntervalMs: number, url = database.url): Promise<EventStore> => {
+      const db = connectPostgres(url, { max: 2 });
       const store = await createPostgresEventStore(db, { pollIntervalMs });
       closers.push(async () => {
         await store.close();
@@ -102,6 +103,38 @@ if (serverUrl) {
         await new Promise((resolve) => setTimeout(resolve, 20));
       await subscription.stop();
       expect(received).toHaveLength(2);
+    });
+
+    it('listens again after the connection to the server was lost, and catches up on what it missed', async () => {
+      const direct = new URL(database.url);
+      const proxy = await startTcpProxy({ host: direct.hostname, port: Number(direct.port || 5432) });
+      closers.push(() => proxy.close());
+      const proxied = new URL(database.url);
+      proxied.port = String(proxy.port);
+      const writer = await openStore(60_000);
+      const reader = await openStore(60_000, proxied.toString());
+      const received: StoredEvent[] = [];
+      const subscription = reader.subscribe(
+        async (events) => {
+          received.push(...events);
+          await Promise.resolve();
+        },
+        { from: await reader.headPosition() },
+      );
+      const waitFor = async (count: number) => {
+        const deadline = Date.now() + 8_000;
+        while (received.length < count && Date.now() < deadline)
+          await new Promise((resolve) => setTimeout(resolve, 20));
+      };
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      await proxy.cut();
+      await writer.append('job-missed', newEvents(1), 'no_stream');
+      await proxy.restore();
+      await waitFor(1);
+      await writer.append('job-heard', newEvents(1), 'no_stream');
+      await waitFor(2);
+      await subscription.stop();
+      expect(received.map((e) => e.streamId)).toEqual(['job-missed', 'job-heard']);
     });
   });
 } else {
