@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -129,6 +129,22 @@ describe.skipIf(!modelFolder)(
       expect(dot(declared!, otherPooled!)).toBeLessThan(0.99);
       await other.close();
     });
+
+    it.runIf(existsSync(join(modelFolder!, 'onnx', 'model.onnx')))(
+      'runs the fp32 weights by default and names the int8 ones apart, as a vector space of their own',
+      async () => {
+        const int8 = await local({ dtype: 'q8' });
+        expect(embedder.model).toBe(basename(modelFolder!));
+        expect(int8.model).toBe(`${basename(modelFolder!)}@q8`);
+        const text = 'Event sourcing keeps every change as an event.';
+        const [full] = await embedder.embed([text], 'document');
+        const [quantised] = await int8.embed([text], 'document');
+        // Close, as an int8 export of the same model is, yet not the same vector.
+        expect(dot(full!, quantised!)).toBeGreaterThan(0.9);
+        expect(dot(full!, quantised!)).toBeLessThan(0.9999);
+        await int8.close();
+      },
+    );
 
     it('refuses a model folder that does not exist', async () => {
       await expect(

@@ -39,6 +39,14 @@ const declaredPooling = (modelFolder: string): Pooling | undefined => {
   return undefined;
 };
 
+/**
+ * The name of the vector space a model's weights embed into: the model id for its published fp32
+ * weights, qualified otherwise, since a quantised export embeds a little differently and its
+ * vectors must not be cached or compared with those of the full weights.
+ */
+export const vectorSpaceName = (model: string, dtype: DataType): string =>
+  dtype === 'fp32' ? model : `${model}@${dtype}`;
+
 const onnxDtypeIn = (modelFolder: string): DataType => {
   if (existsSync(join(modelFolder, 'onnx', 'model.onnx'))) return 'fp32';
   if (existsSync(join(modelFolder, 'onnx', 'model_quantized.onnx'))) return 'q8';
@@ -97,7 +105,7 @@ export const createLocalEmbedder = async (options: LocalEmbedderOptions = {}): P
   };
 
   return {
-    model,
+    model: vectorSpaceName(model, dtype),
     dimensions,
     async embed(texts: readonly string[], kind: EmbeddingKind): Promise<Float32Array[]> {
       if (texts.length === 0) return [];
