@@ -205,11 +205,25 @@ export const createEsdbEventStore = (
     }
   };
 
+  /** This client cannot count on the server: pages through `$all` instead. */
+  const countAll = async ({ from, limit = Number.POSITIVE_INFINITY }: { from?: Position; limit?: number } = {}) => {
+    let count = 0;
+    let cursor = from;
+    while (count < limit) {
+      const page = await readAll({ from: cursor, maxCount: ALL_PAGE });
+      if (page.length === 0) break;
+      count += page.length;
+      cursor = page[page.length - 1]!.position;
+    }
+    return Math.min(count, limit);
+  };
+
   return {
     name: 'eventstoredb',
     append,
     readStream: readStreamRaw,
     readAll,
+    countAll,
     headPosition: async () => (await readAll({ direction: 'backwards', maxCount: 1 }))[0]?.position ?? START,
     subscribe: (handler, subscribeOptions) =>
       subscribeToAll(client, handler, subscribeOptions, options.retryDelayMs),

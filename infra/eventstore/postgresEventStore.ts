@@ -238,6 +238,22 @@ export const createPostgresEventStore = async (
     });
   };
 
+  const countAll = async ({ from, limit }: { from?: Position; limit?: number } = {}): Promise<number> => {
+    const params: StatementParam[] = [];
+    const where = [VISIBLE];
+    if (from !== undefined && from !== START) {
+      const [tx, gpos] = positionParts(from);
+      params.push(tx.toString(), gpos.toString());
+      where.push('(transaction_id, global_position) > ($1::xid8, $2::bigint)');
+    }
+    params.push(limit === undefined || !Number.isFinite(limit) ? null : limit);
+    const [row] = await db.query<{ count: number }>(
+      `SELECT count(*)::int AS count FROM (SELECT 1 FROM ledger_events WHERE ${where.join(' AND ')} LIMIT $${params.length}) counted`,
+      params,
+    );
+    return row?.count ?? 0;
+  };
+
   const headPosition = async (): Promise<Position> => {
     const [row] = await db.query<{ transaction_id: string; global_position: string }>(
       `SELECT transaction_id::text, global_position::text FROM ledger_events WHERE ${VISIBLE}
@@ -312,6 +328,7 @@ export const createPostgresEventStore = async (
     append,
     readStream,
     readAll: (options) => readAllWith(db, options),
+    countAll,
     headPosition,
     subscribe,
     ...(known ? { knownRevision: (streamId: string) => known.get(streamId) } : {}),

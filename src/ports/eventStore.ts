@@ -101,6 +101,8 @@ export interface EventStore {
   append(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
   readStream(streamId: string, options?: ReadStreamOptions): Promise<StoredEvent[]>;
   readAll(options?: ReadAllOptions): Promise<StoredEvent[]>;
+  /** How many events `$all` holds after `from` (all when absent), counting no further than `limit`. */
+  countAll(options?: { from?: Position; limit?: number }): Promise<number>;
   /** Position of the last event in `$all` that readers can see, or `START` if none. */
   headPosition(): Promise<Position>;
   /** Catches up from `from`, then follows new events; batches are handled one at a time, in order. */

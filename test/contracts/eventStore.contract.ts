@@ -359,6 +359,16 @@ export const describeEventStoreContract = (
         expect(ids(latestOfMine)).toEqual(ids([connector]));
       });
 
+      it('counts the events after a position, up to a limit', async () => {
+        const head = await store.headPosition();
+        await store.append(uniqueStream(), newEvents(3), 'no_stream');
+        await store.append(uniqueStream(), newEvents(2), 'no_stream');
+        expect(await store.countAll({ from: head })).toBe(5);
+        expect(await store.countAll({ from: head, limit: 4 })).toBe(4);
+        expect(await store.countAll({ from: await store.headPosition() })).toBe(0);
+        expect(await store.countAll()).toBeGreaterThanOrEqual(5);
+      });
+
       it('reads filter values with quotes, backslashes and placeholders as plain values', async () => {
         const head = await store.headPosition();
         const subject = `o'brien "q" \\ $1 {a,b}`;
