@@ -228,12 +228,13 @@ export const createProjectionRunner = (
       live.following = true;
     });
 
-  const stopFollowing = (live: Live) =>
-    changeFeed(() => {
-      live.following = false;
-      if (live.retry.timer) clearTimeout(live.retry.timer);
-      live.retry.timer = null;
-    });
+  const detach = (live: Live) => {
+    live.following = false;
+    if (live.retry.timer) clearTimeout(live.retry.timer);
+    live.retry.timer = null;
+  };
+
+  const stopFollowing = (live: Live) => changeFeed(() => detach(live));
 
   const countAfter = (from: Position, limit = LAG_COUNT_LIMIT): Promise<number> => store.countAll({ from, limit });
 
@@ -320,13 +321,7 @@ export const createProjectionRunner = (
       });
     },
     async stop() {
-      await changeFeed(() => {
-        for (const live of lives.values()) {
-          live.following = false;
-          if (live.retry.timer) clearTimeout(live.retry.timer);
-          live.retry.timer = null;
-        }
-      });
+      await changeFeed(() => lives.forEach(detach));
       lives.forEach((live) => live.waiters.forEach((wake) => wake()));
     },
     async status() {
