@@ -3,8 +3,16 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
-import { openLedger } from '../src/main.js';
+import { openLedger, type Ledger } from '../src/main.js';
 import { evaluateMode, ingestCorpus, loadScifact, subset } from './scifact.js';
+
+/** The vector spaces the corpus is embedded in: the model, qualified by its weights unless fp32 (see localEmbedder). */
+const vectorSpaces = async (ledger: Ledger): Promise<string[]> =>
+  (
+    await ledger.db.query<{ model: string }>(
+      `SELECT DISTINCT model FROM embedding_cache WHERE model NOT LIKE '%#query' ORDER BY model`,
+    )
+  ).map((row) => row.model);
 
 /**
  * `npm run eval -- scifact [--queries N --distractors M]`: ingests BEIR SciFact into a fresh
@@ -37,6 +45,7 @@ const main = async () => {
     process.stderr.write('\n');
     console.log(`ingest + indexing: ${seconds.toFixed(1)} s (${(corpus.documents.length / seconds).toFixed(1)} documents/s)`);
     const semantic = ledger.operations().some((o) => o.name === 'search') && process.env.CTX_EMBEDDINGS__MODEL_DIR;
+    if (semantic) console.log(`embeddings: ${(await vectorSpaces(ledger)).join(', ')}`);
     const modes = semantic ? (['keyword', 'semantic', 'hybrid'] as const) : (['keyword'] as const);
     console.log('mode      nDCG@10  p50 ms  p95 ms');
     for (const mode of modes) {

@@ -86,6 +86,8 @@ export const evaluateMode = async (
   fusion: 'rrf' | 'weighted' = 'rrf',
 ): Promise<ModeFigures> => {
   const search = ledger.operation('search');
+  // Every mode embeds its queries anew: cached by an earlier mode, they would cost nothing here.
+  if (mode !== 'keyword') await ledger.db.query(`DELETE FROM embedding_cache WHERE model LIKE '%#query'`);
   const scores: number[] = [];
   const latencies: number[] = [];
   for (const [queryId, relevant] of corpus.qrels) {
