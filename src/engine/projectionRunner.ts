@@ -325,8 +325,9 @@ export const createProjectionRunner = (
       lives.forEach((live) => live.waiters.forEach((wake) => wake()));
     },
     async status() {
-      const head = await store.headPosition();
+      // The last event gives both the head position and the time lag is measured against.
       const [headEvent] = await store.readAll({ direction: 'backwards', maxCount: 1 });
+      const head = headEvent?.position ?? START;
       return Promise.all(
         [...lives.values()].map(async (live): Promise<ProjectionStatus> => {
           const stored = await live.projection.live.checkpoint();
