@@ -104,10 +104,7 @@ const rankDocuments = async (
   const [keyword, semantic] = await Promise.all([
     input.mode === 'semantic' || !view.keyword
       ? []
-      : view.keyword.search(input.query, filters, want, {
-          // Rank fusion needs only the order; explain shows each component's score.
-          ranksOnly: input.mode === 'hybrid' && input.fusion === 'rrf' && !input.explain,
-        }),
+      : view.keyword.search(input.query, filters, want),
     input.mode === 'keyword' || !view.semantic ? [] : semanticSearch(view.semantic),
   ]);
   const top = fuse(

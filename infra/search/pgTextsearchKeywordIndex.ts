@@ -24,36 +24,30 @@ const KEYWORD_TABLE: ChunkTableSpec = {
 
 /**
  * BM25 over the chunk texts of `table` (schema-qualified or not). pg_textsearch's scores are
- * negative, lower is better; the port's are positive, higher is better. The index scan yields only
- * matching chunks, in order, cheaply; a score in the select list is computed again from the row's
- * text, which costs far more, so only the rows returned are scored, and only when wanted.
+ * negative, lower is better; the port's are positive, higher is better. The index scan yields the
+ * matching chunks in order, each with its score: `bm25_get_current_score()` reads the score of the
+ * row the scan just returned, where `value <@> query` in the select list would score the row again
+ * from its text, at some ten times the cost of the whole scan.
  */
 const bm25Search = (db: Database, table: string): KeywordIndex => {
   /** Ranks with the BM25 index first, then filters: a filtered scan would score every row. */
-  const rankThenFilter = async (
-    query: string,
-    filters: SearchFilters,
-    limit: number,
-    candidates: number | null,
-    withScores: boolean,
-  ) => {
+  const rankThenFilter = async (query: string, filters: SearchFilters, limit: number, candidates: number | null) => {
     const params: unknown[] = [query, valueIndexName(table)];
     const where = filterConditions(filters, params);
     params.push(limit);
     const limitParam = `$${params.length}`;
-    const score = 'value <@> to_bm25query($1, $2)';
-    let ranked = `SELECT chunk_id, document_id, project, source, tags, updated_at, value FROM ${table} ORDER BY ${score}`;
+    let ranked =
+      `SELECT chunk_id, document_id, project, source, tags, updated_at, bm25_get_current_score() AS score ` +
+      `FROM ${table} ORDER BY value <@> to_bm25query($1, $2)`;
     if (candidates !== null) {
       params.push(candidates);
       ranked += ` LIMIT $${params.length}`;
     }
-    // Numbered as they arrive, so the filtered rows keep the index's order; scored once paged.
-    return db.query<{ chunk_id: string; document_id: string; score?: number }>(
-      `SELECT chunk_id, document_id${withScores ? `, ${score} AS score` : ''} FROM (
-         SELECT chunk_id, document_id, value, rank
-         FROM (SELECT *, row_number() OVER () AS rank FROM (${ranked}) AS ordered) AS candidate
-         WHERE ${where.join(' AND ')} ORDER BY rank LIMIT ${limitParam}
-       ) AS page ORDER BY rank`,
+    // Numbered as they arrive, so the filtered rows keep the index's order.
+    return db.query<{ chunk_id: string; document_id: string; score: number }>(
+      `SELECT chunk_id, document_id, score
+       FROM (SELECT *, row_number() OVER () AS rank FROM (${ranked}) AS ordered) AS candidate
+       WHERE ${where.join(' AND ')} ORDER BY rank LIMIT ${limitParam}`,
       params,
     );
   };
@@ -65,21 +59,16 @@ const bm25Search = (db: Database, table: string): KeywordIndex => {
     return row?.n ?? 0;
   };
   return {
-    async search(query, filters, limit, options = {}) {
-      const withScores = !options.ranksOnly;
+    async search(query, filters, limit) {
       const candidates = Math.max(200, limit * 4);
-      let rows = await rankThenFilter(query, filters, limit, candidates, withScores);
+      let rows = await rankThenFilter(query, filters, limit, candidates);
       // A narrow filter can leave too few of the best-ranked candidates: then rank what it allows.
       if (rows.length < limit && (await matchingChunks(query, candidates)) >= candidates) {
-        rows = await rankThenFilter(query, filters, limit, null, withScores);
+        rows = await rankThenFilter(query, filters, limit, null);
       }
       return rows
-        .filter((r) => r.score === undefined || r.score < 0)
-        .map((r) => ({
-          chunkId: r.chunk_id,
-          documentId: r.document_id,
-          score: r.score === undefined ? Number.NaN : -r.score,
-        }));
+        .filter((r) => r.score < 0)
+        .map((r) => ({ chunkId: r.chunk_id, documentId: r.document_id, score: -r.score }));
     },
   };
 };

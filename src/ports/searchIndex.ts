@@ -17,22 +17,9 @@ export interface ScoredChunk {
   snippet?: string | null;
 }
 
-export interface KeywordSearchOptions {
-  /**
-   * Only the order is wanted (rank fusion): an index that pays per score computed may leave the
-   * scores out, as NaN. The hits are the same, in the same order.
-   */
-  ranksOnly?: boolean;
-}
-
 /** Full-text ranking (BM25) over chunk texts. */
 export interface KeywordIndex {
-  search(
-    query: string,
-    filters: SearchFilters,
-    limit: number,
-    options?: KeywordSearchOptions,
-  ): Promise<ScoredChunk[]>;
+  search(query: string, filters: SearchFilters, limit: number): Promise<ScoredChunk[]>;
 }
 
 /** Nearest chunks by embedding (cosine similarity). */

@@ -120,7 +120,7 @@ export const describeKeywordIndexContract = (
       expect(await chunkIdsFor('zzqxvw', { project })).toEqual([]);
     });
 
-    it('gives the same hits in the same order when only ranks are wanted, filtered or not', async () => {
+    it('scores a hit the same whether or not a filter narrows the ranking', async () => {
       const project = `p-${randomUUID()}`;
       const docs = await Promise.all(
         ['lag lag lag consumer', 'consumer lag', 'lag', 'consumer offsets', 'billing'].map((text, i) =>
@@ -128,12 +128,12 @@ export const describeKeywordIndexContract = (
         ),
       );
       await apply(docs.map((d) => d.event));
-      for (const filters of [{ project }, { project, source: 'even' }]) {
-        const scored = await fixture.index.search('consumer lag', filters, 10);
-        const ranked = await fixture.index.search('consumer lag', filters, 10, { ranksOnly: true });
-        expect(scored.length).toBeGreaterThan(1);
-        expect(ranked.map((h) => h.chunkId)).toEqual(scored.map((h) => h.chunkId));
-      }
+      const all = await fixture.index.search('consumer lag', { project }, 10);
+      const even = await fixture.index.search('consumer lag', { project, source: 'even' }, 10);
+      const evenIds = new Set([docs[0], docs[2], docs[4]].flatMap((d) => d!.chunkIds));
+      expect(all.length).toBe(4);
+      expect(even.length).toBe(2);
+      expect(even).toEqual(all.filter((hit) => evenIds.has(hit.chunkId)));
     });
 
     it('applies project, source, every tag and the update-time range as filters', async () => {
