@@ -27,7 +27,8 @@ const KEYWORD_TABLE: ChunkTableSpec = {
  * negative, lower is better; the port's are positive, higher is better. The index scan yields the
  * matching chunks in order, each with its score: `bm25_get_current_score()` reads the score of the
  * row the scan just returned, where `value <@> query` in the select list would score the row again
- * from its text, at some ten times the cost of the whole scan.
+ * from its text, at some ten times the cost of the whole scan. It is only right under an index
+ * scan, which the planner would forgo for a sequential scan and a sort on a table of a few rows.
  */
 const bm25Search = (db: Database, table: string): KeywordIndex => {
   /** Ranks with the BM25 index first, then filters: a filtered scan would score every row. */
@@ -43,13 +44,17 @@ const bm25Search = (db: Database, table: string): KeywordIndex => {
       params.push(candidates);
       ranked += ` LIMIT $${params.length}`;
     }
-    // Numbered as they arrive, so the filtered rows keep the index's order.
-    return db.query<{ chunk_id: string; document_id: string; score: number }>(
-      `SELECT chunk_id, document_id, score
-       FROM (SELECT *, row_number() OVER () AS rank FROM (${ranked}) AS ordered) AS candidate
-       WHERE ${where.join(' AND ')} ORDER BY rank LIMIT ${limitParam}`,
-      params,
-    );
+    // The score is the index scan's: a small table must not be sorted by a scan of its rows instead.
+    return db.transaction(async (tx) => {
+      await tx.query('SET LOCAL enable_seqscan = off');
+      // Numbered as they arrive, so the filtered rows keep the index's order.
+      return tx.query<{ chunk_id: string; document_id: string; score: number }>(
+        `SELECT chunk_id, document_id, score
+         FROM (SELECT *, row_number() OVER () AS rank FROM (${ranked}) AS ordered) AS candidate
+         WHERE ${where.join(' AND ')} ORDER BY rank LIMIT ${limitParam}`,
+        params,
+      );
+    });
   };
   const matchingChunks = async (query: string, atMost: number) => {
     const [row] = await db.query<{ n: number }>(

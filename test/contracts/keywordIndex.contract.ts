@@ -101,6 +101,19 @@ export const describeKeywordIndexContract = (
     const chunkIdsFor = async (query: string, filters: SearchFilters, limit = 10) =>
       (await fixture.index.search(query, filters, limit)).map((hit) => hit.chunkId);
 
+    // First, while the index holds a single chunk: a planner may then prefer scanning the table.
+    it('finds only the chunks a query matches, and scores them, however few chunks there are', async () => {
+      const project = `p-${randomUUID()}`;
+      const only = await ingested({ project, chunks: ['Cobalt harbours shelter the fishing fleet'] });
+      await apply([only.event]);
+      const [hit] = await fixture.index.search('cobalt harbours', { project }, 10);
+      expect(hit).toMatchObject({ chunkId: only.chunkIds[0] });
+      expect(await fixture.index.search('zebra quartermaster', { project }, 10)).toEqual([]);
+      const [weaker] = await fixture.index.search('fleet', { project }, 10);
+      expect(weaker!.score).toBeGreaterThan(0);
+      expect(weaker!.score).not.toBe(hit!.score);
+    });
+
     it('ranks the chunks that match the query, best first, with positive scores', async () => {
       const project = `p-${randomUUID()}`;
       const strong = await ingested({
