@@ -4,6 +4,7 @@ import {
   requireOpenSession,
   type AnnotationEvent,
   type AnnotationVocabulary,
+  type ChunkAnnotation,
   type SessionState,
 } from '../src/domain/annotations.js';
 import { commandContext } from '../src/engine/commands.js';
@@ -52,8 +53,8 @@ export const noteCipher = async (
 };
 
 /**
- * Sets the given fields of one chunk. The event carries only what changed, free text sealed; a
- * call that changes nothing on an already annotated chunk appends nothing. `pending` holds chunks
+ * Sets the given fields of one chunk. The annotation carries only what changed, free text sealed;
+ * a call that changes nothing on an already annotated chunk has none. `pending` holds chunks
  * already changed earlier in the same batch, whose state is not folded yet.
  */
 export const decideAnnotateChunk = (
@@ -61,7 +62,7 @@ export const decideAnnotateChunk = (
   state: SessionState,
   cipher: NoteCipher,
   pending: ReadonlyMap<string, ExportedChunk> = new Map(),
-): { event: AnnotationEvent | null; chunk: ExportedChunk } => {
+): { annotation: ChunkAnnotation | null; chunk: ExportedChunk } => {
   requireOpenSession(state, command.sessionId);
   const stored = requireChunk(state, command.sessionId, command.chunkId);
   const current = pending.get(command.chunkId);
@@ -79,16 +80,15 @@ export const decideAnnotateChunk = (
   const changes = changedFields(fields, command.fields);
   const chunk = exportChunk({ ...stored, fields: { ...fields, ...changes } });
   const annotated = stored.annotated || current !== undefined;
-  if (Object.keys(changes).length === 0 && annotated) return { event: null, chunk };
-  return {
-    event: {
-      type: 'ChunkAnnotated',
-      schemaVersion: 2,
-      data: { sessionId: command.sessionId, chunkId: command.chunkId, changes: sealChanges(changes, cipher) },
-    },
-    chunk,
-  };
+  if (Object.keys(changes).length === 0 && annotated) return { annotation: null, chunk };
+  return { annotation: { chunkId: command.chunkId, changes: sealChanges(changes, cipher) }, chunk };
 };
+
+/** The event recording a command's annotations, if it made any. */
+export const chunksAnnotated = (sessionId: string, annotations: ChunkAnnotation[]): AnnotationEvent[] =>
+  annotations.length === 0
+    ? []
+    : [{ type: 'ChunkAnnotated', schemaVersion: 3, data: { sessionId, annotations } }];
 
 export const annotateChunkOperation = (
   sessions: SessionRepository,
@@ -112,8 +112,8 @@ export const annotateChunkOperation = (
         sessionId,
         async (state) => {
           const cipher = await noteCipher(keyring, sealer, state, [chunkId]);
-          const { event, chunk } = decideAnnotateChunk({ sessionId, chunkId, fields }, state, cipher);
-          return { events: event ? [event] : [], result: chunk };
+          const { annotation, chunk } = decideAnnotateChunk({ sessionId, chunkId, fields }, state, cipher);
+          return { events: chunksAnnotated(sessionId, annotation ? [annotation] : []), result: chunk };
         },
         commandContext(actor, { correlationId, project }),
       );

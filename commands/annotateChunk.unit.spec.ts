@@ -9,7 +9,7 @@ import {
 import { isSealedText } from '../src/protection/protectedText.js';
 import { newDataKey, openWith, sealWith } from '../src/protection/sealing.js';
 import { decideAddRelation } from './addRelation.js';
-import { decideAnnotateChunk, type NoteCipher } from './annotateChunk.js';
+import { chunksAnnotated, decideAnnotateChunk, type NoteCipher } from './annotateChunk.js';
 import { decideAnnotateChunks } from './annotateChunks.js';
 import { decideStartSession } from './startSession.js';
 
@@ -25,6 +25,10 @@ const forgotten: NoteCipher = { ...cipher, open: (value) => (isSealedText(value)
 
 const given = (events: AnnotationEvent[]): SessionState =>
   events.reduce((state, event) => evolveSession(state, event), initialSessionState());
+
+/** The event a single-chunk command appends for a decision. */
+const eventOf = (decision: ReturnType<typeof decideAnnotateChunk>) =>
+  chunksAnnotated(sessionId, decision.annotation ? [decision.annotation] : []);
 
 const started = () =>
   decideStartSession({
@@ -64,43 +68,50 @@ describe('annotation session decisions', () => {
       state,
       cipher,
     );
-    expect(first.event).toEqual({
-      type: 'ChunkAnnotated',
-      schemaVersion: 2,
-      data: { sessionId, chunkId: 'a', changes: { tags: ['x'] } },
-    });
-    const after = given([...started(), first.event!]);
+    expect(eventOf(first)).toEqual([
+      {
+        type: 'ChunkAnnotated',
+        schemaVersion: 3,
+        data: { sessionId, annotations: [{ chunkId: 'a', changes: { tags: ['x'] } }] },
+      },
+    ]);
+    const after = given([...started(), ...eventOf(first)]);
     expect(
-      decideAnnotateChunk({ sessionId, chunkId: 'a', fields: { tags: ['x'] } }, after, cipher).event,
+      decideAnnotateChunk({ sessionId, chunkId: 'a', fields: { tags: ['x'] } }, after, cipher).annotation,
     ).toBeNull();
   });
 
   it('seals notes and summaries in the event, and compares them by their text', () => {
-    const { event, chunk } = decideAnnotateChunk(
+    const decision = decideAnnotateChunk(
       { sessionId, chunkId: 'a', fields: { notes: 'call Ann', summary: 'fees' } },
       given(started()),
       cipher,
     );
-    const changes = (event!.data as { changes: Record<string, unknown> }).changes;
+    const { changes } = decision.annotation!;
     expect(isSealedText(changes.notes) && isSealedText(changes.summary)).toBe(true);
-    expect(JSON.stringify(event)).not.toContain('call Ann');
-    expect(chunk).toMatchObject({ notes: 'call Ann', summary: 'fees' });
-    const after = given([...started(), event!]);
+    expect(JSON.stringify(eventOf(decision))).not.toContain('call Ann');
+    expect(decision.chunk).toMatchObject({ notes: 'call Ann', summary: 'fees' });
+    const after = given([...started(), ...eventOf(decision)]);
     expect(
-      decideAnnotateChunk({ sessionId, chunkId: 'a', fields: { notes: 'call Ann' } }, after, cipher).event,
+      decideAnnotateChunk({ sessionId, chunkId: 'a', fields: { notes: 'call Ann' } }, after, cipher)
+        .annotation,
     ).toBeNull();
     const rewritten = decideAnnotateChunk(
       { sessionId, chunkId: 'a', fields: { notes: 'call Ann' } },
       after,
       forgotten,
     );
-    expect(rewritten.event).not.toBeNull();
+    expect(rewritten.annotation).not.toBeNull();
     expect(rewritten.chunk).toMatchObject({ notes: 'call Ann', summary: null, forgotten: true });
   });
 
   it('marks a pending chunk annotated even when its fields stay empty', () => {
-    const { event } = decideAnnotateChunk({ sessionId, chunkId: 'b', fields: {} }, given(started()), cipher);
-    expect(event).toMatchObject({ type: 'ChunkAnnotated', data: { changes: {} } });
+    const { annotation } = decideAnnotateChunk(
+      { sessionId, chunkId: 'b', fields: {} },
+      given(started()),
+      cipher,
+    );
+    expect(annotation).toEqual({ chunkId: 'b', changes: {} });
   });
 
   it('decides each batch item on the state the items before it left', () => {
@@ -116,7 +127,8 @@ describe('annotation session decisions', () => {
       DEFAULT_VOCABULARY,
       cipher,
     );
-    expect(events).toHaveLength(1);
+    // One event for the batch; the repeated item changed nothing, so it adds no annotation.
+    expect(events).toMatchObject([{ type: 'ChunkAnnotated', data: { annotations: [{ chunkId: 'a' }] } }]);
     expect(result).toMatchObject({ successCount: 2, errorCount: 2 });
     expect(result.results.map((r) => (r.success ? 'ok' : r.error.type))).toEqual([
       'ok',

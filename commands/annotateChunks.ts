@@ -3,12 +3,13 @@ import {
   requireOpenSession,
   type AnnotationEvent,
   type AnnotationVocabulary,
+  type ChunkAnnotation,
   type SessionState,
 } from '../src/domain/annotations.js';
 import { commandContext } from '../src/engine/commands.js';
 import { defineOperation } from '../src/operations.js';
 import type { Keyring } from '../src/protection/keyring.js';
-import { decideAnnotateChunk, noteCipher, type NoteCipher } from './annotateChunk.js';
+import { chunksAnnotated, decideAnnotateChunk, noteCipher, type NoteCipher } from './annotateChunk.js';
 import {
   annotationErrorObject,
   AnnotationErrorObjectSchema,
@@ -63,8 +64,8 @@ export type AnnotateChunksOutput = z.infer<typeof AnnotateChunksOutputSchema>;
 
 /**
  * Partial success: each item is validated and decided on its own, on the state left by the items
- * before it; an item that fails gets an error result and changes nothing. The events of the items
- * that succeed are appended together.
+ * before it; an item that fails gets an error result and changes nothing. The items that succeed
+ * are recorded together, in one event.
  */
 export const decideAnnotateChunks = (
   sessionId: string,
@@ -76,19 +77,19 @@ export const decideAnnotateChunks = (
   requireOpenSession(state, sessionId);
   const schema = itemInput(vocabulary);
   const pending = new Map<string, ExportedChunk>();
-  const events: AnnotationEvent[] = [];
+  const annotations: ChunkAnnotation[] = [];
   const results = items.map((item): BatchItemResult => {
     const given = (item as { chunkId?: unknown } | null)?.chunkId;
     const chunkId = typeof given === 'string' ? given : '';
     try {
       const { chunkId: id, ...fields } = parseOrThrow(schema, item);
-      const { event, chunk } = decideAnnotateChunk(
+      const { annotation, chunk } = decideAnnotateChunk(
         { sessionId, chunkId: id, fields },
         state,
         cipher,
         pending,
       );
-      if (event) events.push(event);
+      if (annotation) annotations.push(annotation);
       pending.set(id, chunk);
       return { chunkId: id, success: true, data: chunk };
     } catch (error) {
@@ -96,7 +97,10 @@ export const decideAnnotateChunks = (
     }
   });
   const successCount = results.filter((r) => r.success).length;
-  return { events, result: { results, successCount, errorCount: results.length - successCount } };
+  return {
+    events: chunksAnnotated(sessionId, annotations),
+    result: { results, successCount, errorCount: results.length - successCount },
+  };
 };
 
 /** The chunk ids a batch names, as far as its items can be read before they are checked. */

@@ -39,9 +39,10 @@ const countPlaintextNotes = async (
     });
     for (const event of page as StoredEvent<Extract<AnnotationEvent, { type: 'ChunkAnnotated' }>>[]) {
       if (tenant !== null && event.metadata.actor.tenant !== tenant) continue;
-      const { changes } = event.data;
-      if (PROTECTED_FIELDS.some((field) => typeof changes[field] === 'string' && changes[field] !== ''))
-        count += 1;
+      for (const { changes } of event.data.annotations) {
+        if (PROTECTED_FIELDS.some((field) => typeof changes[field] === 'string' && changes[field] !== ''))
+          count += 1;
+      }
     }
     if (page.length < PAGE) return count;
     from = page[page.length - 1]!.position;

@@ -14,7 +14,7 @@ export const annotationChunkLists: DocumentProjection<AnnotationChunkList> = {
   name: ANNOTATION_CHUNK_LISTS,
   version: 1,
   eventTypes: ['AnnotationSessionStarted', 'SessionChunksAdded'],
-  documentId: (event) => (event.data as { sessionId: string }).sessionId,
+  documentIds: (event) => [(event.data as { sessionId: string }).sessionId],
   evolve: (list, stored) => {
     const event = stored as StoredEvent<AnnotationEvent>;
     if (event.type === 'AnnotationSessionStarted') return { sessionId: event.data.sessionId, chunks: [] };

@@ -31,23 +31,32 @@ const blank = (sessionId: string, chunkId: string): AnnotationChunkRow => ({
   updatedAt: '',
 });
 
+/** Row ids are `sessionId:chunkId`; the chunk's own id follows the session's, which is a uuid. */
+const chunkIdOf = (rowId: string) => rowId.slice(rowId.indexOf(':') + 1);
+
 export const annotationChunks: DocumentProjection<AnnotationChunkRow> = {
   name: ANNOTATION_CHUNKS,
   version: 1,
   eventTypes: ['ChunkAnnotated', 'RelationAdded'],
-  documentId: (stored) => {
+  documentIds: (stored) => {
     const event = stored as StoredEvent<AnnotationEvent>;
     if (event.type === 'ChunkAnnotated')
-      return annotationChunkRowId(event.data.sessionId, event.data.chunkId);
+      return event.data.annotations.map((a) => annotationChunkRowId(event.data.sessionId, a.chunkId));
     if (event.type === 'RelationAdded')
-      return annotationChunkRowId(event.data.sessionId, event.data.sourceChunkId);
-    return null;
+      return [annotationChunkRowId(event.data.sessionId, event.data.sourceChunkId)];
+    return [];
   },
-  evolve: (row, stored) => {
+  evolve: (row, stored, id) => {
     const event = stored as StoredEvent<AnnotationEvent>;
     if (event.type === 'ChunkAnnotated') {
-      const current = row ?? blank(event.data.sessionId, event.data.chunkId);
-      return { ...current, ...event.data.changes, annotated: true, updatedAt: event.recordedAt };
+      const chunkId = chunkIdOf(id);
+      let current = row ?? blank(event.data.sessionId, chunkId);
+      // In order: a chunk annotated twice by one command ends as the later annotation left it.
+      for (const { chunkId: annotated, changes } of event.data.annotations) {
+        if (annotated === chunkId)
+          current = { ...current, ...changes, annotated: true, updatedAt: event.recordedAt };
+      }
+      return current;
     }
     if (event.type === 'RelationAdded') {
       const current = row ?? blank(event.data.sessionId, event.data.sourceChunkId);

@@ -26,7 +26,7 @@ export const annotationSessions: DocumentProjection<AnnotationSessionSummary> = 
   name: ANNOTATION_SESSIONS,
   version: 2,
   eventTypes: ['AnnotationSessionStarted', 'SessionChunksAdded', 'ChunkAnnotated', 'RelationAdded'],
-  documentId: (event) => (event.data as { sessionId: string }).sessionId,
+  documentIds: (event) => [(event.data as { sessionId: string }).sessionId],
   evolve: (summary, stored) => {
     const event = stored as StoredEvent<AnnotationEvent>;
     const touched = {

@@ -20,7 +20,7 @@ export const apiKeysProjection: DocumentProjection<ApiKeyRow> = {
   name: API_KEYS,
   version: 1,
   eventTypes: ['ApiKeyCreated', 'ApiKeyRevoked'],
-  documentId: (event) => (event.data as { keyId: string }).keyId,
+  documentIds: (event) => [(event.data as { keyId: string }).keyId],
   evolve: (row, stored) => {
     const event = stored as StoredEvent<AuthEvent>;
     if (event.type === 'ApiKeyCreated') {

@@ -23,7 +23,7 @@ export const connectorsProjection: DocumentProjection<ConnectorRow> = {
   name: CONNECTORS,
   version: 1,
   eventTypes: ['ConnectorAdded', 'ConnectorUpdated', 'ConnectorRemoved'],
-  documentId: (event) => (event.data as { connectorId: string }).connectorId,
+  documentIds: (event) => [(event.data as { connectorId: string }).connectorId],
   evolve: (row, stored) => {
     const event = stored as StoredEvent<ConnectorEvent>;
     switch (event.type) {

@@ -18,7 +18,7 @@ export const documentsProjection: DocumentProjection<DocumentView> = {
   name: 'documents',
   version: 1,
   eventTypes: ['DocumentIngested', 'DocumentRemoved', 'DocumentForgotten'],
-  documentId: (event) => ('documentId' in event.data ? event.data.documentId : null),
+  documentIds: (event) => ('documentId' in event.data ? [event.data.documentId] : []),
   evolve: (doc, event) => {
     switch (event.type) {
       case 'DocumentIngested': {

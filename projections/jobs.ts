@@ -104,6 +104,6 @@ export const jobsProjection: DocumentProjection<JobView> = {
   name: 'jobs',
   version: 1,
   eventTypes: JOB_EVENT_TYPES,
-  documentId: (event) => (event.data as { jobId: string }).jobId,
+  documentIds: (event) => [(event.data as { jobId: string }).jobId],
   evolve,
 };

@@ -19,7 +19,7 @@ export const streamSummaries: DocumentProjection<StreamSummary> = {
   name: 'streams',
   version: 1,
   eventTypes: EVENT_TYPES,
-  documentId: (event) => event.streamId,
+  documentIds: (event) => [event.streamId],
   evolve: (summary, event) => ({
     streamId: event.streamId,
     category: categoryOf(event.streamId),

@@ -1,11 +1,13 @@
 import { z } from 'zod';
 import {
   ANNOTATION_FIELDS,
+  annotateChunkState,
   evolveSession,
   initialSessionState,
   PROTECTED_FIELDS,
   SessionNotFoundError,
   type AnnotationEvent,
+  type SessionState,
 } from '../src/domain/annotations.js';
 import type { StoredEvent } from '../src/domain/events.js';
 import { defineOperation } from '../src/operations.js';
@@ -20,7 +22,7 @@ export const AnnotationHistoryInputSchema = z.object({
   chunkId: z.string().min(1).optional().describe('Only the events that touch this chunk'),
   cursor: z
     .string()
-    .regex(/^\d+$/, 'not a cursor returned by this query')
+    .regex(/^\d+\.\d+$/, 'not a cursor returned by this query')
     .optional()
     .describe('nextCursor of a previous page'),
   limit: z.number().int().min(1).max(1_000).default(100),
@@ -58,6 +60,7 @@ export const AnnotationHistoryOutputSchema = z.object({
 });
 export type AnnotationHistory = z.infer<typeof AnnotationHistoryOutputSchema>;
 
+/** Whether an event other than ChunkAnnotated (whose annotations are told apart) touches the chunk. */
 const touches = (event: StoredEvent<AnnotationEvent>, chunkId: string): boolean => {
   switch (event.type) {
     case 'AnnotationSessionStarted':
@@ -65,7 +68,7 @@ const touches = (event: StoredEvent<AnnotationEvent>, chunkId: string): boolean 
     case 'SessionChunksAdded':
       return event.data.chunks.some((c) => c.chunkId === chunkId);
     case 'ChunkAnnotated':
-      return event.data.chunkId === chunkId;
+      return event.data.annotations.some((a) => a.chunkId === chunkId);
     case 'RelationAdded':
       return event.data.sourceChunkId === chunkId || event.data.targetChunkId === chunkId;
     default: {
@@ -74,6 +77,87 @@ const touches = (event: StoredEvent<AnnotationEvent>, chunkId: string): boolean 
     }
   }
 };
+
+/** Where an entry stands: its event's revision and, in a ChunkAnnotated event, its annotation's index. */
+interface EntryPlace {
+  revision: bigint;
+  index: number;
+}
+
+const isAfter = (place: EntryPlace, cursor: EntryPlace) =>
+  place.revision > cursor.revision || (place.revision === cursor.revision && place.index > cursor.index);
+
+/**
+ * The session's history entries, oldest first, folding `state` as it goes: one per event, except
+ * that a ChunkAnnotated event gives one per chunk it annotated, each with its fields before and after.
+ */
+function* historyEntries(
+  events: readonly StoredEvent<AnnotationEvent>[],
+  state: SessionState,
+  chunkId: string | undefined,
+): Generator<EntryPlace & { entry: AnnotationHistoryEntry }> {
+  for (const event of events) {
+    const entry: AnnotationHistoryEntry = {
+      position: event.position,
+      revision: Number(event.revision),
+      type: event.type,
+      occurredAt: event.metadata.occurredAt,
+      recordedAt: event.recordedAt,
+      actor: event.metadata.actor,
+      commandId: event.metadata.commandId,
+      correlationId: event.metadata.correlationId,
+    };
+    const place = { revision: event.revision, index: 0 };
+    if (event.type === 'ChunkAnnotated') {
+      for (const [index, annotation] of event.data.annotations.entries()) {
+        const before = state.chunks.get(annotation.chunkId)?.fields;
+        annotateChunkState(state, annotation);
+        if (chunkId !== undefined && annotation.chunkId !== chunkId) continue;
+        const changes: Record<string, { from: unknown; to: unknown }> = {};
+        for (const field of ANNOTATION_FIELDS) {
+          if (field in annotation.changes)
+            changes[field] = { from: before?.[field], to: annotation.changes[field] };
+        }
+        yield { ...place, index, entry: { ...entry, chunkId: annotation.chunkId, changes } };
+      }
+      continue;
+    }
+    evolveSession(state, event);
+    if (chunkId !== undefined && !touches(event, chunkId)) continue;
+    switch (event.type) {
+      case 'AnnotationSessionStarted':
+        yield { ...place, entry: { ...entry, name: event.data.name, chunkCount: event.data.chunkCount } };
+        break;
+      case 'SessionChunksAdded':
+        yield {
+          ...place,
+          entry: {
+            ...entry,
+            chunkIds: event.data.chunks.map((c) => c.chunkId).filter((id) => !chunkId || id === chunkId),
+          },
+        };
+        break;
+      case 'RelationAdded':
+        yield {
+          ...place,
+          entry: {
+            ...entry,
+            chunkId: event.data.sourceChunkId,
+            relation: {
+              sourceChunkId: event.data.sourceChunkId,
+              targetChunkId: event.data.targetChunkId,
+              relationType: event.data.relationType,
+            },
+          },
+        };
+        break;
+      default: {
+        const unknown: never = event;
+        return unknown;
+      }
+    }
+  }
+}
 
 /** Free text of the entries' changes opened in place: null, and the entry marked, where it was forgotten. */
 const openChanges = async (entries: AnnotationHistoryEntry[], keyring: Keyring): Promise<void> => {
@@ -99,7 +183,8 @@ const openChanges = async (entries: AnnotationHistoryEntry[], keyring: Keyring):
 
 /**
  * Who changed what, when: every event of a session (or of one chunk), oldest first, each field
- * change with its value before and after. The cursor is the revision of the last event returned.
+ * change with its value before and after. The cursor names the last entry returned: its event's
+ * revision and, within a ChunkAnnotated event, its annotation's index.
  */
 export const annotationHistory = async (
   store: EventStore,
@@ -109,67 +194,22 @@ export const annotationHistory = async (
   const { sessionId, chunkId, cursor, limit } = parseOrThrow(AnnotationHistoryInputSchema, rawInput);
   const events = await readSessionEvents(store, sessionId);
   if (events.length === 0) throw new SessionNotFoundError(sessionId);
-  const after = cursor === undefined ? -1n : BigInt(cursor);
-  const state = initialSessionState();
+  const [revision, index] = cursor === undefined ? ['-1', '0'] : cursor.split('.');
+  const after = { revision: BigInt(revision!), index: Number(index) };
   const entries: AnnotationHistoryEntry[] = [];
+  let last: EntryPlace | undefined;
   let more = false;
-  for (const event of events) {
-    const before = event.type === 'ChunkAnnotated' ? state.chunks.get(event.data.chunkId)?.fields : undefined;
-    evolveSession(state, event);
-    if (event.revision <= after || (chunkId !== undefined && !touches(event, chunkId))) continue;
+  for (const { entry, ...place } of historyEntries(events, initialSessionState(), chunkId)) {
+    if (!isAfter(place, after)) continue;
     if (entries.length === limit) {
       more = true;
       break;
     }
-    const entry: AnnotationHistoryEntry = {
-      position: event.position,
-      revision: Number(event.revision),
-      type: event.type,
-      occurredAt: event.metadata.occurredAt,
-      recordedAt: event.recordedAt,
-      actor: event.metadata.actor,
-      commandId: event.metadata.commandId,
-      correlationId: event.metadata.correlationId,
-    };
-    switch (event.type) {
-      case 'AnnotationSessionStarted':
-        entries.push({ ...entry, name: event.data.name, chunkCount: event.data.chunkCount });
-        break;
-      case 'SessionChunksAdded':
-        entries.push({
-          ...entry,
-          chunkIds: event.data.chunks.map((c) => c.chunkId).filter((id) => !chunkId || id === chunkId),
-        });
-        break;
-      case 'ChunkAnnotated': {
-        const changes: Record<string, { from: unknown; to: unknown }> = {};
-        for (const field of ANNOTATION_FIELDS) {
-          if (field in event.data.changes)
-            changes[field] = { from: before?.[field], to: event.data.changes[field] };
-        }
-        entries.push({ ...entry, chunkId: event.data.chunkId, changes });
-        break;
-      }
-      case 'RelationAdded':
-        entries.push({
-          ...entry,
-          chunkId: event.data.sourceChunkId,
-          relation: {
-            sourceChunkId: event.data.sourceChunkId,
-            targetChunkId: event.data.targetChunkId,
-            relationType: event.data.relationType,
-          },
-        });
-        break;
-      default: {
-        const unknown: never = event;
-        return unknown;
-      }
-    }
+    entries.push(entry);
+    last = place;
   }
   await openChanges(entries, keyring);
-  const last = entries[entries.length - 1];
-  return { events: entries, nextCursor: more && last ? String(last.revision) : null };
+  return { events: entries, nextCursor: more && last ? `${last.revision}.${last.index}` : null };
 };
 
 export const annotationHistoryOperation = (store: EventStore, keyring: Keyring) =>

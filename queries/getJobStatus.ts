@@ -30,7 +30,7 @@ export const GetJobStatusInputSchema = JobIdInputSchema.extend({
 /** A job as its stream tells it, folded the way the jobs read model folds it. */
 export const jobViewFold: Fold<JobView | null, JobEvent> = {
   initialState: () => null,
-  evolve: (view, event) => jobsProjection.evolve(view, event),
+  evolve: (view, event) => jobsProjection.evolve(view, event, event.data.jobId),
 };
 
 export const notFound = (jobId: string) =>

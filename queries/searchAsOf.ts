@@ -89,7 +89,8 @@ const FORGETS = { eventTypes: ['DocumentForgotten' as const] };
 
 const DOCUMENT_FOLD = {
   initialState: (): DocumentView | null => null,
-  evolve: (doc: DocumentView | null, event: StoredEvent) => documentsProjection.evolve(doc, event),
+  evolve: (doc: DocumentView | null, event: StoredEvent) =>
+    documentsProjection.evolve(doc, event, (event.data as { documentId: string }).documentId),
 };
 
 /** The bound just past `p` for reading backwards from it inclusively (`from` is exclusive). */

@@ -39,13 +39,23 @@ export const projectionCheckpoints = (db: Database, name: string, version: numbe
 
   /** Compare-and-set, so two runners never both apply one batch. */
   async advance(tx: Sql, slot: Slot, from: Position, to: Position): Promise<void> {
-    const moved = await tx.query(
-      `UPDATE projection_checkpoints SET position = $4, updated_at = now()
-       WHERE name = $1 AND slot = $2 AND position = $3 RETURNING 1`,
-      [name, slot, from, to],
-    );
-    if (moved.length === 0) throw new CheckpointMovedError(`Checkpoint of '${name}' (${slot}) is no longer ${from}`);
+    const params: unknown[] = [];
+    const moved = await tx.query(`WITH ${this.movedCte(slot, from, to, params)} SELECT 1 FROM moved`, params);
+    if (moved.length === 0) throw this.movedError(slot, from);
   },
+
+  /**
+   * The compare-and-set as a CTE named `moved`, one row when it moved the checkpoint: a statement
+   * can write its batch only then, in one round trip. Adds its four parameters to `params`.
+   */
+  movedCte(slot: Slot, from: Position, to: Position, params: unknown[]): string {
+    const at = params.push(name, slot, from, to) - 4;
+    return `moved AS (UPDATE projection_checkpoints SET position = $${at + 4}, updated_at = now()
+      WHERE name = $${at + 1} AND slot = $${at + 2} AND position = $${at + 3} RETURNING 1)`;
+  },
+
+  movedError: (slot: Slot, from: Position) =>
+    new CheckpointMovedError(`Checkpoint of '${name}' (${slot}) is no longer ${from}`),
 
   async liveVersion(): Promise<number | null> {
     const [row] = await db.query<{ version: number }>(

@@ -26,38 +26,52 @@ const createTable = (table: string) => `
 CREATE TABLE IF NOT EXISTS ${table} (id text PRIMARY KEY, doc jsonb NOT NULL);
 CREATE INDEX IF NOT EXISTS ${table}_doc ON ${table} USING gin (doc jsonb_path_ops);`;
 
-/** Applies a batch to a document table: loads every touched document once, writes each once. */
+/**
+ * Applies a batch to a document table: loads every touched document once, and writes each once
+ * in the statement that moves the checkpoint, so the writes land only if the checkpoint moves.
+ * The documents are read outside that statement: a runner that changed them since would have
+ * moved the checkpoint first.
+ */
 const applyToTable = async <Doc>(
-  tx: Sql,
+  db: Sql,
   table: string,
   projection: DocumentProjection<Doc>,
   events: readonly StoredEvent[],
-): Promise<void> => {
+  moved: (params: unknown[]) => string,
+): Promise<boolean> => {
   const handled = new Set<string>(projection.eventTypes);
   const relevant = events.filter((e) => handled.has(e.type));
-  const ids = [...new Set(relevant.map((e) => projection.documentId(e)).filter((id) => id !== null))];
-  if (ids.length === 0) return;
-  const rows = await tx.query<{ id: string; doc: Doc }>(`SELECT id, doc FROM ${table} WHERE id = ANY($1::text[])`, [
-    ids,
-  ]);
+  const ids = [...new Set(relevant.flatMap((e) => projection.documentIds(e)))];
+  const rows =
+    ids.length === 0
+      ? []
+      : await db.query<{ id: string; doc: Doc }>(`SELECT id, doc FROM ${table} WHERE id = ANY($1::text[])`, [ids]);
   const docs = new Map<string, Doc | null>(rows.map((r) => [r.id, r.doc]));
   for (const event of relevant) {
-    const id = projection.documentId(event);
-    if (id !== null) docs.set(id, projection.evolve(docs.get(id) ?? null, event));
+    for (const id of projection.documentIds(event)) {
+      docs.set(id, projection.evolve(docs.get(id) ?? null, event, id));
+    }
   }
   const upserts = [...docs].filter(([, doc]) => doc !== null).map(([id, doc]) => ({ id, doc }));
   const deletes = [...docs].filter(([, doc]) => doc === null).map(([id]) => id);
-  if (upserts.length > 0) {
-    await tx.query(
-      `INSERT INTO ${table} (id, doc) SELECT x.id, x.doc FROM jsonb_to_recordset($1::jsonb) AS x(id text, doc jsonb)
-       ON CONFLICT (id) DO UPDATE SET doc = excluded.doc`,
-      [JSON.stringify(upserts)],
-    );
-  }
-  if (deletes.length > 0) await tx.query(`DELETE FROM ${table} WHERE id = ANY($1::text[])`, [deletes]);
+  const params: unknown[] = [];
+  const cte = moved(params);
+  params.push(JSON.stringify(upserts), deletes);
+  const [applied] = await db.query<{ moved: number }>(
+    `WITH ${cte},
+     upserted AS (
+       INSERT INTO ${table} (id, doc)
+       SELECT x.id, x.doc FROM jsonb_to_recordset($${params.length - 1}::jsonb) AS x(id text, doc jsonb)
+       WHERE EXISTS (SELECT 1 FROM moved)
+       ON CONFLICT (id) DO UPDATE SET doc = excluded.doc),
+     deleted AS (DELETE FROM ${table} WHERE id = ANY($${params.length}::text[]) AND EXISTS (SELECT 1 FROM moved))
+     SELECT count(*)::int AS moved FROM moved`,
+    params,
+  );
+  return applied?.moved === 1;
 };
 
-/** Runs a document projection on Postgres: batch and checkpoint commit in one transaction. */
+/** Runs a document projection on Postgres: batch and checkpoint commit in one statement. */
 export const postgresDocumentProjection = async <Doc>(
   db: Database,
   projection: DocumentProjection<Doc>,
@@ -71,11 +85,10 @@ export const postgresDocumentProjection = async <Doc>(
 
   const sink = (table: string, slot: 'live' | 'shadow'): ProjectionSink => ({
     checkpoint: () => checkpoints.read(slot),
-    apply: (events, from, to) =>
-      db.transaction(async (tx) => {
-        await checkpoints.advance(tx, slot, from, to);
-        await applyToTable(tx, table, projection, events);
-      }),
+    apply: async (events, from, to) => {
+      const moved = (params: unknown[]) => checkpoints.movedCte(slot, from, to, params);
+      if (!(await applyToTable(db, table, projection, events, moved))) throw checkpoints.movedError(slot, from);
+    },
   });
 
   return {

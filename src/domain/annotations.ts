@@ -100,15 +100,25 @@ export const SessionChunksAddedSchema = z.object({
   }),
 });
 
-/** Version 2 seals notes and summaries; version 1 held them as plain strings. */
+/** One chunk's part of a `ChunkAnnotated` event: only the fields that changed, free text sealed. */
+export const ChunkAnnotationSchema = z.object({
+  chunkId: z.string().min(1),
+  /** Empty when a pending chunk is marked annotated as it is. */
+  changes: StoredAnnotationFieldsSchema.partial(),
+});
+export type ChunkAnnotation = z.infer<typeof ChunkAnnotationSchema>;
+
+/**
+ * The chunks one command annotated, in the order it annotated them (a chunk may appear twice).
+ * Version 3 holds a list, so a batch is one event; version 2 held one chunk; version 1 held notes
+ * and summaries as plain strings where version 2 seals them.
+ */
 export const ChunkAnnotatedSchema = z.object({
   type: z.literal('ChunkAnnotated'),
-  schemaVersion: z.literal(2),
+  schemaVersion: z.literal(3),
   data: z.object({
     sessionId: z.uuid(),
-    chunkId: z.string().min(1),
-    /** Only the fields that changed; empty when a pending chunk is marked annotated as it is. */
-    changes: StoredAnnotationFieldsSchema.partial(),
+    annotations: z.array(ChunkAnnotationSchema).min(1),
   }),
 });
 
@@ -116,7 +126,12 @@ export const ChunkAnnotatedSchema = z.object({
  * Version 1's plain notes are valid version 2 values as they are: they stay readable, and since
  * their bytes are in the event log, forgetting their author cannot make them unreadable.
  */
-export const ANNOTATION_UPCASTERS: Upcasters = { ChunkAnnotated: { 1: (data) => data } };
+export const ANNOTATION_UPCASTERS: Upcasters = {
+  ChunkAnnotated: {
+    1: (data) => data,
+    2: ({ sessionId, chunkId, changes }) => ({ sessionId, annotations: [{ chunkId, changes }] }),
+  },
+};
 
 export const RelationAddedSchema = z.object({
   type: z.literal('RelationAdded'),
@@ -174,6 +189,15 @@ export const initialSessionState = (): SessionState => ({
   pending: new Set(),
 });
 
+/** Folds one chunk's annotation into the state, in place (see `evolveSession`). */
+export const annotateChunkState = (state: SessionState, { chunkId, changes }: ChunkAnnotation): void => {
+  const chunk = state.chunks.get(chunkId);
+  if (!chunk) return;
+  chunk.annotated = true;
+  chunk.fields = { ...chunk.fields, ...changes };
+  state.pending.delete(chunkId);
+};
+
 /**
  * Folds one event into the state, updating it in place: a session holds up to tens of thousands
  * of chunks, and copying them for every event would make folding a long stream quadratic. Every
@@ -200,15 +224,9 @@ export const evolveSession = (
         state.pending.add(chunk.chunkId);
       }
       return state;
-    case 'ChunkAnnotated': {
-      const chunk = state.chunks.get(event.data.chunkId);
-      if (chunk) {
-        chunk.annotated = true;
-        chunk.fields = { ...chunk.fields, ...event.data.changes };
-        state.pending.delete(chunk.chunkId);
-      }
+    case 'ChunkAnnotated':
+      for (const annotation of event.data.annotations) annotateChunkState(state, annotation);
       return state;
-    }
     case 'RelationAdded': {
       const chunk = state.chunks.get(event.data.sourceChunkId);
       if (chunk) {

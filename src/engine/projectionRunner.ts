@@ -179,8 +179,10 @@ export const createProjectionRunner = (
       if (riding.length === 0) return;
       const from = riding.map((live) => live.seen).reduce((a, b) => (a < b ? a : b));
       feed = store.subscribe(
+        // Together: each projection's writes are independent, and on an embedded database one after
+        // another they would spread a batch's cost over the commands that come in between.
         async (events) => {
-          for (const live of riders()) await deliver(live, events);
+          await Promise.all(riders().map((live) => deliver(live, events)));
         },
         { from, batchSize },
       );

@@ -2,7 +2,7 @@ import type { EventType, StoredEvent } from '../domain/events.js';
 import type { Position } from '../domain/position.js';
 
 /**
- * A read model kept as one JSON document per id: pure, it only says which document an event
+ * A read model kept as one JSON document per id: pure, it only says which documents an event
  * touches and how. `evolve` returning null deletes the document.
  */
 export interface DocumentProjection<Doc = unknown> {
@@ -10,8 +10,9 @@ export interface DocumentProjection<Doc = unknown> {
   /** Bump when `evolve` changes meaning: a new version is rebuilt from the first event. */
   readonly version: number;
   readonly eventTypes: readonly EventType[];
-  documentId(event: StoredEvent): string | null;
-  evolve(doc: Doc | null, event: StoredEvent): Doc | null;
+  documentIds(event: StoredEvent): readonly string[];
+  /** The document `id` after `event` (one of the event's `documentIds`). */
+  evolve(doc: Doc | null, event: StoredEvent, id: string): Doc | null;
 }
 
 /** Another runner moved the checkpoint first: nothing of the batch was applied. */

@@ -191,7 +191,7 @@ describe('forgetting content without rewriting history', () => {
     ]);
 
     const [read] = await api.ledger.store.readStream(stream, { direction: 'backwards', maxCount: 1 });
-    expect(read).toMatchObject({ type: 'ChunkAnnotated', schemaVersion: 2 });
+    expect(read).toMatchObject({ type: 'ChunkAnnotated', schemaVersion: 3 });
     const exported = await call<{ chunks: Chunk[] }>('export_annotations', { sessionId });
     expect(exported.chunks[0]!.notes).toBe('carol wrote this in plain text');
 

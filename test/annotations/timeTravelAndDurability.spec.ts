@@ -94,6 +94,66 @@ describe('annotation sessions: time travel, durability and concurrency', () => {
     expect(annotations[0]!.position < annotations[1]!.position).toBe(true);
   });
 
+  it('records a batch as one event, and tells its changes chunk by chunk, page by page', async () => {
+    const { sessionId } = await call<{ sessionId: string }>('start_session', {
+      config: { chunks: chunks(3) },
+    });
+    await call('annotate_chunk', { sessionId, chunkId: 'c1', tags: ['before'] });
+    const batch = await call<{ successCount: number; errorCount: number }>(
+      'annotate_chunks',
+      {
+        sessionId,
+        annotations: [
+          { chunkId: 'c0', tags: ['a'] },
+          { chunkId: 'nope', tags: ['lost'] },
+          { chunkId: 'c1', tags: ['b'] },
+          { chunkId: 'c0', notes: 'again' },
+        ],
+      },
+      'bob',
+    );
+    expect(batch).toMatchObject({ successCount: 3, errorCount: 1 });
+    const events = await ledger.store.readStream(`annotation-${sessionId}`);
+    expect(events.filter((e) => e.type === 'ChunkAnnotated')).toHaveLength(2);
+
+    type Entry = { type: string; revision: number; chunkId?: string; changes?: Record<string, unknown> };
+    const annotated = (entries: Entry[]) =>
+      entries.filter((e) => e.type === 'ChunkAnnotated').map((e) => [e.chunkId, e.changes]);
+    const whole = await call<{ events: Entry[] }>('annotation_history', { sessionId });
+    expect(annotated(whole.events)).toEqual([
+      ['c1', { tags: { from: [], to: ['before'] } }],
+      ['c0', { tags: { from: [], to: ['a'] } }],
+      ['c1', { tags: { from: ['before'], to: ['b'] } }],
+      ['c0', { notes: { from: '', to: 'again' } }],
+    ]);
+    const batchEntries = whole.events.slice(-3);
+    expect(new Set(batchEntries.map((e) => e.revision)).size).toBe(1);
+
+    // Pages of two end inside the batch, and the next page goes on from there.
+    const pages: Entry[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await call<{ events: Entry[]; nextCursor: string | null }>('annotation_history', {
+        sessionId,
+        limit: 2,
+        ...(cursor ? { cursor } : {}),
+      });
+      expect(page.events.length).toBeLessThanOrEqual(2);
+      pages.push(...page.events);
+      cursor = page.nextCursor ?? undefined;
+    } while (cursor);
+    expect(pages).toEqual(whole.events);
+
+    const ofC0 = await call<{ events: Entry[] }>('annotation_history', { sessionId, chunkId: 'c0' });
+    expect(annotated(ofC0.events)).toEqual([
+      ['c0', { tags: { from: [], to: ['a'] } }],
+      ['c0', { notes: { from: '', to: 'again' } }],
+    ]);
+    const [c0] = (await call<{ chunks: { tags: string[]; notes: string }[] }>('export_annotations', { sessionId }))
+      .chunks;
+    expect(c0).toMatchObject({ tags: ['a'], notes: 'again' });
+  });
+
   it('lets two clients annotate the same chunk at once without losing either change', async () => {
     const { sessionId } = await call<{ sessionId: string }>('start_session', {
       config: { chunks: chunks(1) },
@@ -130,8 +190,8 @@ describe('annotation sessions: time travel, durability and concurrency', () => {
       [
         {
           type: 'ChunkAnnotated',
-          schemaVersion: 2,
-          data: { sessionId, chunkId: 'c0', changes: { notes: 'elsewhere' } },
+          schemaVersion: 3,
+          data: { sessionId, annotations: [{ chunkId: 'c0', changes: { notes: 'elsewhere' } }] },
           metadata: {
             eventId: crypto.randomUUID(),
             commandId: crypto.randomUUID(),

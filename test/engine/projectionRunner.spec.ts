@@ -6,7 +6,7 @@ import { streamSummaries, type StreamSummary } from '../../projections/streamSum
 import { createProjectionRunner, type RebuildProgress } from '../../src/engine/projectionRunner.js';
 import { IllegalStateError, NotFoundError } from '../../src/errors.js';
 import type { EventStore } from '../../src/ports/eventStore.js';
-import type { DocumentProjection } from '../../src/ports/projections.js';
+import { CheckpointMovedError, type DocumentProjection } from '../../src/ports/projections.js';
 import { silentLogger } from '../../src/ports/logger.js';
 import { newEvents } from '../support/events.js';
 
@@ -75,9 +75,9 @@ describe('projection runner', () => {
     let failing = true;
     const flaky = await postgresDocumentProjection(db, {
       ...summariesAs('flaky'),
-      evolve: (doc, event) => {
+      evolve: (doc, event, id) => {
         if (failing) throw new Error('read model unavailable');
-        return streamSummaries.evolve(doc as StreamSummary | null, event);
+        return streamSummaries.evolve(doc as StreamSummary | null, event, id);
       },
     });
     const healthy = await postgresDocumentProjection(db, summariesAs('healthy'));
@@ -116,7 +116,7 @@ describe('projection runner', () => {
       name: 'exactly_once',
       version: 1,
       eventTypes: streamSummaries.eventTypes,
-      documentId: () => 'total',
+      documentIds: () => ['total'],
       evolve: (doc) => ({ seen: (doc?.seen ?? 0) + 1 }),
     };
     const runners = await Promise.all(
@@ -133,6 +133,19 @@ describe('projection runner', () => {
     await Promise.all(runners.map((r) => r.stop()));
     const total = (await store.readAll({ maxCount: 100_000 })).length;
     expect(await postgresReadModels(db).get('exactly_once', 'total')).toEqual({ seen: total });
+  });
+
+  it('writes a batch only together with its checkpoint: from a stale one it writes nothing', async () => {
+    const [stream] = await fill(1, 2);
+    const events = await store.readStream(stream!);
+    const sink = (await postgresDocumentProjection(db, summariesAs('stale_batch'))).live;
+    const start = await sink.checkpoint();
+    await sink.apply(events.slice(0, 1), start, events[0]!.position);
+    await expect(sink.apply(events.slice(1), start, events[1]!.position)).rejects.toBeInstanceOf(
+      CheckpointMovedError,
+    );
+    expect(await sink.checkpoint()).toBe(events[0]!.position);
+    expect(await postgresReadModels(db).get<StreamSummary>('stale_batch', stream!)).toMatchObject({ events: 1 });
   });
 
   it('rebuilds into a shadow copy while queries keep reading the live one, then swaps', async () => {
@@ -193,8 +206,8 @@ describe('projection runner', () => {
 
     const doubled: DocumentProjection<StreamSummary> = {
       ...summariesAs('versioned', 2),
-      evolve: (doc, event) => {
-        const next = streamSummaries.evolve(doc, event)!;
+      evolve: (doc, event, id) => {
+        const next = streamSummaries.evolve(doc, event, id)!;
         return { ...next, events: (doc?.events ?? 0) + 2 };
       },
     };
