@@ -2,10 +2,26 @@ import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { SealedText } from './protectedText.js';
 
 const ALGORITHM = 'aes-256-gcm';
+const IV_BYTES = 12;
+
+/**
+ * Random IVs drawn from a pool that is refilled by the system's CSPRNG, as node's own randomUUID
+ * does: a batch of notes costs one draw, not one per note. Each IV is handed out once.
+ */
+const ivPool = { bytes: Buffer.alloc(0), next: 0 };
+const nextIv = (): Buffer => {
+  if (ivPool.next + IV_BYTES > ivPool.bytes.length) {
+    ivPool.bytes = randomBytes(IV_BYTES * 256);
+    ivPool.next = 0;
+  }
+  const iv = Buffer.from(ivPool.bytes.subarray(ivPool.next, ivPool.next + IV_BYTES));
+  ivPool.next += IV_BYTES;
+  return iv;
+};
 
 /** Seals `text` under a 32-byte data key; the key id is authenticated too, so a sealed text cannot be moved to another key. */
 export const sealWith = (key: Buffer, keyId: string, text: string): SealedText => {
-  const iv = randomBytes(12);
+  const iv = nextIv();
   const cipher = createCipheriv(ALGORITHM, key, iv);
   cipher.setAAD(Buffer.from(keyId, 'utf8'));
   const ciphertext = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);
