@@ -99,8 +99,8 @@ const translateAppendError = (error: unknown, streamId: string, expected: Expect
 };
 
 /**
- * A conflict or a duplicate event id may be a retry that raced its original (same first event id,
- * as the append function checks): then the original's last event answers.
+ * A conflict or a duplicate event id may be a retried append (same first event id) whose original
+ * was written: then the original's last event answers.
  */
 const RETRIED_APPEND = `SELECT e.stream_revision::text AS revision, e.transaction_id::text, e.global_position::text
   FROM ledger_events e JOIN ledger_events first ON first.transaction_id = e.transaction_id

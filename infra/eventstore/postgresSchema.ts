@@ -35,7 +35,9 @@ CREATE TABLE IF NOT EXISTS ledger_streams (
 -- Its events arrive as json: read once by json_to_recordset, where jsonb would be parsed into a tree first.
 DROP FUNCTION IF EXISTS ledger_append(text, text, jsonb);
 -- One round trip per append; answers one row: the last revision and position written.
--- Raises SQLSTATE CL001 (detail: the actual revision) on a mismatch.
+-- Raises SQLSTATE CL001 (detail: the actual revision) on a mismatch. A retried append (same first
+-- event id) fails here, on its revision or on the unique event id, and the store then answers with
+-- what the original wrote: looking it up first would cost every append a read of its events.
 CREATE OR REPLACE FUNCTION ledger_append(p_stream text, p_expected text, p_events json)
 RETURNS TABLE (revision bigint, transaction_id text, global_position bigint)
 LANGUAGE plpgsql AS $$
@@ -43,16 +45,6 @@ DECLARE
   v_current bigint;
   v_count integer := json_array_length(p_events);
 BEGIN
-  -- A retried append (same first event id) answers with what the original wrote. A retry racing
-  -- its original past this check fails below, and the store then looks the original up.
-  IF EXISTS (SELECT 1 FROM ledger_events e WHERE e.event_id = (p_events->0->>'eventId')::uuid) THEN
-    RETURN QUERY
-      SELECT e.stream_revision, e.transaction_id::text, e.global_position FROM ledger_events e
-      WHERE e.event_id IN (SELECT x."eventId" FROM json_to_recordset(p_events) AS x("eventId" uuid))
-      ORDER BY e.global_position DESC LIMIT 1;
-    RETURN;
-  END IF;
-
   -- Locks the stream and moves its revision in one statement; an error below undoes it.
   INSERT INTO ledger_streams AS s (stream_id, revision) VALUES (p_stream, v_count - 1)
   ON CONFLICT (stream_id) DO UPDATE SET revision = s.revision + v_count
