@@ -121,7 +121,6 @@ export const createPostgresEventStore = async (
 ): Promise<EventStore> => {
   await db.exec(EVENT_STORE_SCHEMA);
   const readEvents = eventReader(db.engine);
-  const inlineAppends = db.engine === 'pglite';
   // Only this process opens an embedded database (its data directory is locked), so every append
   // passes here and the revisions remembered are exact.
   const known = db.engine === 'pglite' ? new Map<string, bigint>() : null;
@@ -160,8 +159,13 @@ export const createPostgresEventStore = async (
   ): Promise<AppendResult> => {
     const statement = appendStatement(streamId, events, expected);
     try {
-      const rows = inlineAppends
-        ? await db.query<AppendRow>(inlineParams(statement.text, statement.params))
+      // Embedded, the statement goes with its values inline and its answer is read as text.
+      const rows: AppendRow[] = db.textRows
+        ? (await db.textRows(inlineParams(statement.text, statement.params))).map(([revision, transactionId, position]) => ({
+            revision: revision!,
+            transaction_id: transactionId!,
+            global_position: position!,
+          }))
         : await db.query<AppendRow>(statement.text, statement.params);
       announceAppend();
       const result = appendResult(rows);

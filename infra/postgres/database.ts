@@ -3,6 +3,7 @@ import { pg_textsearch } from '@electric-sql/pglite-pg_textsearch';
 import { vector } from '@electric-sql/pglite-pgvector';
 import pg from 'pg';
 import { DatabaseUnavailableError } from '../../src/errors.js';
+import { queryMessage, textRowsOf } from './simpleQuery.js';
 
 /** Something that runs one SQL statement: the database itself, or an open transaction. */
 export interface Sql {
@@ -23,6 +24,11 @@ export interface Database extends Sql {
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   /** Extensions the engine can create (`vector`, `pg_textsearch`, …). */
   availableExtensions(): Promise<Set<string>>;
+  /**
+   * Embedded only: runs one statement without parameters and answers its rows' values as text,
+   * for hot statements whose result is a few plain values.
+   */
+  textRows?(sql: string): Promise<(string | null)[][]>;
   close(): Promise<void>;
 }
 
@@ -54,6 +60,11 @@ export const openPglite = async (dataDir?: string): Promise<Database> => {
       return unlisten;
     },
     availableExtensions: () => Promise.resolve(new Set(['vector', 'pg_textsearch', 'plpgsql'])),
+    // Holds both of PGlite's locks, as its own queries do, so it never runs inside another's transaction.
+    textRows: (sql) =>
+      db._runExclusiveTransaction(() =>
+        db.runExclusive(async () => textRowsOf(await db.execProtocolRaw(queryMessage(sql)))),
+      ),
     close: () => db.close(),
   };
 };
