@@ -40,8 +40,10 @@ export const annotationChunks: DocumentProjection<AnnotationChunkRow> = {
   eventTypes: ['ChunkAnnotated', 'RelationAdded'],
   documentIds: (stored) => {
     const event = stored as StoredEvent<AnnotationEvent>;
-    if (event.type === 'ChunkAnnotated')
-      return event.data.annotations.map((a) => annotationChunkRowId(event.data.sessionId, a.chunkId));
+    if (event.type === 'ChunkAnnotated') {
+      const chunkIds = new Set(event.data.annotations.map((a) => a.chunkId));
+      return [...chunkIds].map((chunkId) => annotationChunkRowId(event.data.sessionId, chunkId));
+    }
     if (event.type === 'RelationAdded')
       return [annotationChunkRowId(event.data.sessionId, event.data.sourceChunkId)];
     return [];

@@ -22,7 +22,7 @@ export const AnnotationHistoryInputSchema = z.object({
   chunkId: z.string().min(1).optional().describe('Only the events that touch this chunk'),
   cursor: z
     .string()
-    .regex(/^\d+\.\d+$/, 'not a cursor returned by this query')
+    .regex(/^\d+(\.\d+)?$/, 'not a cursor returned by this query')
     .optional()
     .describe('nextCursor of a previous page'),
   limit: z.number().int().min(1).max(1_000).default(100),
@@ -60,7 +60,7 @@ export const AnnotationHistoryOutputSchema = z.object({
 });
 export type AnnotationHistory = z.infer<typeof AnnotationHistoryOutputSchema>;
 
-/** Whether an event other than ChunkAnnotated (whose annotations are told apart) touches the chunk. */
+/** Whether an event touches the chunk. */
 const touches = (event: StoredEvent<AnnotationEvent>, chunkId: string): boolean => {
   switch (event.type) {
     case 'AnnotationSessionStarted':
@@ -194,8 +194,9 @@ export const annotationHistory = async (
   const { sessionId, chunkId, cursor, limit } = parseOrThrow(AnnotationHistoryInputSchema, rawInput);
   const events = await readSessionEvents(store, sessionId);
   if (events.length === 0) throw new SessionNotFoundError(sessionId);
-  const [revision, index] = cursor === undefined ? ['-1', '0'] : cursor.split('.');
-  const after = { revision: BigInt(revision!), index: Number(index) };
+  // A cursor without an index (as earlier versions gave) names a whole event.
+  const [revision = '-1', index] = cursor?.split('.') ?? [];
+  const after = { revision: BigInt(revision), index: index === undefined ? Infinity : Number(index) };
   const entries: AnnotationHistoryEntry[] = [];
   let last: EntryPlace | undefined;
   let more = false;

@@ -143,6 +143,12 @@ describe('annotation sessions: time travel, durability and concurrency', () => {
       cursor = page.nextCursor ?? undefined;
     } while (cursor);
     expect(pages).toEqual(whole.events);
+    // A cursor naming only a revision (as earlier versions gave) goes on after that whole event.
+    const afterSingle = await call<{ events: Entry[] }>('annotation_history', {
+      sessionId,
+      cursor: String(batchEntries[0]!.revision - 1),
+    });
+    expect(afterSingle.events).toEqual(batchEntries);
 
     const ofC0 = await call<{ events: Entry[] }>('annotation_history', { sessionId, chunkId: 'c0' });
     expect(annotated(ofC0.events)).toEqual([
