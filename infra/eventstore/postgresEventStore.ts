@@ -161,9 +161,9 @@ export const createPostgresEventStore = async (
     try {
       // Embedded, the statement goes with its values inline and its answer is read as text.
       const rows: AppendRow[] = db.textRows
-        ? (await db.textRows(inlineParams(statement.text, statement.params))).map(([revision, transactionId, position]) => ({
+        ? (await db.textRows(inlineParams(statement.text, statement.params))).map(([revision, txid, position]) => ({
             revision: revision!,
-            transaction_id: transactionId!,
+            transaction_id: txid!,
             global_position: position!,
           }))
         : await db.query<AppendRow>(statement.text, statement.params);
