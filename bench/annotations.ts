@@ -14,9 +14,11 @@ import { DEFAULT_PROJECT, type OperationContext } from '../src/operations.js';
  * models), export of all chunks, and an as-of export at the middle of the session's history.
  * A server runs long: V8 compiles hot JavaScript and PGlite's WebAssembly to optimised code only
  * after a while, so the same session is first run once in the fresh process (reported apart), and
- * the figures held to the targets are those of the second.
+ * the figures held to the targets are those of the sessions after it: three, so that a p95 rests
+ * on 300 calls rather than 100.
  */
 const CHUNKS = 10_000;
+const MEASURED_SESSIONS = 3;
 const BATCH = 100;
 
 const percentile = (values: readonly number[], p: number) => {
@@ -84,8 +86,15 @@ export async function run(): Promise<void> {
       `first session in the fresh process: start_session ${ms(cold.startMs)}, annotate_chunks p50 ` +
         `${ms(percentile(cold.annotate, 50))}, p95 ${ms(percentile(cold.annotate, 95))}`,
     );
-    const { sessionId, startMs, annotate, progress, middle } = await annotateSession();
-    console.log(`start_session (${CHUNKS} chunks): ${ms(startMs)}`);
+    const measured = [];
+    for (let i = 0; i < MEASURED_SESSIONS; i++) measured.push(await annotateSession());
+    const annotate = measured.flatMap((m) => m.annotate);
+    const progress = measured.flatMap((m) => m.progress);
+    const { sessionId, middle } = measured.at(-1)!;
+    console.log(`start_session (${CHUNKS} chunks): ${measured.map((m) => ms(m.startMs)).join(', ')}`);
+    console.log(
+      `annotate_chunks p95 per session: ${measured.map((m) => ms(percentile(m.annotate, 95))).join(', ')}`,
+    );
 
     const settled: number[] = [];
     for (let i = 0; i < 50; i++) settled.push((await timed(() => call('get_progress', { sessionId })))[1]);
@@ -98,7 +107,8 @@ export async function run(): Promise<void> {
     const annotatedThen = asOf.chunks.filter((c) => c.categories.length > 0).length;
 
     console.log(
-      `annotate_chunks (batch of ${BATCH}): p50 ${ms(percentile(annotate, 50))}, p95 ${ms(percentile(annotate, 95))} (target < 20 ms)`,
+      `annotate_chunks (batch of ${BATCH}), ${annotate.length} calls: p50 ${ms(percentile(annotate, 50))}, ` +
+        `p95 ${ms(percentile(annotate, 95))} (target < 20 ms)`,
     );
     console.log(
       `get_progress right after a batch: p50 ${ms(percentile(progress, 50))}, p95 ${ms(percentile(progress, 95))} (target < 10 ms)`,
