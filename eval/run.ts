@@ -18,8 +18,8 @@ const vectorSpaces = async (ledger: Ledger): Promise<string[]> =>
  * `npm run eval -- scifact [--queries N --distractors M]`: ingests BEIR SciFact into a fresh
  * embedded ledger and prints nDCG@10 over the test queries for keyword, semantic and hybrid search
  * (once per fusion: reciprocal-rank and weighted), with search latency and ingest time. The
- * embedding model comes from `embeddings.model_dir`
- * (CTX_EMBEDDINGS__MODEL_DIR); without one, semantic and hybrid are skipped.
+ * embedding model comes from `embeddings.model_dir` (CTX_EMBEDDINGS__MODEL_DIR); without one,
+ * semantic and hybrid are skipped.
  */
 const main = async () => {
   const [name, ...rest] = process.argv.slice(2);
