@@ -27,10 +27,10 @@ CREATE TABLE IF NOT EXISTS ${table} (id text PRIMARY KEY, doc jsonb NOT NULL);
 CREATE INDEX IF NOT EXISTS ${table}_doc ON ${table} USING gin (doc jsonb_path_ops);`;
 
 /**
- * Applies events of the projection's types to a document table: loads every touched document
- * once, and writes each once in the statement that moves the checkpoint, so the writes land only
- * if the checkpoint moves. The documents are read outside that statement: a runner that changed
- * them since would have moved the checkpoint first.
+ * Applies a batch to a document table: loads every touched document once, and writes each once
+ * in the statement that moves the checkpoint, so the writes land only if the checkpoint moves.
+ * The documents are read outside that statement: a runner that changed them since would have
+ * moved the checkpoint first.
  */
 const applyToTable = async <Doc>(
   db: Sql,
@@ -39,13 +39,15 @@ const applyToTable = async <Doc>(
   events: readonly StoredEvent[],
   moved: (params: unknown[]) => string,
 ): Promise<boolean> => {
-  const ids = [...new Set(events.flatMap((e) => projection.documentIds(e)))];
+  const handled = new Set<string>(projection.eventTypes);
+  const relevant = events.filter((e) => handled.has(e.type));
+  const ids = [...new Set(relevant.flatMap((e) => projection.documentIds(e)))];
   const rows =
     ids.length === 0
       ? []
       : await db.query<{ id: string; doc: Doc }>(`SELECT id, doc FROM ${table} WHERE id = ANY($1::text[])`, [ids]);
   const docs = new Map<string, Doc | null>(rows.map((r) => [r.id, r.doc]));
-  for (const event of events) {
+  for (const event of relevant) {
     for (const id of projection.documentIds(event)) {
       docs.set(id, projection.evolve(docs.get(id) ?? null, event, id));
     }
@@ -69,31 +71,7 @@ const applyToTable = async <Doc>(
   return applied?.moved === 1;
 };
 
-/** Documents a single write statement touches at most, unless one event alone touches more. */
-const DOCUMENTS_PER_WRITE = 100;
-
-/**
- * The events in consecutive pieces of at most DOCUMENTS_PER_WRITE documents each (at least one
- * event per piece; none at all gives one empty piece). Each piece is written with the checkpoint
- * moved to its last event, so a large batch is several short statements: on an embedded
- * database, commands run between them instead of waiting for the whole batch.
- */
-const piecesOf = <Doc>(events: readonly StoredEvent[], projection: DocumentProjection<Doc>): StoredEvent[][] => {
-  const pieces: StoredEvent[][] = [[]];
-  let documents = 0;
-  for (const event of events) {
-    const touched = projection.documentIds(event).length;
-    if (pieces.at(-1)!.length > 0 && documents + touched > DOCUMENTS_PER_WRITE) {
-      pieces.push([]);
-      documents = 0;
-    }
-    pieces.at(-1)!.push(event);
-    documents += touched;
-  }
-  return pieces;
-};
-
-/** Runs a document projection on Postgres: each piece of a batch commits with its checkpoint, in one statement. */
+/** Runs a document projection on Postgres: batch and checkpoint commit in one statement. */
 export const postgresDocumentProjection = async <Doc>(
   db: Database,
   projection: DocumentProjection<Doc>,
@@ -108,16 +86,8 @@ export const postgresDocumentProjection = async <Doc>(
   const sink = (table: string, slot: 'live' | 'shadow'): ProjectionSink => ({
     checkpoint: () => checkpoints.read(slot),
     apply: async (events, from, to) => {
-      const handled = new Set<string>(projection.eventTypes);
-      const relevant = events.filter((e) => handled.has(e.type));
-      const parts = piecesOf(relevant, projection);
-      let start = from;
-      for (const [i, part] of parts.entries()) {
-        const end = i === parts.length - 1 ? to : part.at(-1)!.position;
-        const moved = (params: unknown[]) => checkpoints.movedCte(slot, start, end, params);
-        if (!(await applyToTable(db, table, projection, part, moved))) throw checkpoints.movedError(slot, start);
-        start = end;
-      }
+      const moved = (params: unknown[]) => checkpoints.movedCte(slot, from, to, params);
+      if (!(await applyToTable(db, table, projection, events, moved))) throw checkpoints.movedError(slot, from);
     },
   });
 

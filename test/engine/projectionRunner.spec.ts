@@ -148,32 +148,6 @@ describe('projection runner', () => {
     expect(await postgresReadModels(db).get<StreamSummary>('stale_batch', stream!)).toMatchObject({ events: 1 });
   });
 
-  it('writes a batch touching many documents in pieces, each with its checkpoint', async () => {
-    const [stream] = await fill(1, 3);
-    const events = await store.readStream(stream!);
-    let failOn: string | null = events[2]!.metadata.eventId;
-    // Every event touches 60 documents, more than one write takes: each event is a piece of its own.
-    const wide: DocumentProjection<{ seen: number }> = {
-      name: 'wide_batch',
-      version: 1,
-      eventTypes: streamSummaries.eventTypes,
-      documentIds: () => Array.from({ length: 60 }, (_, i) => `doc-${i}`),
-      evolve: (doc, event) => {
-        if (event.metadata.eventId === failOn) throw new Error('read model unavailable');
-        return { seen: (doc?.seen ?? 0) + 1 };
-      },
-    };
-    const sink = (await postgresDocumentProjection(db, wide)).live;
-    const start = await sink.checkpoint();
-    await expect(sink.apply(events, start, events[2]!.position)).rejects.toThrow('read model unavailable');
-    // The pieces before the failing one stay written, and the checkpoint says so.
-    expect(await sink.checkpoint()).toBe(events[1]!.position);
-    expect(await postgresReadModels(db).get('wide_batch', 'doc-59')).toEqual({ seen: 2 });
-    failOn = null;
-    await sink.apply(events.slice(2), events[1]!.position, events[2]!.position);
-    expect(await postgresReadModels(db).get('wide_batch', 'doc-0')).toEqual({ seen: 3 });
-  });
-
   it('rebuilds into a shadow copy while queries keep reading the live one, then swaps', async () => {
     await fill(20, 2);
     const projection = await postgresDocumentProjection(db, summariesAs('rebuilt'));
