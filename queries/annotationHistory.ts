@@ -60,15 +60,16 @@ export const AnnotationHistoryOutputSchema = z.object({
 });
 export type AnnotationHistory = z.infer<typeof AnnotationHistoryOutputSchema>;
 
-/** Whether an event touches the chunk. */
-const touches = (event: StoredEvent<AnnotationEvent>, chunkId: string): boolean => {
+/** Whether an event touches the chunk (a ChunkAnnotated event is told apart annotation by annotation). */
+const touches = (
+  event: StoredEvent<Exclude<AnnotationEvent, { type: 'ChunkAnnotated' }>>,
+  chunkId: string,
+): boolean => {
   switch (event.type) {
     case 'AnnotationSessionStarted':
       return false;
     case 'SessionChunksAdded':
       return event.data.chunks.some((c) => c.chunkId === chunkId);
-    case 'ChunkAnnotated':
-      return event.data.annotations.some((a) => a.chunkId === chunkId);
     case 'RelationAdded':
       return event.data.sourceChunkId === chunkId || event.data.targetChunkId === chunkId;
     default: {

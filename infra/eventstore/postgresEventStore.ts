@@ -220,16 +220,19 @@ export const createPostgresEventStore = async (
     return where;
   };
 
+  /** Events after (`>`) or before (`<`) the position `at` in commit order; its parts go to `params`. */
+  const beyond = (at: Position, op: '<' | '>', params: StatementParam[]): string => {
+    const [tx, gpos] = positionParts(at);
+    params.push(tx.toString(), gpos.toString());
+    return `(transaction_id, global_position) ${op} ($${params.length - 1}::xid8, $${params.length}::bigint)`;
+  };
+
   const readAllWith = async (sql: Sql, options: ReadAllOptions = {}): Promise<StoredEvent[]> => {
     const backwards = options.direction === 'backwards';
     const params: StatementParam[] = [];
     const where = [VISIBLE, ...filterSql(options.filter, params)];
     if (options.from !== undefined && !(backwards && options.from === START)) {
-      const [tx, gpos] = positionParts(options.from);
-      params.push(tx.toString(), gpos.toString());
-      where.push(
-        `(transaction_id, global_position) ${backwards ? '<' : '>'} ($${params.length - 1}::xid8, $${params.length}::bigint)`,
-      );
+      where.push(beyond(options.from, backwards ? '<' : '>', params));
     }
     params.push(options.maxCount ?? null);
     const order = backwards ? 'DESC' : 'ASC';
@@ -245,11 +248,7 @@ export const createPostgresEventStore = async (
   const countAll = async ({ from, limit }: { from?: Position; limit?: number } = {}): Promise<number> => {
     const params: StatementParam[] = [];
     const where = [VISIBLE];
-    if (from !== undefined && from !== START) {
-      const [tx, gpos] = positionParts(from);
-      params.push(tx.toString(), gpos.toString());
-      where.push('(transaction_id, global_position) > ($1::xid8, $2::bigint)');
-    }
+    if (from !== undefined && from !== START) where.push(beyond(from, '>', params));
     params.push(limit === undefined || !Number.isFinite(limit) ? null : limit);
     const [row] = await db.query<{ count: number }>(
       `SELECT count(*)::int AS count FROM (SELECT 1 FROM ledger_events WHERE ${where.join(' AND ')} LIMIT $${params.length}) counted`,
