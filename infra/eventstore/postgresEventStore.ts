@@ -16,6 +16,7 @@ import {
 } from '../../src/ports/eventStore.js';
 import type { Database, Sql } from '../postgres/database.js';
 import { eventReader, inlineParams, type StatementParam } from './postgresEventRows.js';
+import { groupCommit } from './groupCommit.js';
 import { EVENT_STORE_SCHEMA } from './postgresSchema.js';
 
 /** Only transactions that began before every one still running are certain to be complete. */
@@ -29,11 +30,8 @@ const NOTIFY_COALESCE_MS = 5;
 const MAX_RETRY_DELAY_MS = 5_000;
 const DEFAULT_BATCH = 500;
 
-interface AppendRow {
-  revision: string;
-  transaction_id: string;
-  global_position: string;
-}
+/** One row per append: its last revision and position, or (position NULL) the stream's actual revision. */
+type AppendRow = [append: string, revision: string, transactionId: string | null, globalPosition: string | null];
 
 const validMetadata = (metadata: unknown): EventMetadata => {
   const parsed = EventMetadataSchema.safeParse(metadata);
@@ -43,34 +41,38 @@ const validMetadata = (metadata: unknown): EventMetadata => {
   return parsed.data;
 };
 
+/** An append made ready for the append statement, which may carry it together with others. */
+export interface PreparedAppend {
+  streamId: string;
+  expected: ExpectedRevision;
+  category: string;
+  eventIds: string[];
+  /** Each event in JSON, with its place in the append; a batch adds the append's place. */
+  events: string[];
+  bytes: number;
+}
+
+const expectedText = (expected: ExpectedRevision): string =>
+  typeof expected === 'bigint' ? expected.toString() : expected;
+
 /**
- * The one statement an append runs. Events are validated against the catalog here (readers rely on
- * it), and an append too large is refused before it reaches the database.
- * Exported so that tests can run it inside a transaction they hold open.
+ * Checks an append: its events against the catalog (readers rely on it), and its size, so that an
+ * append too large is refused before it reaches the database.
  */
-export const appendStatement = (
+export const prepareAppend = (
   streamId: string,
   events: readonly NewEvent[],
   expected: ExpectedRevision,
-): { text: string; params: string[] } => {
+): PreparedAppend => {
   if (events.length === 0) throw new TypeError('append needs at least one event');
-  const category = categoryOf(streamId);
-  const payload = JSON.stringify(
-    events.map((event) => {
-      const { type, schemaVersion, data } = validateEvent(event);
-      const metadata = validMetadata(event.metadata);
-      return {
-        eventId: metadata.eventId,
-        type,
-        schemaVersion,
-        data,
-        metadata,
-        category,
-        project: metadata.project,
-      };
-    }),
-  );
-  const bytes = Buffer.byteLength(payload);
+  let bytes = 0;
+  const encoded = events.map((event, i) => {
+    const { type, schemaVersion, data } = validateEvent(event);
+    const metadata = validMetadata(event.metadata);
+    const json = JSON.stringify({ i, eventId: metadata.eventId, type, schemaVersion, data, metadata, project: metadata.project });
+    bytes += Buffer.byteLength(json);
+    return json;
+  });
   if (bytes > MAX_APPEND_BYTES) {
     throw new PayloadTooLargeError(
       `Append to '${streamId}' is ${bytes} bytes; the limit is ${MAX_APPEND_BYTES} bytes`,
@@ -78,41 +80,66 @@ export const appendStatement = (
     );
   }
   return {
-    text: 'SELECT revision::text, transaction_id, global_position::text FROM ledger_append($1, $2, $3::json)',
-    params: [streamId, typeof expected === 'bigint' ? expected.toString() : expected, payload],
+    streamId,
+    expected,
+    category: categoryOf(streamId),
+    eventIds: events.map((event) => event.metadata.eventId),
+    events: encoded,
+    bytes,
   };
 };
 
-const appendResult = (rows: readonly AppendRow[]): AppendResult => {
-  const last = rows.reduce((a, b) => (BigInt(a.global_position) > BigInt(b.global_position) ? a : b));
+const ANSWER = 'SELECT append::text, revision::text, transaction_id, global_position::text';
+
+/**
+ * The statement that writes appends, in one transaction: one append alone, the common case, or a
+ * batch. Exported so that tests can run it inside a transaction they hold open.
+ */
+export const appendStatement = (appends: readonly PreparedAppend[]): { text: string; params: string[] } => {
+  if (appends.length === 1) {
+    const [{ streamId, expected, category, events }] = appends as [PreparedAppend];
+    return {
+      text: `${ANSWER} FROM ledger_append($1, $2, $3, $4::json)`,
+      params: [streamId, expectedText(expected), category, `[${events.join(',')}]`],
+    };
+  }
   return {
-    nextExpectedRevision: BigInt(last.revision),
-    position: position(last.transaction_id, last.global_position),
+    text: `${ANSWER} FROM ledger_append_batch($1::json, $2::json)`,
+    params: [
+      JSON.stringify(
+        appends.map(({ streamId, expected, category, events }) => ({
+          stream: streamId,
+          expected: expectedText(expected),
+          count: events.length,
+          category,
+        })),
+      ),
+      `[${appends.flatMap(({ events }, k) => events.map((event) => `{"a":${k + 1},${event.slice(1)}`)).join(',')}]`,
+    ],
   };
-};
-
-const translateAppendError = (error: unknown, streamId: string, expected: ExpectedRevision): unknown => {
-  const pgError = error as { code?: string; detail?: string };
-  if (pgError.code !== 'CL001') return error;
-  const actual = BigInt(pgError.detail ?? '-1');
-  return new ConcurrencyError(streamId, String(expected), actual < 0n ? 'no_stream' : actual.toString());
 };
 
 /**
- * A conflict or a duplicate event id may be a retried append (same first event id) whose original
- * was written: then the original's last event answers.
+ * A retried append (the same event ids) whose original was written conflicts on its revision or
+ * fails on the unique event id: then the original's last event answers.
  */
-const RETRIED_APPEND = `SELECT e.stream_revision::text AS revision, e.transaction_id::text, e.global_position::text
-  FROM ledger_events e JOIN ledger_events first ON first.transaction_id = e.transaction_id
-  WHERE first.stream_id = $1 AND first.event_id = $2::uuid AND e.stream_id = $1
-  ORDER BY e.global_position DESC LIMIT 1`;
-const RACE_CODES = new Set(['CL001', '23505']);
+const RETRIED_APPEND = `SELECT stream_revision::text AS revision, transaction_id::text, global_position::text
+  FROM ledger_events WHERE stream_id = $1 AND event_id = ANY($2::uuid[])
+  ORDER BY global_position DESC LIMIT 1`;
+const DUPLICATE_KEY = '23505';
 /** Streams whose revision an embedded store remembers; the least recently appended are forgotten. */
 const KNOWN_STREAMS = 10_000;
+/** Append statements in flight at once on a server; appends made meanwhile wait and go together. */
+const SERVER_APPENDS_IN_FLIGHT = 2;
 
 export interface PostgresEventStoreOptions {
   /** How often a subscription looks for new events when no notification wakes it. */
   pollIntervalMs?: number;
+  /**
+   * On a server, append statements in flight at once (default 2). Appends made while they run wait,
+   * and go together in the next statement. Embedded, statements run one at a time anyway.
+   */
+  appendsInFlight?: number;
 }
 
 export const createPostgresEventStore = async (
@@ -152,33 +179,65 @@ export const createPostgresEventStore = async (
     }
   };
 
-  const append = async (
-    streamId: string,
-    events: readonly NewEvent[],
-    expected: ExpectedRevision,
-  ): Promise<AppendResult> => {
-    const statement = appendStatement(streamId, events, expected);
-    try {
-      // Embedded, the statement goes with its values inline and its answer is read as text.
-      const rows: AppendRow[] = db.textRows
-        ? (await db.textRows(inlineParams(statement.text, statement.params))).map(([revision, txid, position]) => ({
-            revision: revision!,
-            transaction_id: txid!,
-            global_position: position!,
-          }))
-        : await db.query<AppendRow>(statement.text, statement.params);
-      announceAppend();
-      const result = appendResult(rows);
-      remember(streamId, result.nextExpectedRevision);
-      return result;
-    } catch (error) {
-      if (RACE_CODES.has((error as { code?: string }).code ?? '')) {
-        const [original] = await db.query<AppendRow>(RETRIED_APPEND, [streamId, events[0]!.metadata.eventId]);
-        if (original) return appendResult([original]);
-      }
-      throw translateAppendError(error, streamId, expected);
-    }
+  /** Runs the append statement; embedded, with its values inline and its answer read as text. */
+  const runAppends = async (appends: readonly PreparedAppend[]): Promise<AppendRow[]> => {
+    const { text, params } = appendStatement(appends);
+    if (db.textRows) return (await db.textRows(inlineParams(text, params))) as AppendRow[];
+    const rows = await db.query<Record<string, string | null>>(text, params);
+    return rows.map((r) => [r.append, r.revision, r.transaction_id, r.global_position] as AppendRow);
   };
+
+  /** What the original of a retried append wrote, if it was written. */
+  const original = async (append: PreparedAppend): Promise<AppendResult | undefined> => {
+    const [row] = await db.query<{ revision: string; transaction_id: string; global_position: string }>(
+      RETRIED_APPEND,
+      [append.streamId, append.eventIds],
+    );
+    return row && { nextExpectedRevision: BigInt(row.revision), position: position(row.transaction_id, row.global_position) };
+  };
+
+  const answer = async (append: PreparedAppend, row: AppendRow | undefined): Promise<AppendResult> => {
+    if (!row) throw new Error(`No answer for the append to '${append.streamId}'`);
+    const [, revision, transactionId, globalPosition] = row;
+    if (transactionId !== null && globalPosition !== null) {
+      return { nextExpectedRevision: BigInt(revision), position: position(transactionId, globalPosition) };
+    }
+    const retried = await original(append);
+    if (retried) return retried;
+    const actual = BigInt(revision);
+    throw new ConcurrencyError(append.streamId, String(append.expected), actual < 0n ? 'no_stream' : actual.toString());
+  };
+
+  const writeBatch = async (appends: PreparedAppend[]): Promise<PromiseSettledResult<AppendResult>[]> => {
+    let rows: AppendRow[];
+    try {
+      rows = await runAppends(appends);
+    } catch (error) {
+      // The batch wrote nothing. Alone, each append gets an answer of its own, in order.
+      if (appends.length > 1) {
+        const settled: PromiseSettledResult<AppendResult>[] = [];
+        for (const append of appends) settled.push(...(await writeBatch([append])));
+        return settled;
+      }
+      const retried = (error as { code?: string }).code === DUPLICATE_KEY ? await original(appends[0]!) : undefined;
+      return [retried ? { status: 'fulfilled', value: retried } : { status: 'rejected', reason: error }];
+    }
+    announceAppend();
+    const byAppend = new Map(rows.map((row) => [Number(row[0]), row]));
+    return Promise.allSettled(
+      appends.map(async (append, k) => {
+        const result = await answer(append, byAppend.get(k + 1));
+        remember(append.streamId, result.nextExpectedRevision);
+        return result;
+      }),
+    );
+  };
+
+  const submit = groupCommit(writeBatch, {
+    concurrency: db.engine === 'pglite' ? 1 : (options.appendsInFlight ?? SERVER_APPENDS_IN_FLIGHT),
+    maxBytes: MAX_APPEND_BYTES,
+    sizeOf: (append) => append.bytes,
+  });
 
   const readStream = async (streamId: string, options: ReadStreamOptions = {}): Promise<StoredEvent[]> => {
     const backwards = options.direction === 'backwards';
@@ -328,7 +387,7 @@ export const createPostgresEventStore = async (
 
   return {
     name: `postgres (${db.engine})`,
-    append,
+    append: async (streamId, events, expected) => submit(prepareAppend(streamId, events, expected)),
     readStream,
     readAll: (options) => readAllWith(db, options),
     countAll,

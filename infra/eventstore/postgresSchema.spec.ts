@@ -37,4 +37,45 @@ describe('event store schema', () => {
       await db.close();
     }
   });
+
+  it('gives a data directory keyed by global position alone one key in commit order, and keeps its events', async () => {
+    const db = await openPglite();
+    try {
+      // The table as it was: keyed by global position, with commit order in an index of its own.
+      await db.exec(`
+        CREATE TABLE ledger_events (
+          global_position bigserial PRIMARY KEY,
+          transaction_id xid8 NOT NULL DEFAULT pg_current_xact_id(),
+          stream_id text NOT NULL, stream_revision bigint NOT NULL, event_id uuid NOT NULL UNIQUE,
+          event_type text NOT NULL, schema_version integer NOT NULL, data json NOT NULL, metadata json NOT NULL,
+          category text NOT NULL, project text NOT NULL, recorded_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+          UNIQUE (stream_id, stream_revision));
+        CREATE INDEX ledger_events_commit_order ON ledger_events (transaction_id, global_position);`);
+      const [written] = newEvents(1, { project: 'p' });
+      await db.query(
+        `INSERT INTO ledger_events (stream_id, stream_revision, event_id, event_type, schema_version, data, metadata, category, project)
+         VALUES ('job-1', 0, $1, $2, $3, $4, $5, 'job', 'p')`,
+        [written!.metadata.eventId, written!.type, written!.schemaVersion, JSON.stringify(written!.data), JSON.stringify(written!.metadata)],
+      );
+
+      const store = await createPostgresEventStore(db);
+      const indexes = await db.query<{ name: string; definition: string }>(
+        `SELECT indexrelid::regclass::text AS name, pg_get_indexdef(indexrelid) AS definition
+         FROM pg_index WHERE indrelid = 'ledger_events'::regclass`,
+      );
+      expect(indexes.map((i) => i.name).sort()).toEqual([
+        'ledger_events_event_id_key',
+        'ledger_events_pkey',
+        'ledger_events_stream_id_stream_revision_key',
+      ]);
+      expect(indexes.find((i) => i.name === 'ledger_events_pkey')?.definition).toContain(
+        '(transaction_id, global_position)',
+      );
+      const events = await store.readAll({ from: START });
+      expect(events.map((e) => [e.streamId, e.data, e.metadata])).toEqual([['job-1', written!.data, written!.metadata]]);
+      await store.close();
+    } finally {
+      await db.close();
+    }
+  });
 });

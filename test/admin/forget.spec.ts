@@ -165,13 +165,15 @@ describe('forgetting content without rewriting history', () => {
     });
     const stream = `annotation-${sessionId}`;
     // A ChunkAnnotated event as version 1 wrote it: plain notes.
+    const eventId = crypto.randomUUID();
     const legacy = {
-      eventId: crypto.randomUUID(),
+      i: 0,
+      eventId,
       type: 'ChunkAnnotated',
       schemaVersion: 1,
       data: { sessionId, chunkId: 'old', changes: { notes: 'carol wrote this in plain text' } },
       metadata: {
-        eventId: '',
+        eventId,
         commandId: crypto.randomUUID(),
         correlationId: crypto.randomUUID(),
         causationId: null,
@@ -179,14 +181,13 @@ describe('forgetting content without rewriting history', () => {
         project: 'acme',
         occurredAt: new Date().toISOString(),
       },
-      category: 'annotation',
       project: 'acme',
     };
-    legacy.metadata.eventId = legacy.eventId;
     const [last] = await api.ledger.store.readStream(stream, { direction: 'backwards', maxCount: 1 });
-    await api.ledger.db.query('SELECT * FROM ledger_append($1, $2, $3::json)', [
+    await api.ledger.db.query('SELECT * FROM ledger_append($1, $2, $3, $4::json)', [
       stream,
       String(last!.revision),
+      'annotation',
       JSON.stringify([legacy]),
     ]);
 

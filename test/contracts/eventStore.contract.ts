@@ -182,6 +182,29 @@ export const describeEventStoreContract = (
         expect(await store.readStream(stream)).toHaveLength(3);
       });
 
+      it('keeps concurrent appends apart: a stale or failing one fails alone, the others are written', async () => {
+        const streams = Array.from({ length: 6 }, () => uniqueStream());
+        await store.append(streams[0]!, [newEvent()], 'no_stream');
+        const [duplicate] = newEvents(1);
+        const outcomes = await Promise.allSettled(
+          streams.map((stream, i) =>
+            i === 0
+              ? store.append(stream, [newEvent()], 'no_stream')
+              : i === 3
+                ? store.append(stream, [duplicate!, duplicate!], 'any')
+                : store.append(stream, newEvents(2), 'any'),
+          ),
+        );
+        expect(outcomes[0]).toMatchObject({ status: 'rejected' });
+        expect((outcomes[0] as PromiseRejectedResult).reason).toBeInstanceOf(ConcurrencyError);
+        expect(outcomes[3]).toMatchObject({ status: 'rejected' });
+        for (const i of [1, 2, 4, 5]) {
+          expect(outcomes[i]).toMatchObject({ status: 'fulfilled', value: { nextExpectedRevision: 1n } });
+        }
+        const lengths = await Promise.all(streams.map(async (stream) => (await store.readStream(stream)).length));
+        expect(lengths).toEqual([1, 2, 2, 0, 2, 2]);
+      });
+
       it('refuses an append over the size limit and stores nothing', async () => {
         const stream = uniqueStream();
         const huge = newEvent(jobFailed('x'.repeat(MAX_APPEND_BYTES)));

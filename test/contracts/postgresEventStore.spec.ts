@@ -1,8 +1,9 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendStatement, createPostgresEventStore } from '../../infra/eventstore/postgresEventStore.js';
+import { appendStatement, createPostgresEventStore, prepareAppend } from '../../infra/eventstore/postgresEventStore.js';
 import { connectPostgres, openPglite } from '../../infra/postgres/database.js';
 import type { StoredEvent } from '../../src/domain/events.js';
+import { positionParts } from '../../src/domain/position.js';
 import type { EventStore } from '../../src/ports/eventStore.js';
 import { newEvents } from '../support/events.js';
 import { createTestDatabase, testPostgresUrl, type TestDatabase } from '../support/postgres.js';
@@ -41,7 +42,7 @@ if (serverUrl) {
           const client = new pg.Client({ connectionString: database.url });
           await client.connect();
           openClients.add(client);
-          const statement = appendStatement(streamId, events, 'any');
+          const statement = appendStatement([prepareAppend(streamId, events, 'any')]);
           await client.query('BEGIN');
           await client.query(statement.text, statement.params);
           return {
@@ -165,6 +166,20 @@ describe('postgres event store on PGlite, the only writer of its database', () =
     expect(store.knownRevision?.('job-known')).toBe(2n);
     expect((await store.append('job-known', first, 'no_stream')).nextExpectedRevision).toBe(1n);
     expect(store.knownRevision?.('job-known')).toBe(2n);
+  });
+
+  it('writes the appends made while one is being written together, in one transaction, each with its own answer', async () => {
+    const streams = Array.from({ length: 6 }, () => `job-${crypto.randomUUID()}`);
+    const results = await Promise.all(streams.map((stream) => store.append(stream, newEvents(3), 'no_stream')));
+    // The first goes at once, alone, unless an earlier append is still being written; the others
+    // wait and then share one transaction.
+    const transactions = new Set(results.map((r) => positionParts(r.position)[0]));
+    expect(transactions.size).toBeLessThanOrEqual(2);
+    for (const [i, stream] of streams.entries()) {
+      expect(results[i]!.nextExpectedRevision).toBe(2n);
+      const [last] = await store.readStream(stream, { direction: 'backwards', maxCount: 1 });
+      expect(last!.position).toBe(results[i]!.position);
+    }
   });
 
   it('hands a subscriber an append made while it was handling a batch, without waiting for the next poll', async () => {
