@@ -48,9 +48,10 @@ export const groupCommit = <I, O>(
         if (result.status === 'fulfilled') w.resolve(result.value);
         else w.reject(result.reason);
       });
-      // Callers just answered often submit again at once: wait for them, so that they go together
-      // in the next batch instead of the first of them alone.
-      await new Promise((resolve) => setImmediate(resolve));
+      // Callers just answered often submit again at once: when others are about, wait for them, so
+      // that they go together in the next batch instead of the first of them alone. A lone caller
+      // is not kept waiting.
+      if (batch.length > 1 || waiting.length > 0) await new Promise((resolve) => setImmediate(resolve));
     } while (waiting.length > 0);
     inFlight--;
   };
