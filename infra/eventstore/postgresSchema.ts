@@ -67,7 +67,8 @@ $$;
 -- No NOTIFY in them: a notifying transaction holds a global lock through its commit, which would
 -- serialise every append's WAL flush. The store announces appends after they commit instead.
 
--- One append, the common case: cheaper than a batch of one.
+-- One append, the common case: cheaper than a batch of one. It repeats the batch's steps for one
+-- append rather than call a function shared with it: that call would cost each append about 5%.
 CREATE OR REPLACE FUNCTION ledger_append(p_stream text, p_expected text, p_category text, p_events json)
 RETURNS TABLE (append integer, revision bigint, transaction_id text, global_position bigint)
 LANGUAGE plpgsql AS $$
