@@ -46,7 +46,8 @@ export interface PreparedAppend {
   streamId: string;
   expected: ExpectedRevision;
   category: string;
-  eventIds: string[];
+  /** A retry of this append carries the same first event id. */
+  firstEventId: string;
   /** Each event in JSON, with its place in the append; a batch adds the append's place. */
   events: string[];
   bytes: number;
@@ -66,10 +67,20 @@ export const prepareAppend = (
 ): PreparedAppend => {
   if (events.length === 0) throw new TypeError('append needs at least one event');
   let bytes = 0;
+  const eventIds = new Set<string>();
   const encoded = events.map((event, i) => {
     const { type, schemaVersion, data } = validateEvent(event);
     const metadata = validMetadata(event.metadata);
-    const json = JSON.stringify({ i, eventId: metadata.eventId, type, schemaVersion, data, metadata, project: metadata.project });
+    if (eventIds.has(metadata.eventId)) {
+      throw new ValidationError(`Event id '${metadata.eventId}' appears twice in one append to '${streamId}'`);
+    }
+    eventIds.add(metadata.eventId);
+    const { project } = metadata;
+    const json = JSON.stringify(
+      i === 0
+        ? { i, eventId: metadata.eventId, type, schemaVersion, data, metadata, project }
+        : { i, type, schemaVersion, data, metadata, project },
+    );
     bytes += Buffer.byteLength(json);
     return json;
   });
@@ -83,7 +94,7 @@ export const prepareAppend = (
     streamId,
     expected,
     category: categoryOf(streamId),
-    eventIds: events.map((event) => event.metadata.eventId),
+    firstEventId: events[0]!.metadata.eventId,
     events: encoded,
     bytes,
   };
@@ -120,12 +131,14 @@ export const appendStatement = (appends: readonly PreparedAppend[]): { text: str
 };
 
 /**
- * A retried append (the same event ids) whose original was written conflicts on its revision or
- * fails on the unique event id: then the original's last event answers.
+ * A retried append (the same events) whose original was written conflicts on its revision or fails
+ * on the unique first event id: then the original's last event answers.
  */
-const RETRIED_APPEND = `SELECT stream_revision::text AS revision, transaction_id::text, global_position::text
-  FROM ledger_events WHERE stream_id = $1 AND event_id = ANY($2::uuid[])
-  ORDER BY global_position DESC LIMIT 1`;
+const RETRIED_APPEND = `SELECT last.stream_revision::text AS revision, last.transaction_id::text,
+    last.global_position::text
+  FROM ledger_events first JOIN ledger_events last
+    ON last.stream_id = first.stream_id AND last.stream_revision = first.stream_revision + $3 - 1
+  WHERE first.first_event_id = $2 AND first.stream_id = $1`;
 const DUPLICATE_KEY = '23505';
 /** Streams whose revision an embedded store remembers; the least recently appended are forgotten. */
 const KNOWN_STREAMS = 10_000;
@@ -191,7 +204,7 @@ export const createPostgresEventStore = async (
   const original = async (append: PreparedAppend): Promise<AppendResult | undefined> => {
     const [row] = await db.query<{ revision: string; transaction_id: string; global_position: string }>(
       RETRIED_APPEND,
-      [append.streamId, append.eventIds],
+      [append.streamId, append.firstEventId, append.events.length],
     );
     return row && { nextExpectedRevision: BigInt(row.revision), position: position(row.transaction_id, row.global_position) };
   };

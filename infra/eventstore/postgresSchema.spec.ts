@@ -38,7 +38,7 @@ describe('event store schema', () => {
     }
   });
 
-  it('gives a data directory keyed by global position alone one key in commit order, and keeps its events', async () => {
+  it('gives a data directory keyed by global position alone one key in commit order, and keeps its events and their ids', async () => {
     const db = await openPglite();
     try {
       // The table as it was: keyed by global position, with commit order in an index of its own.
@@ -64,7 +64,7 @@ describe('event store schema', () => {
          FROM pg_index WHERE indrelid = 'ledger_events'::regclass`,
       );
       expect(indexes.map((i) => i.name).sort()).toEqual([
-        'ledger_events_event_id_key',
+        'ledger_events_first_event_id',
         'ledger_events_pkey',
         'ledger_events_stream_id_stream_revision_key',
       ]);
@@ -73,6 +73,12 @@ describe('event store schema', () => {
       );
       const events = await store.readAll({ from: START });
       expect(events.map((e) => [e.streamId, e.data, e.metadata])).toEqual([['job-1', written!.data, written!.metadata]]);
+      // The event's id, stored before first ids were, still makes a retry of its append a retry.
+      expect(await store.append('job-1', [written!], 'any')).toEqual({
+        nextExpectedRevision: 0n,
+        position: events[0]!.position,
+      });
+      expect(await store.readStream('job-1')).toHaveLength(1);
       await store.close();
     } finally {
       await db.close();

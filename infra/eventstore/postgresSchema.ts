@@ -5,7 +5,9 @@ CREATE TABLE IF NOT EXISTS ledger_events (
   transaction_id xid8 NOT NULL DEFAULT pg_current_xact_id(),
   stream_id text NOT NULL,
   stream_revision bigint NOT NULL,
-  event_id uuid NOT NULL UNIQUE,
+  -- The id of an append's first event, on that event only: a retried append is known by it. Every
+  -- event's own id is in its metadata; indexing them all would cost each event written.
+  first_event_id uuid,
   event_type text NOT NULL,
   schema_version integer NOT NULL,
   -- json, not jsonb: events are written once and read whole, and json is returned as stored
@@ -36,6 +38,17 @@ DO $$ BEGIN
   END IF;
 END $$;
 DROP INDEX IF EXISTS ledger_events_commit_order;
+-- Data directories made when every event's id was a unique column keep those ids, now indexed as
+-- first ids: a retry of any append they hold is still known.
+DO $$ BEGIN
+  IF EXISTS (SELECT FROM pg_attribute WHERE attrelid = 'ledger_events'::regclass AND attname = 'event_id') THEN
+    ALTER TABLE ledger_events RENAME COLUMN event_id TO first_event_id;
+    ALTER TABLE ledger_events ALTER COLUMN first_event_id DROP NOT NULL,
+      DROP CONSTRAINT ledger_events_event_id_key;
+  END IF;
+END $$;
+CREATE UNIQUE INDEX IF NOT EXISTS ledger_events_first_event_id ON ledger_events (first_event_id)
+  WHERE first_event_id IS NOT NULL;
 
 CREATE TABLE IF NOT EXISTS ledger_streams (
   stream_id text PRIMARY KEY,
@@ -61,8 +74,8 @@ $$;
 -- expected revision does not match, the stream's actual revision and a NULL position: that append
 -- writes nothing, and the others of its batch are not affected. Events arrive as json, read once by
 -- json_to_recordset, where jsonb would be parsed into a tree first: [{a (the append's place in its
--- batch, from 1), i (the event's place in its append, from 0), eventId, type, schemaVersion, data,
--- metadata, project}]. Each locks its stream and moves its revision in one statement, and moves it
+-- batch, from 1), i (the event's place in its append, from 0), eventId (on the first event only),
+-- type, schemaVersion, data, metadata, project}]. Each locks its stream and moves its revision in one statement, and moves it
 -- back on a conflict: a stream never written then keeps revision -1, which reads as no stream.
 -- No NOTIFY in them: a notifying transaction holds a global lock through its commit, which would
 -- serialise every append's WAL flush. The store announces appends after they commit instead.
@@ -85,7 +98,7 @@ BEGIN
     RETURN;
   END IF;
   INSERT INTO ledger_events
-    (stream_id, stream_revision, event_id, event_type, schema_version, data, metadata, category, project)
+    (stream_id, stream_revision, first_event_id, event_type, schema_version, data, metadata, category, project)
   SELECT p_stream, v_current + 1 + x.i, x."eventId", x.type, x."schemaVersion", x.data, x.metadata, p_category, x.project
   FROM json_to_recordset(p_events) AS x(i integer, "eventId" uuid, type text, "schemaVersion" integer,
          data json, metadata json, project text);
@@ -130,7 +143,7 @@ BEGIN
   RETURN QUERY
     WITH written AS (
       INSERT INTO ledger_events AS e
-        (stream_id, stream_revision, event_id, event_type, schema_version, data, metadata, category, project)
+        (stream_id, stream_revision, first_event_id, event_type, schema_version, data, metadata, category, project)
       SELECT v_streams[x.a], v_first[x.a] + x.i, x."eventId", x.type, x."schemaVersion", x.data, x.metadata,
              v_categories[x.a], x.project
       FROM json_to_recordset(p_events) AS x(a integer, i integer, "eventId" uuid, type text,

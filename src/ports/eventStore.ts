@@ -92,7 +92,8 @@ export const MAX_APPEND_BYTES = 1024 * 1024;
 /**
  * The event store. Invariants every adapter keeps (checked by test/contracts/eventStore.contract.ts):
  * - an append is atomic, and checks the expected revision; a mismatch throws `ConcurrencyError`;
- * - an append whose first event id is already stored returns the original result, writing nothing;
+ * - an append whose first event id is that of an append already stored to its stream (a retry)
+ *   returns the original result, writing nothing; event ids within one append must differ;
  * - `$all` is read in commit order, and a reader never skips an event committed after it looked;
  * - appends over `MAX_APPEND_BYTES` are refused with `PayloadTooLargeError`.
  */
