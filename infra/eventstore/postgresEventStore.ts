@@ -14,8 +14,8 @@ import {
   type SubscribeOptions,
   type Subscription,
 } from '../../src/ports/eventStore.js';
-import type { Database, Sql } from '../postgres/database.js';
-import { eventReader, inlineParams, type StatementParam } from './postgresEventRows.js';
+import type { Database } from '../postgres/database.js';
+import { eventReader, type StatementParam } from './postgresEventRows.js';
 import { groupCommit } from './groupCommit.js';
 import { EVENT_STORE_SCHEMA } from './postgresSchema.js';
 
@@ -160,7 +160,7 @@ export const createPostgresEventStore = async (
   options: PostgresEventStoreOptions = {},
 ): Promise<EventStore> => {
   await db.exec(EVENT_STORE_SCHEMA);
-  const readEvents = eventReader(db.engine);
+  const readEvents = eventReader(db);
   // Only this process opens an embedded database (its data directory is locked), so every append
   // passes here and the revisions remembered are exact.
   const known = db.engine === 'pglite' ? new Map<string, bigint>() : null;
@@ -192,10 +192,10 @@ export const createPostgresEventStore = async (
     }
   };
 
-  /** Runs the append statement; embedded, with its values inline and its answer read as text. */
+  /** Runs the append statement; embedded, prepared once and with its answer read as text. */
   const runAppends = async (appends: readonly PreparedAppend[]): Promise<AppendRow[]> => {
     const { text, params } = appendStatement(appends);
-    if (db.textRows) return (await db.textRows(inlineParams(text, params))) as AppendRow[];
+    if (db.textRows) return (await db.textRows(text, params)) as AppendRow[];
     const rows = await db.query<Record<string, string | null>>(text, params);
     return rows.map((r) => [r.append, r.revision, r.transaction_id, r.global_position] as AppendRow);
   };
@@ -263,7 +263,7 @@ export const createPostgresEventStore = async (
     if (options.fromRevision !== undefined) bound(backwards ? '<=' : '>=', options.fromRevision);
     if (options.toRevision !== undefined) bound(backwards ? '>=' : '<=', options.toRevision);
     params.push(options.maxCount ?? null);
-    return readEvents(db, {
+    return readEvents({
       where,
       orderBy: `ledger_events.stream_revision ${backwards ? 'DESC' : 'ASC'}`,
       limit: `$${params.length}`,
@@ -299,7 +299,7 @@ export const createPostgresEventStore = async (
     return `(transaction_id, global_position) ${op} ($${params.length - 1}::xid8, $${params.length}::bigint)`;
   };
 
-  const readAllWith = async (sql: Sql, options: ReadAllOptions = {}): Promise<StoredEvent[]> => {
+  const readAll = async (options: ReadAllOptions = {}): Promise<StoredEvent[]> => {
     const backwards = options.direction === 'backwards';
     const params: StatementParam[] = [];
     const where = [VISIBLE, ...filterSql(options.filter, params)];
@@ -308,7 +308,7 @@ export const createPostgresEventStore = async (
     }
     params.push(options.maxCount ?? null);
     const order = backwards ? 'DESC' : 'ASC';
-    return readEvents(sql, {
+    return readEvents({
       where,
       // Qualified: the selected text columns share these names, and would sort as text.
       orderBy: `ledger_events.transaction_id ${order}, ledger_events.global_position ${order}`,
@@ -370,7 +370,7 @@ export const createPostgresEventStore = async (
       while (!stopped) {
         appended = false;
         try {
-          const events = await readAllWith(db, { from: checkpoint, maxCount: batchSize, filter });
+          const events = await readAll({ from: checkpoint, maxCount: batchSize, filter });
           if (events.length > 0) {
             await handler(events);
             checkpoint = events[events.length - 1]!.position;
@@ -402,7 +402,7 @@ export const createPostgresEventStore = async (
     name: `postgres (${db.engine})`,
     append: async (streamId, events, expected) => submit(prepareAppend(streamId, events, expected)),
     readStream,
-    readAll: (options) => readAllWith(db, options),
+    readAll,
     countAll,
     headPosition,
     subscribe,

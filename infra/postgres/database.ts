@@ -3,7 +3,7 @@ import { pg_textsearch } from '@electric-sql/pglite-pg_textsearch';
 import { vector } from '@electric-sql/pglite-pgvector';
 import pg from 'pg';
 import { DatabaseUnavailableError } from '../../src/errors.js';
-import { queryMessage, textRowsOf } from './simpleQuery.js';
+import { preparedIn, preparedQueryMessage, textRowsOf } from './preparedQuery.js';
 
 /** Something that runs one SQL statement: the database itself, or an open transaction. */
 export interface Sql {
@@ -25,10 +25,10 @@ export interface Database extends Sql {
   /** Extensions the engine can create (`vector`, `pg_textsearch`, …). */
   availableExtensions(): Promise<Set<string>>;
   /**
-   * Embedded only: runs one statement without parameters and answers its rows' values as text,
-   * for hot statements whose result is a few plain values.
+   * Embedded only: runs one statement with text parameters, prepared on its first call, and
+   * answers its rows' values as text; for hot statements whose result is a few plain values.
    */
-  textRows?(sql: string): Promise<(string | null)[][]>;
+  textRows?(sql: string, params: readonly (string | null)[]): Promise<(string | null)[][]>;
   close(): Promise<void>;
 }
 
@@ -41,6 +41,8 @@ export const PGLITE_EXTENSIONS = { vector, pg_textsearch };
 /** Opens PGlite, in memory when `dataDir` is undefined, with pgvector and pg_textsearch loaded. */
 export const openPglite = async (dataDir?: string): Promise<Database> => {
   const db = await PGlite.create(dataDir, { extensions: PGLITE_EXTENSIONS });
+  /** Names of the statements `textRows` has prepared, by their SQL. */
+  const prepared = new Map<string, string>();
   // Without parameters, the simple protocol does in one exchange what the extended one does in five.
   const run = (runner: Pick<PGlite, 'query' | 'exec'>) => ({
     async query<R>(text: string, params?: readonly unknown[]): Promise<R[]> {
@@ -61,9 +63,17 @@ export const openPglite = async (dataDir?: string): Promise<Database> => {
     },
     availableExtensions: () => Promise.resolve(new Set(['vector', 'pg_textsearch', 'plpgsql'])),
     // Holds both of PGlite's locks, as its own queries do, so it never runs inside another's transaction.
-    textRows: (sql) =>
+    textRows: (sql, params) =>
       db._runExclusiveTransaction(() =>
-        db.runExclusive(async () => textRowsOf(await db.execProtocolRaw(queryMessage(sql)))),
+        db.runExclusive(async () => {
+          const known = prepared.get(sql);
+          const name = known ?? `ctx_statement_${prepared.size + 1}`;
+          const answer = await db.execProtocolRaw(
+            preparedQueryMessage(name, known ? undefined : sql, params),
+          );
+          if (!known && preparedIn(answer)) prepared.set(sql, name);
+          return textRowsOf(answer);
+        }),
       ),
     close: () => db.close(),
   };
