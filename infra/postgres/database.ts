@@ -1,9 +1,9 @@
-import { PGlite } from '@electric-sql/pglite';
+import { PGlite, messages } from '@electric-sql/pglite';
 import { pg_textsearch } from '@electric-sql/pglite-pg_textsearch';
 import { vector } from '@electric-sql/pglite-pgvector';
 import pg from 'pg';
 import { DatabaseUnavailableError } from '../../src/errors.js';
-import { preparedIn, preparedQueryMessage, textRowsOf } from './preparedQuery.js';
+import { preparedQueryMessage } from './preparedQuery.js';
 
 /** Something that runs one SQL statement: the database itself, or an open transaction. */
 export interface Sql {
@@ -68,11 +68,19 @@ export const openPglite = async (dataDir?: string): Promise<Database> => {
         db.runExclusive(async () => {
           const known = prepared.get(sql);
           const name = known ?? `ctx_statement_${prepared.size + 1}`;
-          const answer = await db.execProtocolRaw(
-            preparedQueryMessage(name, known ? undefined : sql, params),
-          );
-          if (!known && preparedIn(answer)) prepared.set(sql, name);
-          return textRowsOf(answer);
+          const answer = await db.execProtocol(preparedQueryMessage(name, known ? undefined : sql, params), {
+            throwOnError: false,
+          });
+          const rows: (string | null)[][] = [];
+          let error: messages.DatabaseError | undefined;
+          for (const message of answer.messages) {
+            if (message instanceof messages.DataRowMessage) rows.push(message.fields);
+            else if (message instanceof messages.DatabaseError) error ??= message;
+            // A statement that failed to parse is not prepared, and is parsed again next time.
+            else if (message.name === 'parseComplete') prepared.set(sql, name);
+          }
+          if (error) throw error;
+          return rows;
         }),
       ),
     close: () => db.close(),

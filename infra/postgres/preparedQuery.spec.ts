@@ -1,6 +1,6 @@
+import { messages } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPglite, type Database } from './database.js';
-import { ServerError } from './preparedQuery.js';
 
 describe('text rows of prepared statements (embedded)', () => {
   let db: Database;
@@ -43,7 +43,7 @@ describe('text rows of prepared statements (embedded)', () => {
     const failed = await db.textRows!('INSERT INTO items VALUES ($1, $2)', ['1', 'again']).catch(
       (error: unknown) => error,
     );
-    expect(failed).toBeInstanceOf(ServerError);
+    expect(failed).toBeInstanceOf(messages.DatabaseError);
     expect(failed).toMatchObject({
       code: '23505',
       constraint: 'items_pkey',
