@@ -115,9 +115,10 @@ export const eventReader = (db: Database) => {
   const inner = (q: EventQuery) =>
     `FROM ledger_events WHERE ${q.where.join(' AND ')} ORDER BY ${q.orderBy} LIMIT ${q.limit}`;
 
-  if (db.textRows) {
+  const textRows = db.textRows?.bind(db);
+  if (textRows) {
     return async (q: EventQuery): Promise<StoredEvent[]> => {
-      const [[events] = []] = await db.textRows!(
+      const [[events] = []] = await textRows(
         `SELECT coalesce(json_agg(json_build_array(${[...COLUMNS, RECORDED_AT_JSON].join(', ')}) ORDER BY ${q.orderBy}), '[]')::text
          FROM (SELECT * ${inner(q)}) ledger_events`,
         q.params.map(textParam),

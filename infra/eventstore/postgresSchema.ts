@@ -75,8 +75,9 @@ $$;
 -- writes nothing, and the others of its batch are not affected. Events arrive as json, read once by
 -- json_to_recordset, where jsonb would be parsed into a tree first: [{a (the append's place in its
 -- batch, from 1), i (the event's place in its append, from 0), eventId (on the first event only),
--- type, schemaVersion, data, metadata, project}]. Each locks its stream and moves its revision in one statement, and moves it
--- back on a conflict: a stream never written then keeps revision -1, which reads as no stream.
+-- type, schemaVersion, data, metadata, project}]. Each locks its stream and moves its revision in
+-- one statement, and moves it back on a conflict: a stream never written then keeps revision -1,
+-- which reads as no stream.
 -- No NOTIFY in them: a notifying transaction holds a global lock through its commit, which would
 -- serialise every append's WAL flush. The store announces appends after they commit instead.
 

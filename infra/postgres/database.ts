@@ -26,7 +26,7 @@ export interface Database extends Sql {
   availableExtensions(): Promise<Set<string>>;
   /**
    * Embedded only: runs one statement with text parameters, prepared on its first call, and
-   * answers its rows' values as text; for hot statements whose result is a few plain values.
+   * answers its rows' values as text; for the event store's statements, which run all the time.
    */
   textRows?(sql: string, params: readonly (string | null)[]): Promise<(string | null)[][]>;
   close(): Promise<void>;
