@@ -27,6 +27,7 @@ export interface Database extends Sql {
   /**
    * Embedded only: runs one statement with text parameters, prepared on its first call, and
    * answers its rows' values as text; for the event store's statements, which run all the time.
+   * Each distinct text stays prepared for the session, so values go in `params`, never in `sql`.
    */
   textRows?(sql: string, params: readonly (string | null)[]): Promise<(string | null)[][]>;
   close(): Promise<void>;
