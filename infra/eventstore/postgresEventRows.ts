@@ -6,7 +6,9 @@ import {
 } from '../../src/domain/events.js';
 import type { EventMetadata } from '../../src/domain/metadata.js';
 import { position } from '../../src/domain/position.js';
+import { isArrayParam, type ArrayParam } from '../postgres/arrayParam.js';
 import type { Database } from '../postgres/database.js';
+import type { PreparedParam } from '../postgres/preparedQuery.js';
 
 /** One event row, as the columns below list it. */
 type EventTuple = [
@@ -85,17 +87,14 @@ const toStored = ([
 };
 
 /** What the event store's statements take as parameters. */
-export type StatementParam = string | number | bigint | null | readonly string[];
+export type StatementParam = string | number | bigint | null | ArrayParam;
 
-const arrayLiteral = (items: readonly string[]) =>
-  `{${items.map((item) => `"${item.replace(/[\\"]/g, (c) => `\\${c}`)}"`).join(',')}}`;
+/** A parameter as an embedded statement takes it: numbers as text. */
+export const embeddedParam = (param: StatementParam): PreparedParam =>
+  typeof param === 'number' || typeof param === 'bigint' ? String(param) : param;
 
-/** A parameter in Postgres's text format, as embedded statements take them. */
-const textParam = (param: StatementParam): string | null => {
-  if (param === null || typeof param === 'string') return param;
-  if (typeof param === 'number' || typeof param === 'bigint') return String(param);
-  return arrayLiteral(param);
-};
+/** A parameter as `pg` takes it, which writes arrays as literals itself. */
+export const serverParam = (param: StatementParam): unknown => (isArrayParam(param) ? param.values : param);
 
 export interface EventQuery {
   /** SQL conditions on ledger_events, joined with AND. */
@@ -121,7 +120,7 @@ export const eventReader = (db: Database) => {
       const [[events] = []] = await textRows(
         `SELECT coalesce(json_agg(json_build_array(${[...COLUMNS, RECORDED_AT_JSON].join(', ')}) ORDER BY ${q.orderBy}), '[]')::text
          FROM (SELECT * ${inner(q)}) ledger_events`,
-        q.params.map(textParam),
+        q.params.map(embeddedParam),
       );
       return (JSON.parse(events ?? '[]') as EventTuple[]).map(toStored);
     };
@@ -129,7 +128,10 @@ export const eventReader = (db: Database) => {
 
   const aliased = [...COLUMNS, RECORDED_AT_ROW].map((column, i) => `${column} AS c${i}`).join(', ');
   return async (q: EventQuery): Promise<StoredEvent[]> => {
-    const rows = await db.query<Record<string, unknown>>(`SELECT ${aliased} ${inner(q)}`, q.params);
+    const rows = await db.query<Record<string, unknown>>(
+      `SELECT ${aliased} ${inner(q)}`,
+      q.params.map(serverParam),
+    );
     return rows.map((r) => toStored([r.c0, r.c1, r.c2, r.c3, r.c4, r.c5, r.c6, r.c7, r.c8] as EventTuple));
   };
 };

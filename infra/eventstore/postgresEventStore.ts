@@ -15,7 +15,8 @@ import {
   type Subscription,
 } from '../../src/ports/eventStore.js';
 import type { Database } from '../postgres/database.js';
-import { eventReader, type StatementParam } from './postgresEventRows.js';
+import { arrayParam, type ArrayParam } from '../postgres/arrayParam.js';
+import { embeddedParam, eventReader, serverParam, type StatementParam } from './postgresEventRows.js';
 import { groupCommit } from './groupCommit.js';
 import { EVENT_STORE_SCHEMA } from './postgresSchema.js';
 
@@ -41,6 +42,15 @@ const validMetadata = (metadata: unknown): EventMetadata => {
   return parsed.data;
 };
 
+/** An event's columns, its data and metadata already in JSON. */
+export interface PreparedEvent {
+  type: string;
+  schemaVersion: number;
+  data: string;
+  metadata: string;
+  project: string;
+}
+
 /** An append made ready for the append statement, which may carry it together with others. */
 export interface PreparedAppend {
   streamId: string;
@@ -48,8 +58,8 @@ export interface PreparedAppend {
   category: string;
   /** A retry of this append carries the same first event id. */
   firstEventId: string;
-  /** Each event in JSON, with its place in the append; a batch adds the append's place. */
-  events: string[];
+  events: PreparedEvent[];
+  /** Its events' data and metadata in JSON, in bytes. */
   bytes: number;
 }
 
@@ -68,21 +78,16 @@ export const prepareAppend = (
   if (events.length === 0) throw new TypeError('append needs at least one event');
   let bytes = 0;
   const eventIds = new Set<string>();
-  const encoded = events.map((event, i) => {
+  const prepared = events.map((event): PreparedEvent => {
     const { type, schemaVersion, data } = validateEvent(event);
     const metadata = validMetadata(event.metadata);
     if (eventIds.has(metadata.eventId)) {
       throw new ValidationError(`Event id '${metadata.eventId}' appears twice in one append to '${streamId}'`);
     }
     eventIds.add(metadata.eventId);
-    const { project } = metadata;
-    const json = JSON.stringify(
-      i === 0
-        ? { i, eventId: metadata.eventId, type, schemaVersion, data, metadata, project }
-        : { i, type, schemaVersion, data, metadata, project },
-    );
-    bytes += Buffer.byteLength(json);
-    return json;
+    const json = { data: JSON.stringify(data), metadata: JSON.stringify(metadata) };
+    bytes += Buffer.byteLength(json.data) + Buffer.byteLength(json.metadata);
+    return { type, schemaVersion, ...json, project: metadata.project };
   });
   if (bytes > MAX_APPEND_BYTES) {
     throw new PayloadTooLargeError(
@@ -95,37 +100,51 @@ export const prepareAppend = (
     expected,
     category: categoryOf(streamId),
     firstEventId: events[0]!.metadata.eventId,
-    events: encoded,
+    events: prepared,
     bytes,
   };
 };
 
 const ANSWER = 'SELECT append::text, revision::text, transaction_id, global_position::text';
+/** Both take their events last, as columns: types, schema versions, data, metadata, projects. */
+const SINGLE_APPEND = `${ANSWER} FROM ledger_append($1, $2, $3, $4::uuid,
+  $5::text[], $6::integer[], $7::json[], $8::json[], $9::text[])`;
+const BATCH_APPEND = `${ANSWER} FROM ledger_append_batch($1::text[], $2::text[], $3::text[], $4::uuid[], $5::integer[],
+  $6::integer[], $7::text[], $8::integer[], $9::json[], $10::json[], $11::text[])`;
+
+const eventColumns = (events: readonly PreparedEvent[]): ArrayParam[] => [
+  arrayParam('text', events.map((e) => e.type)),
+  arrayParam('int4', events.map((e) => e.schemaVersion)),
+  arrayParam('json', events.map((e) => e.data)),
+  arrayParam('json', events.map((e) => e.metadata)),
+  arrayParam('text', events.map((e) => e.project)),
+];
 
 /**
  * The statement that writes appends, in one transaction: one append alone, the common case, or a
  * batch. Exported so that tests can run it inside a transaction they hold open.
  */
-export const appendStatement = (appends: readonly PreparedAppend[]): { text: string; params: string[] } => {
+export const appendStatement = (
+  appends: readonly PreparedAppend[],
+): { text: string; params: StatementParam[] } => {
   if (appends.length === 1) {
-    const [{ streamId, expected, category, events }] = appends as [PreparedAppend];
+    const [{ streamId, expected, category, firstEventId, events }] = appends as [PreparedAppend];
     return {
-      text: `${ANSWER} FROM ledger_append($1, $2, $3, $4::json)`,
-      params: [streamId, expectedText(expected), category, `[${events.join(',')}]`],
+      text: SINGLE_APPEND,
+      params: [streamId, expectedText(expected), category, firstEventId, ...eventColumns(events)],
     };
   }
   return {
-    text: `${ANSWER} FROM ledger_append_batch($1::json, $2::json)`,
+    text: BATCH_APPEND,
     params: [
-      JSON.stringify(
-        appends.map(({ streamId, expected, category, events }) => ({
-          stream: streamId,
-          expected: expectedText(expected),
-          count: events.length,
-          category,
-        })),
-      ),
-      `[${appends.flatMap(({ events }, k) => events.map((event) => `{"a":${k + 1},${event.slice(1)}`)).join(',')}]`,
+      arrayParam('text', appends.map((a) => a.streamId)),
+      arrayParam('text', appends.map((a) => expectedText(a.expected))),
+      arrayParam('text', appends.map((a) => a.category)),
+      arrayParam('uuid', appends.map((a) => a.firstEventId)),
+      arrayParam('int4', appends.map((a) => a.events.length)),
+      // Each event's append, by its place in the batch, from 1.
+      arrayParam('int4', appends.flatMap((a, k) => a.events.map(() => k + 1))),
+      ...eventColumns(appends.flatMap((a) => a.events)),
     ],
   };
 };
@@ -195,8 +214,8 @@ export const createPostgresEventStore = async (
   /** Runs the append statement; embedded, prepared once and with its answer read as text. */
   const runAppends = async (appends: readonly PreparedAppend[]): Promise<AppendRow[]> => {
     const { text, params } = appendStatement(appends);
-    if (db.textRows) return (await db.textRows(text, params)) as AppendRow[];
-    const rows = await db.query<Record<string, string | null>>(text, params);
+    if (db.textRows) return (await db.textRows(text, params.map(embeddedParam))) as AppendRow[];
+    const rows = await db.query<Record<string, string | null>>(text, params.map(serverParam));
     return rows.map((r) => [r.append, r.revision, r.transaction_id, r.global_position] as AppendRow);
   };
 
@@ -277,8 +296,8 @@ export const createPostgresEventStore = async (
       params.push(value);
       where.push(sql(`$${params.length}`));
     };
-    if (filter?.eventTypes?.length) add((p) => `event_type = ANY(${p}::text[])`, filter.eventTypes);
-    if (filter?.categories?.length) add((p) => `category = ANY(${p}::text[])`, filter.categories);
+    if (filter?.eventTypes?.length) add((p) => `event_type = ANY(${p}::text[])`, arrayParam('text', filter.eventTypes));
+    if (filter?.categories?.length) add((p) => `category = ANY(${p}::text[])`, arrayParam('text', filter.categories));
     if (filter?.project) add((p) => `project = ${p}`, filter.project);
     if (filter?.actor !== undefined) add((p) => `metadata->'actor'->>'subject' = ${p}`, filter.actor);
     if (filter?.commandId !== undefined) add((p) => `metadata->>'commandId' = ${p}`, filter.commandId);

@@ -55,9 +55,11 @@ CREATE TABLE IF NOT EXISTS ledger_streams (
   revision bigint NOT NULL
 );
 
--- Earlier signatures: events as jsonb, then as json with a conflict raised as an error.
+-- Earlier signatures: events as jsonb, then as json, then as one json document.
 DROP FUNCTION IF EXISTS ledger_append(text, text, jsonb);
 DROP FUNCTION IF EXISTS ledger_append(text, text, json);
+DROP FUNCTION IF EXISTS ledger_append(text, text, text, json);
+DROP FUNCTION IF EXISTS ledger_append_batch(json, json);
 
 -- True when an append expecting p_expected may not write to a stream at revision p_current (-1: none).
 CREATE OR REPLACE FUNCTION ledger_conflict(p_expected text, p_current bigint) RETURNS boolean
@@ -72,22 +74,22 @@ $$;
 
 -- Both append functions answer one row per append: its last revision and position, or, when its
 -- expected revision does not match, the stream's actual revision and a NULL position: that append
--- writes nothing, and the others of its batch are not affected. Events arrive as json, read once by
--- json_to_recordset, where jsonb would be parsed into a tree first: [{a (the append's place in its
--- batch, from 1), i (the event's place in its append, from 0), eventId (on the first event only),
--- type, schemaVersion, data, metadata, project}]. Each locks its stream and moves its revision in
--- one statement, and moves it back on a conflict: a stream never written then keeps revision -1,
--- which reads as no stream.
+-- writes nothing, and the others of its batch are not affected. Events arrive as columns, one array
+-- each, in order (types, schema versions, data, metadata, projects): an array takes each value
+-- whole, where a JSON document of events would be parsed once more to take it apart. Each locks
+-- its stream and moves its revision in one statement, and moves it back on a conflict: a stream
+-- never written then keeps revision -1, which reads as no stream.
 -- No NOTIFY in them: a notifying transaction holds a global lock through its commit, which would
 -- serialise every append's WAL flush. The store announces appends after they commit instead.
 
 -- One append, the common case: cheaper than a batch of one. It repeats the batch's steps for one
 -- append rather than call a function shared with it: that call would cost each append about 5%.
-CREATE OR REPLACE FUNCTION ledger_append(p_stream text, p_expected text, p_category text, p_events json)
+CREATE OR REPLACE FUNCTION ledger_append(p_stream text, p_expected text, p_category text,
+  p_first_event_id uuid, p_types text[], p_versions integer[], p_data json[], p_metadata json[], p_projects text[])
 RETURNS TABLE (append integer, revision bigint, transaction_id text, global_position bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
-  v_count integer := json_array_length(p_events);
+  v_count integer := cardinality(p_types);
   v_current bigint;
 BEGIN
   INSERT INTO ledger_streams AS s (stream_id, revision) VALUES (p_stream, v_count - 1)
@@ -100,43 +102,44 @@ BEGIN
   END IF;
   INSERT INTO ledger_events
     (stream_id, stream_revision, first_event_id, event_type, schema_version, data, metadata, category, project)
-  SELECT p_stream, v_current + 1 + x.i, x."eventId", x.type, x."schemaVersion", x.data, x.metadata, p_category, x.project
-  FROM json_to_recordset(p_events) AS x(i integer, "eventId" uuid, type text, "schemaVersion" integer,
-         data json, metadata json, project text);
+  SELECT p_stream, v_current + x.n, CASE WHEN x.n = 1 THEN p_first_event_id END, x.type, x.version, x.data,
+         x.metadata, p_category, x.project
+  FROM unnest(p_types, p_versions, p_data, p_metadata, p_projects) WITH ORDINALITY
+       AS x(type, version, data, metadata, project, n);
   -- Rows take their positions in order, and this session's last one is its own.
   RETURN QUERY SELECT 1, v_current + v_count, pg_current_xact_id()::text, currval('ledger_events_global_position_seq');
 END $$;
 
--- Several appends in one transaction, in order; p_appends: [{stream, expected, count, category}].
-CREATE OR REPLACE FUNCTION ledger_append_batch(p_appends json, p_events json)
+-- Several appends in one transaction, in order: the first five arrays have an element per append
+-- (stream, expected revision, category, first event id, number of events), p_appends one per event,
+-- its append's place in them.
+CREATE OR REPLACE FUNCTION ledger_append_batch(p_streams text[], p_expected text[], p_categories text[],
+  p_first_event_ids uuid[], p_counts integer[], p_appends integer[],
+  p_types text[], p_versions integer[], p_data json[], p_metadata json[], p_projects text[])
 RETURNS TABLE (append integer, revision bigint, transaction_id text, global_position bigint)
 LANGUAGE plpgsql AS $$
 DECLARE
-  a record;
   v_current bigint;
   v_conflict boolean;
-  v_streams text[] := '{}';
-  v_categories text[] := '{}';
+  -- By append: the place of its first event in the event arrays, and the revisions of its first
+  -- and last events, NULL when it conflicts, which keeps its events out.
+  v_start integer[] := '{}';
   v_first bigint[] := '{}';
   v_last bigint[] := '{}';
+  v_next integer := 1;
 BEGIN
-  FOR a IN SELECT x.stream, x.expected, x.count, x.category, x.ord::integer AS ord
-           FROM ROWS FROM (json_to_recordset(p_appends) AS (stream text, expected text, count integer, category text))
-                WITH ORDINALITY AS x(stream, expected, count, category, ord)
-  LOOP
-    INSERT INTO ledger_streams AS s (stream_id, revision) VALUES (a.stream, a.count - 1)
-    ON CONFLICT (stream_id) DO UPDATE SET revision = s.revision + a.count
-    RETURNING s.revision - a.count INTO v_current;
-    v_conflict := ledger_conflict(a.expected, v_current);
-    -- Every append takes its place in the arrays, so that they start at 1; NULL bounds keep a
-    -- conflicting append's events out.
-    v_streams[a.ord] := a.stream;
-    v_categories[a.ord] := a.category;
-    v_first[a.ord] := CASE WHEN v_conflict THEN NULL ELSE v_current + 1 END;
-    v_last[a.ord] := CASE WHEN v_conflict THEN NULL ELSE v_current + a.count END;
+  FOR k IN 1 .. cardinality(p_streams) LOOP
+    v_start[k] := v_next;
+    v_next := v_next + p_counts[k];
+    INSERT INTO ledger_streams AS s (stream_id, revision) VALUES (p_streams[k], p_counts[k] - 1)
+    ON CONFLICT (stream_id) DO UPDATE SET revision = s.revision + p_counts[k]
+    RETURNING s.revision - p_counts[k] INTO v_current;
+    v_conflict := ledger_conflict(p_expected[k], v_current);
+    v_first[k] := CASE WHEN v_conflict THEN NULL ELSE v_current + 1 END;
+    v_last[k] := CASE WHEN v_conflict THEN NULL ELSE v_current + p_counts[k] END;
     IF v_conflict THEN
-      UPDATE ledger_streams SET revision = v_current WHERE stream_id = a.stream;
-      append := a.ord; revision := v_current; transaction_id := NULL; global_position := NULL;
+      UPDATE ledger_streams SET revision = v_current WHERE stream_id = p_streams[k];
+      append := k; revision := v_current; transaction_id := NULL; global_position := NULL;
       RETURN NEXT;
     END IF;
   END LOOP;
@@ -145,16 +148,17 @@ BEGIN
     WITH written AS (
       INSERT INTO ledger_events AS e
         (stream_id, stream_revision, first_event_id, event_type, schema_version, data, metadata, category, project)
-      SELECT v_streams[x.a], v_first[x.a] + x.i, x."eventId", x.type, x."schemaVersion", x.data, x.metadata,
-             v_categories[x.a], x.project
-      FROM json_to_recordset(p_events) AS x(a integer, i integer, "eventId" uuid, type text,
-             "schemaVersion" integer, data json, metadata json, project text)
+      SELECT p_streams[x.a], v_first[x.a] + x.n - v_start[x.a],
+             CASE WHEN x.n = v_start[x.a] THEN p_first_event_ids[x.a] END, x.type, x.version, x.data,
+             x.metadata, p_categories[x.a], x.project
+      FROM unnest(p_appends, p_types, p_versions, p_data, p_metadata, p_projects) WITH ORDINALITY
+           AS x(a, type, version, data, metadata, project, n)
       WHERE v_first[x.a] IS NOT NULL
       RETURNING e.stream_id, e.stream_revision, e.global_position
     )
     -- Each append's answer is its last event.
     SELECT k.ord::integer, w.stream_revision, pg_current_xact_id()::text, w.global_position
-    FROM written w JOIN unnest(v_streams, v_last) WITH ORDINALITY AS k(stream, last, ord)
+    FROM written w JOIN unnest(p_streams, v_last) WITH ORDINALITY AS k(stream, last, ord)
       ON w.stream_id = k.stream AND w.stream_revision = k.last;
 END $$;
 `;

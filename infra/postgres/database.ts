@@ -3,7 +3,7 @@ import { pg_textsearch } from '@electric-sql/pglite-pg_textsearch';
 import { vector } from '@electric-sql/pglite-pgvector';
 import pg from 'pg';
 import { DatabaseUnavailableError } from '../../src/errors.js';
-import { preparedQueryMessage } from './preparedQuery.js';
+import { preparedQueryMessage, type PreparedParam } from './preparedQuery.js';
 
 /** Something that runs one SQL statement: the database itself, or an open transaction. */
 export interface Sql {
@@ -25,11 +25,11 @@ export interface Database extends Sql {
   /** Extensions the engine can create (`vector`, `pg_textsearch`, …). */
   availableExtensions(): Promise<Set<string>>;
   /**
-   * Embedded only: runs one statement with text parameters, prepared on its first call, and
-   * answers its rows' values as text; for the event store's statements, which run all the time.
+   * Embedded only: runs one statement, prepared on its first call, with text and array parameters,
+   * and answers its rows' values as text; for the event store's statements, which run all the time.
    * Each distinct text stays prepared for the session, so values go in `params`, never in `sql`.
    */
-  textRows?(sql: string, params: readonly (string | null)[]): Promise<(string | null)[][]>;
+  textRows?(sql: string, params: readonly PreparedParam[]): Promise<(string | null)[][]>;
   close(): Promise<void>;
 }
 

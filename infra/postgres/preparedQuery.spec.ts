@@ -1,5 +1,6 @@
 import { messages } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { arrayParam } from './arrayParam.js';
 import { openPglite, type Database } from './database.js';
 
 describe('text rows of prepared statements (embedded)', () => {
@@ -30,6 +31,45 @@ describe('text rows of prepared statements (embedded)', () => {
   it('passes parameters as they are: quotes, backslashes, any script, NULL', async () => {
     const text = `it's a \\ "test" ☃ 𝄞`;
     expect(await db.textRows!('SELECT $1::text, $2::text IS NULL', [text, null])).toEqual([[text, 't']]);
+  });
+
+  it('passes arrays whole, in binary: every element type, NULLs, any text, none at all', async () => {
+    const texts = ['plain', `it's a \\ "test", {braced}`, '☃ 𝄞', '', null, 'NULL'];
+    expect(
+      await db.textRows!(
+        'SELECT t, t IS NULL FROM unnest($1::text[]) WITH ORDINALITY AS x(t, n) ORDER BY n',
+        [arrayParam('text', texts)],
+      ),
+    ).toEqual(texts.map((t) => [t, t === null ? 't' : 'f']));
+
+    const documents = [JSON.stringify({ quote: '"', nested: [1, { snow: '☃' }] }), '[]', '"text"'];
+    expect(
+      await db.textRows!(
+        'SELECT d::text, json_typeof(d) FROM unnest($1::json[]) WITH ORDINALITY AS x(d, n) ORDER BY n',
+        [arrayParam('json', documents)],
+      ),
+    ).toEqual([
+      [documents[0], 'object'],
+      ['[]', 'array'],
+      ['"text"', 'string'],
+    ]);
+
+    const uuid = crypto.randomUUID();
+    expect(
+      await db.textRows!('SELECT $1::integer[]::text, $2::uuid[]::text, cardinality($3::text[])', [
+        arrayParam('int4', [0, -1, 2_147_483_647, null]),
+        arrayParam('uuid', [uuid, null]),
+        arrayParam('text', []),
+      ]),
+    ).toEqual([['{0,-1,2147483647,NULL}', `{${uuid},NULL}`, '0']]);
+  });
+
+  it("refuses invalid JSON in an array with the server's error", async () => {
+    await expect(
+      db.textRows!('SELECT cardinality($1::json[])', [arrayParam('json', ['{"open":'])]),
+    ).rejects.toMatchObject({
+      code: '22P02',
+    });
   });
 
   it('prepares a statement once and runs it again with other parameters', async () => {

@@ -1,74 +1,127 @@
+import { writeArray, type ArrayParam } from './arrayParam.js';
+
 /**
  * A prepared statement run in one exchange of the Postgres wire protocol: Parse (the first time
- * only; the statement then stays prepared and planned for the session), Bind with text parameters,
- * Execute and Sync, in one message. The embedded event store runs its statements so: PGlite's own
- * query() takes five exchanges and converts every value, and a statement sent as plain text is
- * planned again on every call.
+ * only; the statement then stays prepared and planned for the session), Bind, Execute and Sync, in
+ * one message. The embedded event store runs its statements so: PGlite's own query() takes five
+ * exchanges and converts every value, and a statement sent as plain text is planned again on every
+ * call.
  */
-
-const encoder = new TextEncoder();
 
 const PARSE = 0x50; // 'P'
 const BIND = 0x42; // 'B'
 const EXECUTE = 0x45; // 'E'
 const SYNC = 0x53; // 'S'
+const TEXT_FORMAT = 0;
+const BINARY_FORMAT = 1;
 
-const cString = (text: string): Uint8Array => encoder.encode(`${text}\0`);
+const encoder = new TextEncoder();
 
-const int16 = (value: number): Uint8Array => {
-  const bytes = new Uint8Array(2);
-  new DataView(bytes.buffer).setInt16(0, value);
-  return bytes;
-};
+/** Writes bytes into one buffer, grown as needed. */
+export class ByteWriter {
+  private buffer = new Uint8Array(1024);
+  private view = new DataView(this.buffer.buffer);
+  private at = 0;
 
-const int32 = (value: number): Uint8Array => {
-  const bytes = new Uint8Array(4);
-  new DataView(bytes.buffer).setInt32(0, value);
-  return bytes;
-};
+  private room(bytes: number): void {
+    if (this.at + bytes <= this.buffer.length) return;
+    const grown = new Uint8Array(Math.max(this.buffer.length * 2, this.at + bytes));
+    grown.set(this.buffer.subarray(0, this.at));
+    this.buffer = grown;
+    this.view = new DataView(grown.buffer);
+  }
 
-/** A message: its type, its length, and its parts. */
-const message = (type: number, parts: Uint8Array[]): Uint8Array[] => {
-  const header = new Uint8Array(5);
-  header[0] = type;
-  new DataView(header.buffer).setInt32(1, 4 + parts.reduce((sum, part) => sum + part.length, 0));
-  return [header, ...parts];
-};
+  int8(value: number): void {
+    this.room(1);
+    this.buffer[this.at++] = value;
+  }
 
-/** A parameter value: its length (-1 for NULL), then its bytes. */
-const value = (param: string | null): Uint8Array[] => {
-  if (param === null) return [int32(-1)];
-  const bytes = encoder.encode(param);
-  return [int32(bytes.length), bytes];
-};
+  int16(value: number): void {
+    this.room(2);
+    this.view.setInt16(this.at, value);
+    this.at += 2;
+  }
+
+  int32(value: number): void {
+    this.room(4);
+    this.view.setInt32(this.at, value);
+    this.at += 4;
+  }
+
+  bytes(bytes: Uint8Array): void {
+    this.room(bytes.length);
+    this.buffer.set(bytes, this.at);
+    this.at += bytes.length;
+  }
+
+  /** UTF-8, which takes at most 3 bytes per UTF-16 code unit. */
+  utf8(text: string): void {
+    this.room(text.length * 3);
+    this.at += encoder.encodeInto(text, this.buffer.subarray(this.at)).written;
+  }
+
+  cString(text: string): void {
+    this.utf8(text);
+    this.int8(0);
+  }
+
+  /** Writes what `write` writes, after its length in bytes, as an int32 counting itself when `inclusive`. */
+  sized(write: () => void, inclusive = false): void {
+    const start = this.at;
+    this.int32(0);
+    write();
+    this.view.setInt32(start, this.at - start - (inclusive ? 0 : 4));
+  }
+
+  /** A message: its type, then its length and body. */
+  message(type: number, write: () => void): void {
+    this.int8(type);
+    this.sized(write, true);
+  }
+
+  written(): Uint8Array {
+    return this.buffer.subarray(0, this.at);
+  }
+}
+
+/** A parameter: text, NULL, or an array, which goes in binary. */
+export type PreparedParam = string | null | ArrayParam;
 
 /**
- * The exchange that runs the prepared statement `name` with `params` as text; with `sql`, it first
- * prepares it under that name (parameter types inferred from the statement).
+ * The exchange that runs the prepared statement `name` with `params`; with `sql`, it first prepares
+ * it under that name (parameter types inferred from the statement). Rows are answered as text.
  */
 export const preparedQueryMessage = (
   name: string,
   sql: string | undefined,
-  params: readonly (string | null)[],
+  params: readonly PreparedParam[],
 ): Uint8Array => {
-  const parts = [
-    ...(sql === undefined ? [] : message(PARSE, [cString(name), cString(sql), int16(0)])),
-    ...message(BIND, [
-      cString(''),
-      cString(name),
-      int16(0),
-      int16(params.length),
-      ...params.flatMap(value),
-      int16(0),
-    ]),
-    ...message(EXECUTE, [cString(''), int32(0)]),
-    ...message(SYNC, []),
-  ];
-  const exchange = new Uint8Array(parts.reduce((sum, part) => sum + part.length, 0));
-  let at = 0;
-  for (const part of parts) {
-    exchange.set(part, at);
-    at += part.length;
+  const out = new ByteWriter();
+  if (sql !== undefined) {
+    out.message(PARSE, () => {
+      out.cString(name);
+      out.cString(sql);
+      out.int16(0);
+    });
   }
-  return exchange;
+  out.message(BIND, () => {
+    out.cString('');
+    out.cString(name);
+    out.int16(params.length);
+    for (const param of params)
+      out.int16(param === null || typeof param === 'string' ? TEXT_FORMAT : BINARY_FORMAT);
+    out.int16(params.length);
+    for (const param of params) {
+      if (param === null) out.int32(-1);
+      else if (typeof param === 'string') out.sized(() => out.utf8(param));
+      else out.sized(() => writeArray(out, param));
+    }
+    out.int16(0);
+  });
+  out.message(EXECUTE, () => {
+    out.cString('');
+    out.int32(0);
+  });
+  out.message(SYNC, () => undefined);
+  return out.written();
 };

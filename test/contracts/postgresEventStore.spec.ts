@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendStatement, createPostgresEventStore, prepareAppend } from '../../infra/eventstore/postgresEventStore.js';
+import { serverParam } from '../../infra/eventstore/postgresEventRows.js';
 import { connectPostgres, openPglite } from '../../infra/postgres/database.js';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { positionParts } from '../../src/domain/position.js';
@@ -44,7 +45,7 @@ if (serverUrl) {
           openClients.add(client);
           const statement = appendStatement([prepareAppend(streamId, events, 'any')]);
           await client.query('BEGIN');
-          await client.query(statement.text, statement.params);
+          await client.query(statement.text, statement.params.map(serverParam));
           return {
             commit: async () => {
               await client.query('COMMIT');
