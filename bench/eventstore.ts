@@ -31,7 +31,7 @@ interface Measure {
 }
 
 const SINGLE_APPENDS = 4_000;
-const BATCH_APPENDS = 2_000;
+const BATCH_APPENDS = 4_000;
 const BATCH_SIZE = 10;
 const READ_BATCH = 1_000;
 /**

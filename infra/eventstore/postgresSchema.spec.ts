@@ -9,10 +9,11 @@ describe('event store schema', () => {
   it('converts a data directory made with jsonb payload columns and keeps its events readable', async () => {
     const db = await openPglite();
     try {
-      // The schema as it was before payloads were stored as json.
-      const before = EVENT_STORE_SCHEMA.replace('data json NOT NULL', 'data jsonb NOT NULL')
-        .replace('metadata json NOT NULL', 'metadata jsonb NOT NULL')
-        .replace(/\(x\.ev->'data'\)::json, \(x\.ev->'metadata'\)::json/, "x.ev->'data', x.ev->'metadata'");
+      // The table as it was before payloads were stored as json.
+      const before = EVENT_STORE_SCHEMA.replace('data json NOT NULL', 'data jsonb NOT NULL').replace(
+        'metadata json NOT NULL',
+        'metadata jsonb NOT NULL',
+      );
       await db.exec(before);
       const old = await createPostgresEventStore(db);
       const written = newEvents(3, { project: 'p' });
@@ -32,6 +33,29 @@ describe('event store schema', () => {
         written.map((e) => [e.data, e.metadata]),
       );
       expect(events.every((e) => e.recordedAt === new Date(e.recordedAt).toISOString())).toBe(true);
+      await store.close();
+    } finally {
+      await db.close();
+    }
+  });
+
+  it('replaces the append functions of earlier versions', async () => {
+    const db = await openPglite();
+    try {
+      await db.exec(`
+        CREATE FUNCTION ledger_append(text, text, text, json) RETURNS void LANGUAGE sql AS '';
+        CREATE FUNCTION ledger_append_batch(json, json) RETURNS void LANGUAGE sql AS '';`);
+      const store = await createPostgresEventStore(db);
+      const functions = await db.query<{ signature: string }>(
+        `SELECT oid::regprocedure::text AS signature FROM pg_proc
+         WHERE proname IN ('ledger_append', 'ledger_append_batch') ORDER BY proname`,
+      );
+      expect(functions.map((f) => f.signature)).toEqual([
+        'ledger_append(text,text,text,uuid,text[],integer[],json[],json[],text[])',
+        'ledger_append_batch(text[],text[],text[],uuid[],integer[],integer[],text[],integer[],json[],json[],text[])',
+      ]);
+      await store.append('job-1', newEvents(2, { project: 'p' }), 'no_stream');
+      expect(await store.readStream('job-1')).toHaveLength(2);
       await store.close();
     } finally {
       await db.close();
