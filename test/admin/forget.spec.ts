@@ -166,30 +166,32 @@ describe('forgetting content without rewriting history', () => {
     const stream = `annotation-${sessionId}`;
     // A ChunkAnnotated event as version 1 wrote it: plain notes.
     const eventId = crypto.randomUUID();
-    const legacy = {
-      i: 0,
+    const data = { sessionId, chunkId: 'old', changes: { notes: 'carol wrote this in plain text' } };
+    const metadata = {
       eventId,
-      type: 'ChunkAnnotated',
-      schemaVersion: 1,
-      data: { sessionId, chunkId: 'old', changes: { notes: 'carol wrote this in plain text' } },
-      metadata: {
-        eventId,
-        commandId: crypto.randomUUID(),
-        correlationId: crypto.randomUUID(),
-        causationId: null,
-        actor: { subject: 'carol', tenant: 'acme', via: 'rest' },
-        project: 'acme',
-        occurredAt: new Date().toISOString(),
-      },
+      commandId: crypto.randomUUID(),
+      correlationId: crypto.randomUUID(),
+      causationId: null,
+      actor: { subject: 'carol', tenant: 'acme', via: 'rest' },
       project: 'acme',
+      occurredAt: new Date().toISOString(),
     };
     const [last] = await api.ledger.store.readStream(stream, { direction: 'backwards', maxCount: 1 });
-    await api.ledger.db.query('SELECT * FROM ledger_append($1, $2, $3, $4::json)', [
-      stream,
-      String(last!.revision),
-      'annotation',
-      JSON.stringify([legacy]),
-    ]);
+    // Written past the store, which appends the current version only.
+    await api.ledger.db.query(
+      'SELECT * FROM ledger_append($1, $2, $3, $4::uuid, $5::text[], $6::integer[], $7::json[], $8::json[], $9::text[])',
+      [
+        stream,
+        String(last!.revision),
+        'annotation',
+        eventId,
+        ['ChunkAnnotated'],
+        [1],
+        [JSON.stringify(data)],
+        [JSON.stringify(metadata)],
+        ['acme'],
+      ],
+    );
 
     const [read] = await api.ledger.store.readStream(stream, { direction: 'backwards', maxCount: 1 });
     expect(read).toMatchObject({ type: 'ChunkAnnotated', schemaVersion: 3 });
