@@ -15,8 +15,10 @@ import { createTestDatabase } from '../test/support/postgres.js';
 
 /**
  * Event store throughput on each engine: single-event appends (1 and 8 writers on distinct
- * streams), 10-event appends, `$all` reads in batches of 1000 over a store of 50,000+ events (the
- * second of two passes), and a projection catching up on all of them.
+ * streams), 10-event appends, `$all` reads in batches of 1000 over a store of 50,000+ events, and a
+ * projection catching up on all of them. Each is timed in several rounds: a figure is their median,
+ * printed with the slowest and fastest round, as one round can be slowed by a pause of the garbage
+ * collector or of the host.
  */
 
 interface Target {
@@ -30,8 +32,9 @@ interface Measure {
   measure: (store: EventStore, db: Database) => Promise<number>;
 }
 
-const SINGLE_APPENDS = 4_000;
-const BATCH_APPENDS = 4_000;
+const ROUNDS = 5;
+const SINGLE_APPENDS = 2_000;
+const BATCH_APPENDS = 2_000;
 const BATCH_SIZE = 10;
 const READ_BATCH = 1_000;
 /**
@@ -79,7 +82,6 @@ const fillForReading = async (store: EventStore) => {
 
 const readAllInBatches = async (store: EventStore): Promise<number> => {
   await fillForReading(store);
-  await readEverything(store);
   return readEverything(store);
 };
 
@@ -117,12 +119,13 @@ const MEASURES: Measure[] = [
  * Return measures here; they run after the others, on the events those wrote.
  */
 function projectionCatchUpMeasures(): Measure[] {
+  let projections = 0;
   return [
     {
       label: 'projection catch-up events/s',
       measure: async (store, db) => {
         // A fresh projection of every stream, folded from the first event into Postgres tables.
-        const projection = await postgresDocumentProjection(db, { ...streamSummaries, name: `bench_${Date.now()}` });
+        const projection = await postgresDocumentProjection(db, { ...streamSummaries, name: `bench_${++projections}` });
         const runner = createProjectionRunner(store, [projection], { logger: silentLogger, batchSize: 1_000 });
         const head = await store.headPosition();
         const total = await store.countAll();
@@ -178,13 +181,29 @@ const TARGETS: Target[] = [
   },
 ];
 
-const formatRate = (rate: number): string => Math.round(rate).toLocaleString('en-US');
+/** The median of a measure's rounds, with the slowest and the fastest. */
+interface Figure {
+  median: number;
+  min: number;
+  max: number;
+}
 
-const printTable = (rows: { target: string; figures: (string | number)[] }[]): void => {
+const timeRounds = async (measure: () => Promise<number>): Promise<Figure> => {
+  const rates: number[] = [];
+  for (let round = 0; round < ROUNDS; round++) rates.push(await measure());
+  rates.sort((a, b) => a - b);
+  return { median: rates[Math.floor(rates.length / 2)]!, min: rates[0]!, max: rates.at(-1)! };
+};
+
+const formatRate = (rate: number): string => Math.round(rate).toLocaleString('en-US');
+const formatFigure = ({ median, min, max }: Figure): string =>
+  `${formatRate(median)} (${formatRate(min)}–${formatRate(max)})`;
+
+const printTable = (rows: { target: string; figures: (string | Figure)[] }[]): void => {
   const header = ['engine', ...MEASURES.map((m) => m.label)];
   const cells = [
     header,
-    ...rows.map((r) => [r.target, ...r.figures.map((f) => (typeof f === 'number' ? formatRate(f) : f))]),
+    ...rows.map((r) => [r.target, ...r.figures.map((f) => (typeof f === 'string' ? f : formatFigure(f)))]),
   ];
   const widths = header.map((_, i) => Math.max(...cells.map((row) => (row[i] ?? '').length)));
   const line = (row: string[]) =>
@@ -195,7 +214,7 @@ const printTable = (rows: { target: string; figures: (string | number)[] }[]): v
 };
 
 export async function run(): Promise<void> {
-  const rows: { target: string; figures: (string | number)[] }[] = [];
+  const rows: { target: string; figures: (string | Figure)[] }[] = [];
   for (const target of TARGETS) {
     if (target.name === 'PostgreSQL server' && !serverUrl()) {
       console.log('PostgreSQL server: skipped (set CTX_BENCH_PG_URL or CTX_TEST_PG_URL to include it)');
@@ -209,8 +228,8 @@ export async function run(): Promise<void> {
         await appendConcurrently(store, 2, 100, 1);
         await appendConcurrently(store, 8, 5, BATCH_SIZE);
       }
-      const figures: number[] = [];
-      for (const { measure } of MEASURES) figures.push(await measure(store, db));
+      const figures: Figure[] = [];
+      for (const { measure } of MEASURES) figures.push(await timeRounds(() => measure(store, db)));
       await store.close();
       rows.push({ target: target.name, figures });
       console.log(`${target.name}: done`);
@@ -219,6 +238,7 @@ export async function run(): Promise<void> {
     }
   }
   printTable(rows);
+  console.log(`median of ${ROUNDS} rounds (slowest–fastest)`);
   // Figures from a busy machine understate; say how busy it was.
   const [oneMinute = 0] = loadavg();
   console.log(`load average ${oneMinute.toFixed(2)} on ${cpus().length} CPUs`);
