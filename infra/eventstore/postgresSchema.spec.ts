@@ -1,14 +1,23 @@
 import { describe, expect, it } from 'vitest';
-import { openPglite } from '../postgres/database.js';
+import { openPglite, type Database } from '../postgres/database.js';
 import { START } from '../../src/domain/position.js';
 import { newEvents } from '../../test/support/events.js';
 import { createPostgresEventStore } from './postgresEventStore.js';
 import { EVENT_STORE_SCHEMA } from './postgresSchema.js';
 
+/** Runs `test` on a fresh embedded database, closed afterwards. */
+const onEmbeddedDatabase = async (test: (db: Database) => Promise<void>): Promise<void> => {
+  const db = await openPglite();
+  try {
+    await test(db);
+  } finally {
+    await db.close();
+  }
+};
+
 describe('event store schema', () => {
-  it('converts a data directory made with jsonb payload columns and keeps its events readable', async () => {
-    const db = await openPglite();
-    try {
+  it('converts a data directory made with jsonb payload columns and keeps its events readable', () =>
+    onEmbeddedDatabase(async (db) => {
       // The table as it was before payloads were stored as json.
       const before = EVENT_STORE_SCHEMA.replace('data json NOT NULL', 'data jsonb NOT NULL').replace(
         'metadata json NOT NULL',
@@ -34,14 +43,10 @@ describe('event store schema', () => {
       );
       expect(events.every((e) => e.recordedAt === new Date(e.recordedAt).toISOString())).toBe(true);
       await store.close();
-    } finally {
-      await db.close();
-    }
-  });
+    }));
 
-  it('replaces the append functions of earlier versions', async () => {
-    const db = await openPglite();
-    try {
+  it('replaces the append functions of earlier versions', () =>
+    onEmbeddedDatabase(async (db) => {
       await db.exec(`
         CREATE FUNCTION ledger_append(text, text, text, json) RETURNS void LANGUAGE sql AS '';
         CREATE FUNCTION ledger_append_batch(json, json) RETURNS void LANGUAGE sql AS '';`);
@@ -57,14 +62,10 @@ describe('event store schema', () => {
       await store.append('job-1', newEvents(2, { project: 'p' }), 'no_stream');
       expect(await store.readStream('job-1')).toHaveLength(2);
       await store.close();
-    } finally {
-      await db.close();
-    }
-  });
+    }));
 
-  it('gives a data directory keyed by global position alone one key in commit order, and keeps its events and their ids', async () => {
-    const db = await openPglite();
-    try {
+  it('gives a data directory keyed by global position alone one key in commit order, and keeps its events and their ids', () =>
+    onEmbeddedDatabase(async (db) => {
       // The table as it was: keyed by global position, with commit order in an index of its own.
       await db.exec(`
         CREATE TABLE ledger_events (
@@ -79,7 +80,13 @@ describe('event store schema', () => {
       await db.query(
         `INSERT INTO ledger_events (stream_id, stream_revision, event_id, event_type, schema_version, data, metadata, category, project)
          VALUES ('job-1', 0, $1, $2, $3, $4, $5, 'job', 'p')`,
-        [written!.metadata.eventId, written!.type, written!.schemaVersion, JSON.stringify(written!.data), JSON.stringify(written!.metadata)],
+        [
+          written!.metadata.eventId,
+          written!.type,
+          written!.schemaVersion,
+          JSON.stringify(written!.data),
+          JSON.stringify(written!.metadata),
+        ],
       );
 
       const store = await createPostgresEventStore(db);
@@ -96,7 +103,9 @@ describe('event store schema', () => {
         '(transaction_id, global_position)',
       );
       const events = await store.readAll({ from: START });
-      expect(events.map((e) => [e.streamId, e.data, e.metadata])).toEqual([['job-1', written!.data, written!.metadata]]);
+      expect(events.map((e) => [e.streamId, e.data, e.metadata])).toEqual([
+        ['job-1', written!.data, written!.metadata],
+      ]);
       // The event's id, stored before first ids were, still makes a retry of its append a retry.
       expect(await store.append('job-1', [written!], 'any')).toEqual({
         nextExpectedRevision: 0n,
@@ -104,8 +113,5 @@ describe('event store schema', () => {
       });
       expect(await store.readStream('job-1')).toHaveLength(1);
       await store.close();
-    } finally {
-      await db.close();
-    }
-  });
+    }));
 });

@@ -47,9 +47,16 @@ export const writeArray = (out: ByteWriter, { element, values }: ArrayParam): vo
   out.int32(values.length);
   out.int32(1);
   for (const value of values) {
-    if (value === null) out.int32(-1);
-    else if (element === 'int4') out.sized(() => out.int32(value as number));
-    else if (element === 'uuid') out.sized(() => out.bytes(uuidBytes(value as string)));
-    else out.sized(() => out.utf8(value as string));
+    if (value === null) {
+      out.int32(-1);
+    } else if (element === 'int4') {
+      out.int32(4);
+      out.int32(value as number);
+    } else if (element === 'uuid') {
+      out.int32(16);
+      out.bytes(uuidBytes(value as string));
+    } else {
+      out.sized(() => out.utf8(value as string));
+    }
   }
 };
