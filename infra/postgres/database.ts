@@ -3,6 +3,7 @@ import { pg_textsearch } from '@electric-sql/pglite-pg_textsearch';
 import { vector } from '@electric-sql/pglite-pgvector';
 import pg from 'pg';
 import { DatabaseUnavailableError } from '../../src/errors.js';
+import { growMemoryFilesByDoubling } from './memoryFiles.js';
 import { preparedQueryMessage, type PreparedParam } from './preparedQuery.js';
 
 /** Something that runs one SQL statement: the database itself, or an open transaction. */
@@ -42,6 +43,7 @@ export const PGLITE_EXTENSIONS = { vector, pg_textsearch };
 /** Opens PGlite, in memory when `dataDir` is undefined, with pgvector and pg_textsearch loaded. */
 export const openPglite = async (dataDir?: string): Promise<Database> => {
   const db = await PGlite.create(dataDir, { extensions: PGLITE_EXTENSIONS });
+  if (dataDir === undefined) growMemoryFilesByDoubling(db);
   /** Names of the statements `textRows` has prepared, by their SQL. */
   const prepared = new Map<string, string>();
   // Without parameters, the simple protocol does in one exchange what the extended one does in five.
