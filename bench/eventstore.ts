@@ -16,9 +16,9 @@ import { createTestDatabase } from '../test/support/postgres.js';
 /**
  * Event store throughput on each engine: single-event appends (1 and 8 writers on distinct
  * streams), 10-event appends, `$all` reads in batches of 1000 over a store of 50,000+ events, and a
- * projection catching up on all of them. Each is timed in several rounds: a figure is their median,
- * printed with the slowest and fastest round, as one round can be slowed by a pause of the garbage
- * collector or of the host.
+ * projection catching up on all of them. Each is timed in several rounds, which take turns between
+ * the engines: a figure is their median, printed with the slowest and fastest round, as one round
+ * can be slowed by a pause of the garbage collector or of the host.
  */
 
 interface Target {
@@ -32,7 +32,7 @@ interface Measure {
   measure: (store: EventStore, db: Database) => Promise<number>;
 }
 
-const ROUNDS = 5;
+const ROUNDS = 7;
 const SINGLE_APPENDS = 2_000;
 const BATCH_APPENDS = 2_000;
 const BATCH_SIZE = 10;
@@ -206,11 +206,9 @@ interface Figure {
   max: number;
 }
 
-const timeRounds = async (measure: () => Promise<number>): Promise<Figure> => {
-  const rates: number[] = [];
-  for (let round = 0; round < ROUNDS; round++) rates.push(await measure());
-  rates.sort((a, b) => a - b);
-  return { median: rates[Math.floor(rates.length / 2)]!, min: rates[0]!, max: rates.at(-1)! };
+const figureOf = (rates: number[]): Figure => {
+  const sorted = [...rates].sort((a, b) => a - b);
+  return { median: sorted[Math.floor(sorted.length / 2)]!, min: sorted[0]!, max: sorted.at(-1)! };
 };
 
 const formatRate = (rate: number): string => Math.round(rate).toLocaleString('en-US');
@@ -231,31 +229,53 @@ const printTable = (rows: { target: string; figures: (string | Figure)[] }[]): v
   for (const row of cells.slice(1)) console.log(line(row));
 };
 
+interface Engine {
+  name: string;
+  db: Database;
+  store: EventStore;
+  dispose: () => Promise<void>;
+}
+
+const warmUp = async (store: EventStore): Promise<void> => {
+  for (const startedAt = performance.now(); performance.now() - startedAt < WARM_UP_MS; ) {
+    await runPlans(store, planAppends(2, 100, 1));
+    await runPlans(store, planAppends(8, 5, BATCH_SIZE));
+  }
+};
+
 export async function run(): Promise<void> {
-  const rows: { target: string; figures: (string | Figure)[] }[] = [];
-  for (const target of TARGETS) {
-    if (target.name === 'PostgreSQL server' && !serverUrl()) {
-      console.log('PostgreSQL server: skipped (set CTX_BENCH_PG_URL or CTX_TEST_PG_URL to include it)');
-      rows.push({ target: target.name, figures: MEASURES.map(() => 'skipped') });
-      continue;
-    }
-    const { db, dispose } = await target.open();
-    try {
-      const store = await createPostgresEventStore(db);
-      for (const startedAt = performance.now(); performance.now() - startedAt < WARM_UP_MS; ) {
-        await runPlans(store, planAppends(2, 100, 1));
-        await runPlans(store, planAppends(8, 5, BATCH_SIZE));
+  const engines: Engine[] = [];
+  try {
+    for (const target of TARGETS) {
+      if (target.name === 'PostgreSQL server' && !serverUrl()) {
+        console.log('PostgreSQL server: skipped (set CTX_BENCH_PG_URL or CTX_TEST_PG_URL to include it)');
+        continue;
       }
-      const figures: Figure[] = [];
-      for (const { measure } of MEASURES) figures.push(await timeRounds(() => measure(store, db)));
+      const { db, dispose } = await target.open();
+      engines.push({ name: target.name, db, dispose, store: await createPostgresEventStore(db) });
+    }
+    for (const engine of engines) await warmUp(engine.store);
+    // A measure's rounds take turns between the engines: a slow spell of the host then slows a
+    // round of each, not every round of one.
+    const rates = engines.map(() => MEASURES.map(() => [] as number[]));
+    for (const [m, { label, measure }] of MEASURES.entries()) {
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const [e, { store, db }] of engines.entries()) rates[e]![m]!.push(await measure(store, db));
+      }
+      console.log(`${label}: done`);
+    }
+    printTable(
+      TARGETS.map(({ name }) => {
+        const e = engines.findIndex((engine) => engine.name === name);
+        return { target: name, figures: e < 0 ? MEASURES.map(() => 'skipped') : rates[e]!.map(figureOf) };
+      }),
+    );
+  } finally {
+    for (const { store, dispose } of engines) {
       await store.close();
-      rows.push({ target: target.name, figures });
-      console.log(`${target.name}: done`);
-    } finally {
       await dispose();
     }
   }
-  printTable(rows);
   console.log(`median of ${ROUNDS} rounds (slowest–fastest)`);
   // Figures from a busy machine understate; say how busy it was.
   const [oneMinute = 0] = loadavg();
