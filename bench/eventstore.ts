@@ -252,7 +252,11 @@ export async function run(): Promise<void> {
         continue;
       }
       const { db, dispose } = await target.open();
-      engines.push({ name: target.name, db, dispose, store: await createPostgresEventStore(db) });
+      const store = await createPostgresEventStore(db).catch(async (error: unknown) => {
+        await dispose();
+        throw error;
+      });
+      engines.push({ name: target.name, db, dispose, store });
     }
     for (const engine of engines) await warmUp(engine.store);
     // A measure's rounds take turns between the engines: a slow spell of the host then slows a
