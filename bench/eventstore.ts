@@ -234,6 +234,8 @@ interface Engine {
   db: Database;
   store: EventStore;
   dispose: () => Promise<void>;
+  /** By measure, the rate of each round. */
+  rates: number[][];
 }
 
 const warmUp = async (store: EventStore): Promise<void> => {
@@ -256,22 +258,21 @@ export async function run(): Promise<void> {
         await dispose();
         throw error;
       });
-      engines.push({ name: target.name, db, dispose, store });
+      engines.push({ name: target.name, db, dispose, store, rates: MEASURES.map(() => []) });
     }
     for (const engine of engines) await warmUp(engine.store);
     // A measure's rounds take turns between the engines: a slow spell of the host then slows a
     // round of each, not every round of one.
-    const rates = engines.map(() => MEASURES.map(() => [] as number[]));
     for (const [m, { label, measure }] of MEASURES.entries()) {
       for (let round = 0; round < ROUNDS; round++) {
-        for (const [e, { store, db }] of engines.entries()) rates[e]![m]!.push(await measure(store, db));
+        for (const { store, db, rates } of engines) rates[m]!.push(await measure(store, db));
       }
       console.log(`${label}: done`);
     }
     printTable(
       TARGETS.map(({ name }) => {
-        const e = engines.findIndex((engine) => engine.name === name);
-        return { target: name, figures: e < 0 ? MEASURES.map(() => 'skipped') : rates[e]!.map(figureOf) };
+        const engine = engines.find((e) => e.name === name);
+        return { target: name, figures: engine ? engine.rates.map(figureOf) : MEASURES.map(() => 'skipped') };
       }),
     );
   } finally {

@@ -33,6 +33,14 @@ const writeFileByBlocks = (pglite: PGlite, path: string): { copies: number; inta
 
 describe('in-memory database files', () => {
   let db: Database | undefined;
+
+  /** Opens the database as the ledger does, with the PGlite instance beneath it. */
+  const open = async (dataDir?: string): Promise<{ database: Database; pglite: PGlite }> => {
+    const create = vi.spyOn(PGlite, 'create');
+    const database = (db = await openPglite(dataDir));
+    return { database, pglite: await (create.mock.results[0]!.value as Promise<PGlite>) };
+  };
+
   afterEach(async () => {
     await db?.close();
     db = undefined;
@@ -40,27 +48,23 @@ describe('in-memory database files', () => {
   });
 
   it('grow by doubling, so a file is copied a few times as it grows, and keep every byte', async () => {
-    const create = vi.spyOn(PGlite, 'create');
-    db = await openPglite();
-    const pglite = await (create.mock.results[0]!.value as Promise<PGlite>);
+    const { database, pglite } = await open();
 
     // 8 KiB to 4 MiB by doubling is 9 copies; growing by an eighth past 1 MiB, MEMFS's own rule, is 19.
     expect(writeFileByBlocks(pglite, '/tmp/grown')).toEqual({ copies: 9, intact: true });
     // The database works on it: a table of several MiB written and read back.
-    await db.exec(
+    await database.exec(
       `CREATE TABLE filler AS SELECT n, repeat('x', 500) AS text FROM generate_series(1, 20000) n`,
     );
     expect(
-      await db.query(`SELECT count(*)::int AS rows, sum(length(text))::int AS bytes FROM filler`),
+      await database.query(`SELECT count(*)::int AS rows, sum(length(text))::int AS bytes FROM filler`),
     ).toEqual([{ rows: 20_000, bytes: 10_000_000 }]);
   });
 
   it("keep MEMFS's own growth in a database with a data directory, whose files are on disk", async () => {
-    const create = vi.spyOn(PGlite, 'create');
     const dir = await mkdtemp(join(tmpdir(), 'ctx-memfiles-'));
     try {
-      db = await openPglite(dir);
-      const pglite = await (create.mock.results[0]!.value as Promise<PGlite>);
+      const { pglite } = await open(dir);
       expect(writeFileByBlocks(pglite, '/tmp/grown')).toEqual({ copies: 19, intact: true });
     } finally {
       await db?.close();
