@@ -61,69 +61,85 @@ describe('forgotten content leaves the data directory', () => {
   let wrappedKey: string;
 
   beforeAll(async () => {
-    const first = await open(dataDir);
-    try {
-      await run(first, 'ingest_documents', {
-        source: 'notes',
-        documents: [
-          { source_id: 'vault.md', title: 'Vault', body: SECRET_BODY },
-          { source_id: 'harbour.md', title: 'Harbour', body: SHARED_SECTION },
-          { source_id: 'lighthouse.md', title: 'Lighthouse', body: OTHER_BODY },
-        ],
-      });
-      const { sessionId } = await run<{ sessionId: string }>(first, 'start_session', {
-        config: { chunks: [{ chunk_id: 'c0', position: 0, text: 'a chunk' }] },
-      });
-      await run(first, 'annotate_chunk', { sessionId, chunkId: 'c0', notes: 'a sealed note' }, 'alice');
-      [{ wrapped: wrappedKey }] = await first.db.query<{ wrapped: string }>(
-        "SELECT wrapped FROM data_keys WHERE subject = 'alice'",
-      );
-      await first.catchUp();
-      expect(holding(dataDir, SECRET)).not.toEqual([]);
-      expect(holding(dataDir, wrappedKey)).not.toEqual([]);
-
-      expect(await run(first, 'forget', { document_id: secret, reason: 'erasure request' })).toMatchObject({
-        contents_erased: 3,
-        contents_kept: 1,
-      });
-      expect(await run(first, 'forget', { subject: 'alice' })).toMatchObject({ keys_forgotten: 1 });
-    } finally {
-      await first.close();
-    }
-    await backupDataDir(dataDir, backup);
     ledger = await open(dataDir);
+    await ledger.start();
+    await run(ledger, 'ingest_documents', {
+      source: 'notes',
+      documents: [
+        { source_id: 'vault.md', title: 'Vault', body: SECRET_BODY },
+        { source_id: 'harbour.md', title: 'Harbour', body: SHARED_SECTION },
+        { source_id: 'lighthouse.md', title: 'Lighthouse', body: OTHER_BODY },
+      ],
+    });
+    const { sessionId } = await run<{ sessionId: string }>(ledger, 'start_session', {
+      config: { chunks: [{ chunk_id: 'c0', position: 0, text: 'a chunk' }] },
+    });
+    await run(ledger, 'annotate_chunk', { sessionId, chunkId: 'c0', notes: 'a sealed note' }, 'alice');
+    const [key] = await ledger.db.query<{ wrapped: string }>(
+      "SELECT wrapped FROM data_keys WHERE subject = 'alice'",
+    );
+    wrappedKey = key!.wrapped;
     await ledger.catchUp();
+    // A search as of this moment keeps its own index, with its own copy of the chunk texts.
+    const asOf = await ledger.store.headPosition();
+    const past = await run<{ results: { id: string }[] }>(ledger, 'search', {
+      query: SECRET,
+      mode: 'keyword',
+      asOf,
+    });
+    expect(past.results.map((r) => r.id)).toEqual([secret]);
+    expect(holding(dataDir, SECRET)).not.toEqual([]);
+    expect(holding(dataDir, wrappedKey)).not.toEqual([]);
+
+    expect(await run(ledger, 'forget', { document_id: secret, reason: 'erasure request' })).toMatchObject({
+      contents_erased: 3,
+      contents_kept: 1,
+    });
+    expect(await run(ledger, 'forget', { subject: 'alice' })).toMatchObject({ keys_forgotten: 1 });
   });
   afterAll(async () => {
-    await ledger?.close();
+    await ledger.close();
   });
 
-  it("leaves no byte of a forgotten document's text in any file, WAL included, after a restart", () => {
-    expect(holding(dataDir, SECRET)).toEqual([]);
+  it('drops, while the ledger runs, the copies that searches as of an earlier moment made', async () => {
+    await expect.poll(() => holding(dataDir, SECRET), { timeout: 30_000 }).toEqual([]);
   });
 
-  it('writes no forgotten text into a backup taken afterwards', () => {
-    const unpacked = gunzipSync(readFileSync(backup));
-    expect(unpacked.includes(SECRET)).toBe(false);
-    expect(unpacked.includes(SHARED)).toBe(true);
-  });
+  describe('after a restart', () => {
+    beforeAll(async () => {
+      await ledger.close();
+      await backupDataDir(dataDir, backup);
+      ledger = await open(dataDir);
+      await ledger.catchUp();
+    });
 
-  it("leaves no copy of a forgotten subject's data key, which would open their notes again", () => {
-    expect(holding(dataDir, wrappedKey)).toEqual([]);
-    expect(gunzipSync(readFileSync(backup)).includes(wrappedKey)).toBe(false);
-  });
+    it("leaves no byte of a forgotten document's text in any file, WAL included", () => {
+      expect(holding(dataDir, SECRET)).toEqual([]);
+    });
 
-  it('keeps other documents whole and searchable, and a text the forgotten one shared for its other holder', async () => {
-    const found = async (query: string) =>
-      (await run<{ results: { id: string }[] }>(ledger, 'search', { query, mode: 'keyword' })).results.map(
-        (r) => r.id,
-      );
-    expect(await found(`${OTHER} lighthouse`)).toEqual([lighthouse]);
-    expect(await found(SHARED)).toEqual([harbour]);
-    expect(await found(SECRET)).toEqual([]);
-    expect(await run(ledger, 'get', { id: lighthouse })).toMatchObject({ body: OTHER_BODY });
-    expect(await run(ledger, 'get', { id: harbour })).toMatchObject({ body: SHARED_SECTION });
-    expect(await run(ledger, 'get', { id: secret })).toMatchObject({ body: '', forgotten: true });
-    expect(holding(dataDir, SHARED)).not.toEqual([]);
+    it('writes no forgotten text into a backup taken afterwards', () => {
+      const unpacked = gunzipSync(readFileSync(backup));
+      expect(unpacked.includes(SECRET)).toBe(false);
+      expect(unpacked.includes(SHARED)).toBe(true);
+    });
+
+    it("leaves no copy of a forgotten subject's data key, which would open their notes again", () => {
+      expect(holding(dataDir, wrappedKey)).toEqual([]);
+      expect(gunzipSync(readFileSync(backup)).includes(wrappedKey)).toBe(false);
+    });
+
+    it('keeps other documents whole and searchable, and a text the forgotten one shared for its other holder', async () => {
+      const found = async (query: string) =>
+        (await run<{ results: { id: string }[] }>(ledger, 'search', { query, mode: 'keyword' })).results.map(
+          (r) => r.id,
+        );
+      expect(await found(`${OTHER} lighthouse`)).toEqual([lighthouse]);
+      expect(await found(SHARED)).toEqual([harbour]);
+      expect(await found(SECRET)).toEqual([]);
+      expect(await run(ledger, 'get', { id: lighthouse })).toMatchObject({ body: OTHER_BODY });
+      expect(await run(ledger, 'get', { id: harbour })).toMatchObject({ body: SHARED_SECTION });
+      expect(await run(ledger, 'get', { id: secret })).toMatchObject({ body: '', forgotten: true });
+      expect(holding(dataDir, SHARED)).not.toEqual([]);
+    });
   });
 });
