@@ -55,6 +55,11 @@ export interface SearchAsOf {
     work: (view: SearchView) => Promise<T>,
     onProgress?: (progress: AsOfBuildProgress) => void,
   ): Promise<T>;
+  /**
+   * Drops the indexes built before the last forgetting, which hold copies of the forgotten text;
+   * those in use, once their searches end.
+   */
+  discardForgotten(): Promise<void>;
   /** Stops building and drops every built index. */
   close(): Promise<void>;
 }
@@ -237,17 +242,21 @@ export const createSearchAsOf = ({
   const lastForget = async (): Promise<Position> =>
     (await store.readAll({ direction: 'backwards', maxCount: 1, filter: FORGETS }))[0]?.position ?? START;
 
+  const discardStale = async (forgetsUpTo: Position) => {
+    for (const entry of [...entries.values()]) {
+      if (entry.forgetsUpTo >= forgetsUpTo) continue;
+      retire(entry);
+      if (entry.users === 0) await discard(entry);
+    }
+  };
+
   return {
     async use(asOf, models, work, onProgress) {
       if (closing) throw new UnavailableError('The ledger is closing');
       if (keywordUnavailable && models.includes('keyword')) throw new ValidationError(keywordUnavailable);
       const [at, forgetsUpTo] = await Promise.all([resolve(asOf), lastForget()]);
+      await discardStale(forgetsUpTo);
       let entry = entries.get(at);
-      if (entry && entry.forgetsUpTo < forgetsUpTo) {
-        retire(entry);
-        if (entry.users === 0) await discard(entry);
-        entry = undefined;
-      }
       if (!entry) {
         entry = {
           position: at,
@@ -277,6 +286,7 @@ export const createSearchAsOf = ({
         else await trim();
       }
     },
+    discardForgotten: async () => discardStale(await lastForget()),
     async close() {
       closing = true;
       const all = [...entries.values()];

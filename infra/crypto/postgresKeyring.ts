@@ -115,16 +115,20 @@ export const createPostgresKeyring = async (db: Database, box: SecretBox): Promi
       return rows.map((r) => r.key_id);
     },
     async forget(keyIds) {
-      if (keyIds.length === 0) return 0;
       const forgotten = new Set(keyIds);
       sealingKeys?.forEach((cached, author) => {
         if (forgotten.has(cached.keyId)) sealingKeys.delete(author);
       });
-      const rows = await db.query(
-        `UPDATE data_keys SET wrapped = NULL, forgotten_at = now()
-         WHERE key_id = ANY($1::uuid[]) AND wrapped IS NOT NULL RETURNING key_id`,
-        [keyIds],
-      );
+      const rows = keyIds.length
+        ? await db.query(
+            `UPDATE data_keys SET wrapped = NULL, forgotten_at = now()
+             WHERE key_id = ANY($1::uuid[]) AND wrapped IS NOT NULL RETURNING key_id`,
+            [keyIds],
+          )
+        : [];
+      // A row's earlier version, wrapped key and all, stays in the table's pages and the log until
+      // purged; also when nothing is left to forget, as an earlier forgetting may have stopped short.
+      await db.purge(['data_keys']);
       return rows.length;
     },
   };

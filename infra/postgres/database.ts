@@ -5,6 +5,7 @@ import pg from 'pg';
 import { DatabaseUnavailableError } from '../../src/errors.js';
 import { growMemoryFilesByDoubling } from './memoryFiles.js';
 import { preparedQueryMessage, type PreparedParam } from './preparedQuery.js';
+import { retireWal, rewriteTables } from './purge.js';
 
 /** Something that runs one SQL statement: the database itself, or an open transaction. */
 export interface Sql {
@@ -25,6 +26,12 @@ export interface Database extends Sql {
   listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
   /** Extensions the engine can create (`vector`, `pg_textsearch`, …). */
   availableExtensions(): Promise<Set<string>>;
+  /**
+   * Takes the bytes of rows deleted from `tables` out of the database's files: rewrites each table
+   * that exists, and, embedded, deletes the write-ahead log that recorded them. A server's log,
+   * archives and replicas are out of its reach.
+   */
+  purge(tables: readonly string[]): Promise<void>;
   /**
    * Embedded only: runs one statement, prepared on its first call, with text and array parameters,
    * and answers its rows' values as text; for the event store's statements, which run all the time.
@@ -53,9 +60,10 @@ export const openPglite = async (dataDir?: string): Promise<Database> => {
       return (await runner.query<R>(text, asParams(params))).rows;
     },
   });
+  const sql = run(db);
   return {
     engine: 'pglite',
-    ...run(db),
+    ...sql,
     transaction: (fn) => db.transaction((tx) => fn(run(tx))),
     exec: async (script) => {
       await db.exec(script);
@@ -65,6 +73,10 @@ export const openPglite = async (dataDir?: string): Promise<Database> => {
       return unlisten;
     },
     availableExtensions: () => Promise.resolve(new Set(['vector', 'pg_textsearch', 'plpgsql'])),
+    purge: async (tables) => {
+      await rewriteTables(sql, tables);
+      await retireWal(db, dataDir);
+    },
     // Holds both of PGlite's locks, as its own queries do, so it never runs inside another's transaction.
     textRows: (sql, params) =>
       db._runExclusiveTransaction(() =>
@@ -232,6 +244,7 @@ export const connectPostgres = (connectionString: string, options: { max?: numbe
       const rows = await mapped(async () => (await pool.query<{ name: string }>('SELECT name FROM pg_available_extensions')).rows);
       return new Set(rows.map((r) => r.name));
     },
+    purge: (tables) => rewriteTables(run(pool), tables),
     close: () => pool.end(),
   };
 };

@@ -1,6 +1,7 @@
 import { contentHash } from '../../src/domain/ids.js';
 import type { ContentErasure } from '../../src/protection/contentErasure.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
+import { KEYWORD_TEXT_TABLES } from '../search/pgTextsearchKeywordIndex.js';
 import { semanticPassage } from '../search/pgvectorIndex.js';
 import type { Database, Sql } from './database.js';
 
@@ -53,14 +54,22 @@ const heldHashes = async (sql: Sql, hashes: readonly string[]): Promise<Set<stri
 };
 
 /**
+ * Tables from which an erasure deletes rows: content, cached embeddings, and the keyword index's
+ * copies of chunk texts (deleted by its projection before the erasure runs).
+ */
+const ERASED_FROM = ['content_blobs', 'embedding_cache', ...KEYWORD_TEXT_TABLES];
+
+/**
  * Erases content rows and the embedding cache entries of their passages (each text under every
- * title the document had), in one transaction, keeping texts a live document holds.
+ * title the document had), in one transaction, keeping texts a live document holds. Then purges
+ * the tables they were deleted from, so that their bytes leave the database's files too: deleted
+ * rows stay in a table's pages, and inserted ones in the write-ahead log, until rewritten.
  */
 export const createPostgresContentErasure = async (db: Database): Promise<ContentErasure> => {
   await db.exec(SCHEMA);
   return {
-    erase: ({ hashes, titles }) =>
-      db.transaction(async (tx) => {
+    erase: async ({ hashes, titles }) => {
+      const erased = await db.transaction(async (tx) => {
         const unique = [...new Set(hashes)];
         const held = await heldHashes(tx, unique);
         const erase = unique.filter((hash) => !held.has(hash));
@@ -77,6 +86,10 @@ export const createPostgresContentErasure = async (db: Database): Promise<Conten
           await tx.query('DELETE FROM embedding_cache WHERE content_hash = ANY($1::text[])', [[...passages]]);
         }
         return { erased: rows.length, kept: held.size };
-      }),
+      });
+      // Also when nothing was left to delete: an earlier erasure may have stopped before its purge.
+      await db.purge(ERASED_FROM);
+      return erased;
+    },
   };
 };

@@ -6,6 +6,7 @@ import {
   filterConditions,
   openChunkTableSnapshot,
   postgresChunkIndexProjection,
+  shadowTableOf,
   valueIndexName,
   type ChunkTableSnapshot,
   type ChunkTableSpec,
@@ -21,6 +22,9 @@ const KEYWORD_TABLE: ChunkTableSpec = {
   values: (chunks, texts) =>
     Promise.resolve(chunks.map((c) => [c.title, texts.get(c.textHash)].filter((part) => part).join('\n'))),
 };
+
+/** The tables that keep chunk texts in plain text, as BM25 needs them: the live one and a rebuild's. */
+export const KEYWORD_TEXT_TABLES = [KEYWORD_TABLE.table, shadowTableOf(KEYWORD_TABLE.table)];
 
 /**
  * BM25 over the chunk texts of `table` (schema-qualified or not). pg_textsearch's scores are

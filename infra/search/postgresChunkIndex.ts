@@ -43,6 +43,9 @@ CREATE INDEX IF NOT EXISTS ${unqualified(table)}_document ON ${table} (document_
 
 const unqualified = (table: string) => table.slice(table.lastIndexOf('.') + 1);
 
+/** The table a rebuild fills beside `table`, then swaps in for it. */
+export const shadowTableOf = (table: string) => `${table}__shadow`;
+
 /** The value index of `table`, qualified by the table's schema when it has one. */
 export const valueIndexName = (table: string) => `${table}_value`;
 
@@ -118,7 +121,7 @@ export const postgresChunkIndexProjection = async (
   spec: ChunkTableSpec,
 ): Promise<RunnableProjection> => {
   const { name, version, table } = spec;
-  const shadowTable = `${table}__shadow`;
+  const shadowTable = shadowTableOf(table);
   const checkpoints = projectionCheckpoints(db, name, version);
   await checkpoints.register();
   await db.exec(

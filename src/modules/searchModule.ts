@@ -22,6 +22,7 @@ import { mountOperation } from '../http/operationRoute.js';
 import { ingestFiles } from '../ingestion/ingestFiles.js';
 import type { LedgerModule, ModuleContext } from '../module.js';
 import type { OperationContext } from '../operations.js';
+import type { Subscription } from '../ports/eventStore.js';
 import { configuredSources } from './configuredSources.js';
 import { embedderFromConfig } from './embedderFromConfig.js';
 import { searchCli } from './searchCli.js';
@@ -133,6 +134,8 @@ export const searchModule: LedgerModule = {
       logger,
     });
 
+    // Past-position indexes hold copies of chunk texts: a forgetting drops those built before it.
+    let forgets: Subscription | undefined;
     const search = searchOperation({
       keyword: keyword.index,
       semantic,
@@ -165,7 +168,16 @@ export const searchModule: LedgerModule = {
         mountOperation(app, 'POST', '/tools/get', get);
         mountOperation(app, 'GET', '/tools/sources', listSources);
       },
+      start: async () => {
+        forgets = store.subscribe(() => asOf.discardForgotten(), {
+          from: await store.headPosition(),
+          filter: { eventTypes: ['DocumentForgotten'] },
+          onError: (error) =>
+            logger.warn({ error: (error as Error).message }, 'could not drop past-position search indexes'),
+        });
+      },
       close: async () => {
+        await forgets?.stop();
         await asOf.close();
         if ('projection' in semantic) await semantic.embedder.close();
       },

@@ -14,7 +14,7 @@ export interface Keyring {
   opener(values: Iterable<ProtectedText>): Promise<Opener>;
   /** The live keys of a subject: within one tenant, or in every tenant when `tenant` is null. */
   liveKeys(subject: string, tenant: string | null): Promise<string[]>;
-  /** Deletes these keys for good; answers how many were still live. */
+  /** Deletes these keys for good, no copy left in the database's files; answers how many were still live. */
   forget(keyIds: readonly string[]): Promise<number>;
 }
 
