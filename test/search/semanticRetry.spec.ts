@@ -49,7 +49,7 @@ const openWithoutModel = async () => {
 };
 
 const search = (ledger: Ledger, mode: string, query: string) =>
-  ledger.operation('search').run({ query, mode } as never, context()) as Promise<SearchOutput>;
+  ledger.operation('search').run({ query, mode }, context()) as Promise<SearchOutput>;
 
 let ledger: Ledger | undefined;
 afterEach(async () => {
@@ -75,7 +75,7 @@ describe('semantic search while the embedding model is missing', () => {
 
     await ledger
       .operation('ingest_documents')
-      .run({ source: 'notes', documents: DOCUMENTS } as never, context());
+      .run({ source: 'notes', documents: DOCUMENTS }, context());
     for (const mode of ['semantic', 'hybrid']) {
       const error = await search(ledger, mode, 'motor maintenance').catch((e: unknown) => e);
       expect(error).toMatchObject({ code: 'embeddings_disabled' });
@@ -97,7 +97,7 @@ describe('semantic search while the embedding model is missing', () => {
       await ledger.start();
       await ledger
         .operation('ingest_documents')
-        .run({ source: 'notes', documents: DOCUMENTS } as never, context());
+        .run({ source: 'notes', documents: DOCUMENTS }, context());
       await expect(search(ledger, 'semantic', 'motor maintenance')).rejects.toMatchObject({
         code: 'embeddings_disabled',
       });
