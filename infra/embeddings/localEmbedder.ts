@@ -4,6 +4,7 @@ import { AutoConfig, env, pipeline } from '@huggingface/transformers';
 import type { DataType, FeatureExtractionPipeline } from '@huggingface/transformers';
 import { UnavailableError, ValidationError } from '../../src/errors.js';
 import type { Embedder, EmbeddingKind } from '../../src/ports/embedder.js';
+import { embeddingActivity } from './embeddingActivity.js';
 import { inBatches, withInstructionPrefix } from './vectors.js';
 import type { InstructionPrefixes } from './vectors.js';
 
@@ -114,6 +115,7 @@ export const createLocalEmbedder = async (options: LocalEmbedderOptions): Promis
           batch.map((i) => inputs[i]!),
         );
         batch.forEach((inputIndex, row) => (vectors[inputIndex] = batchVectors[row]!));
+        embeddingActivity.vectorsMade += batch.length;
       }
       return vectors;
     },

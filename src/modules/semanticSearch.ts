@@ -6,6 +6,7 @@ import type { ContentStore } from '../ports/contentStore.js';
 import type { Embedder } from '../ports/embedder.js';
 import type { RunnableProjection } from '../ports/projections.js';
 import type { VectorIndex } from '../ports/searchIndex.js';
+import { watchEmbeddingProgress } from './embeddingProgress.js';
 import { describeEmbedder, disabledReason, embedderFromConfig } from './embedderFromConfig.js';
 
 /** Retries while the embedder cannot load: soon at first, then less often. */
@@ -50,6 +51,13 @@ export const createSemanticSearch = async (deps: SemanticSearchDeps): Promise<Se
   let attempt: Promise<void> | null = null;
   let timer: NodeJS.Timeout | null = null;
   let closed = false;
+  let serving = false;
+  let stopWatching: (() => void) | null = null;
+  /** A server logs how embedding a backlog goes; with Meilisearch there is no chunk count to compare with. */
+  const watchProgress = () => {
+    if (serving && !stopWatching && config.search.keywordIndex === 'pg_textsearch')
+      stopWatching = watchEmbeddingProgress(db, logger);
+  };
 
   /** Loads the embedder and opens its index; on failure, the state says why. */
   const load = async (): Promise<
@@ -86,6 +94,7 @@ export const createSemanticSearch = async (deps: SemanticSearchDeps): Promise<Se
       }
       logger.info(`semantic search is on: ${describeEmbedder(config, loaded.embedder)}`);
       await deps.addProjection(loaded.projection);
+      watchProgress();
     })().finally(() => {
       attempt = null;
     });
@@ -125,8 +134,10 @@ export const createSemanticSearch = async (deps: SemanticSearchDeps): Promise<Se
         },
     retry,
     start() {
+      serving = true;
       if ('embedder' in state) {
         logger.info(`embedder: ${describeEmbedder(config, state.embedder)}`);
+        watchProgress();
         return;
       }
       logger.info(
@@ -139,6 +150,7 @@ export const createSemanticSearch = async (deps: SemanticSearchDeps): Promise<Se
     async close() {
       closed = true;
       if (timer) clearTimeout(timer);
+      stopWatching?.();
       await attempt?.catch(() => undefined);
       if ('embedder' in state) await state.embedder.close();
     },
