@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
@@ -9,6 +10,10 @@ const bind = z
   .string()
   .regex(/^[^:\s]+:\d{1,5}$/, { message: 'expected host:port, e.g. 127.0.0.1:7331', abort: true })
   .refine((v) => Number(v.split(':')[1]) <= 65535, 'port must be at most 65535');
+
+/** Where `ctx model fetch` puts models, and where a local model is looked for unless `embeddings.model_dir` says otherwise. */
+export const DEFAULT_MODEL_DIR = path.join(homedir(), '.cache', 'context-ledger', 'models');
+export const DEFAULT_EMBEDDING_MODEL = 'Xenova/bge-small-en-v1.5';
 
 const globs = z.array(z.string().min(1)).optional();
 
@@ -75,9 +80,9 @@ export const ConfigSchema = z
       .object({
         /** `local`: a model run in-process; `http`: Ollama or an OpenAI-compatible server; `none`: keyword only. */
         provider: z.enum(['local', 'http', 'none']).default('local'),
-        model: z.string().min(1).default('Xenova/bge-small-en-v1.5'),
-        /** Folder holding `<model>/` for a local model; unset, the model is fetched from the Hugging Face hub. */
-        modelDir: z.string().min(1).optional(),
+        model: z.string().min(1).default(DEFAULT_EMBEDDING_MODEL),
+        /** Folder holding `<model>/` for a local model (`ctx model fetch` fills it); nothing is downloaded at run time. */
+        modelDir: z.string().min(1).default(DEFAULT_MODEL_DIR),
         url: z.string().url().optional(),
         api: z.enum(['openai', 'ollama']).default('openai'),
         apiKey: z.string().optional(),

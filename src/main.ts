@@ -153,7 +153,7 @@ export const startServer = async (ledger: Ledger): Promise<RunningServer> => {
   await app.listen({ host, port: Number(port) });
   const address = app.server.address();
   const url = `http://${host}:${typeof address === 'object' && address ? address.port : port}`;
-  ledger.logger.info({ url, mcp: `${url}/mcp` }, 'Context Ledger is serving');
+  ledger.logger.info({ url, mcp: `${url}/mcp`, admin: `${url}/admin` }, `Context Ledger is serving; admin console at ${url}/admin`);
   return {
     app,
     url,

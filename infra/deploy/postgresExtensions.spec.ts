@@ -5,6 +5,7 @@ import { openLedger } from '../../src/main.js';
 import { createTestDatabase, testPostgresUrl } from '../../test/support/postgres.js';
 import { connectPostgres } from '../postgres/database.js';
 import { missingExtensions } from './postgresExtensions.js';
+import { describeWith, POSTGRES_SERVER } from '../../test/support/requirements.js';
 
 describe('Postgres extensions a configuration needs', () => {
   const none = new Set<string>();
@@ -76,8 +77,5 @@ if (serverUrl) {
     });
   });
 } else {
-  console.log('skipped: start-up on a PostgreSQL server — CTX_TEST_PG_URL is not set');
-  describe.skip('start-up on a PostgreSQL server (skipped: CTX_TEST_PG_URL is not set)', () => {
-    it('needs CTX_TEST_PG_URL');
-  });
+  describeWith(POSTGRES_SERVER, 'start-up on a PostgreSQL server', () => undefined);
 }

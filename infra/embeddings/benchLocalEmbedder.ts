@@ -1,13 +1,13 @@
 /**
  * Throughput of the local embedder on full-length passages and the latency of one query.
- * Usage: CTX_EMBED_MODEL_DIR=$(bash infra/embeddings/fetchModel.sh) npx tsx infra/embeddings/benchLocalEmbedder.ts
+ * Usage: `ctx model fetch`, then npx tsx infra/embeddings/benchLocalEmbedder.ts
+ * (CTX_EMBEDDINGS__MODEL_DIR names another model folder than ~/.cache/context-ledger/models).
  */
-import { basename, dirname } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { DEFAULT_MODEL_DIR } from '../../src/config.js';
 import { createLocalEmbedder } from './localEmbedder.js';
 
-const modelFolder = process.env.CTX_EMBED_MODEL_DIR;
-if (!modelFolder) throw new Error('Set CTX_EMBED_MODEL_DIR to the folder fetchModel.sh prints');
+const modelDir = process.env.CTX_EMBEDDINGS__MODEL_DIR || DEFAULT_MODEL_DIR;
 const passageCount = Number(process.env.BENCH_PASSAGES ?? 256);
 const batchSize = 32;
 
@@ -20,11 +20,7 @@ const words = (
 const passage = (seed: number): string =>
   Array.from({ length: 300 }, (_, i) => words[(seed * 7919 + i * i * 31 + i) % words.length]).join(' ');
 
-const embedder = await createLocalEmbedder({
-  model: basename(modelFolder),
-  modelDir: dirname(modelFolder),
-  batchSize,
-});
+const embedder = await createLocalEmbedder({ modelDir, batchSize });
 await embedder.embed([passage(-1)], 'document'); // loads the model
 
 const passages = Array.from({ length: passageCount }, (_, i) => passage(i));

@@ -7,6 +7,8 @@ export const embeddingActivity = {
   queuedTexts: 0,
   /** Calls to the model running now. */
   callsInFlight: 0,
+  /** Vectors the models have made since the process started: their rate is the embedding speed. */
+  vectorsMade: 0,
 };
 
 /** Runs one call to the model, counting its texts as queued until it returns. */

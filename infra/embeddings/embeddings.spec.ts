@@ -1,8 +1,9 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createServer } from 'node:http';
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { basename, dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UnavailableError, ValidationError } from '../../src/errors.js';
 import type { Embedder, EmbeddingKind } from '../../src/ports/embedder.js';
@@ -10,7 +11,8 @@ import { openPglite } from '../postgres/database.js';
 import type { Database } from '../postgres/database.js';
 import { contentHash, withEmbeddingCache } from './cachedEmbedder.js';
 import { createHttpEmbedder } from './httpEmbedder.js';
-import { createLocalEmbedder } from './localEmbedder.js';
+import { createLocalEmbedder, DEFAULT_LOCAL_MODEL, type LocalEmbedderOptions } from './localEmbedder.js';
+import { describeWith, EMBEDDING_MODEL, testModelDir } from '../../test/support/requirements.js';
 import { createMemoryEmbeddingCache } from './memoryEmbeddingCache.js';
 import { createPostgresEmbeddingCache } from './postgresEmbeddingCache.js';
 
@@ -38,121 +40,120 @@ const createCountingEmbedder = () => {
   return { embedder, calls };
 };
 
-const modelFolder = process.env.CTX_EMBED_MODEL_DIR;
+describeWith(EMBEDDING_MODEL, 'local embedder', () => {
+  const modelFolder = join(testModelDir!, DEFAULT_LOCAL_MODEL);
+  const local = (options: Partial<LocalEmbedderOptions> = {}) =>
+    createLocalEmbedder({ modelDir: testModelDir!, ...options });
+  let embedder: Embedder;
+  beforeAll(async () => {
+    embedder = await local();
+  });
+  afterAll(() => embedder.close());
 
-describe.skipIf(!modelFolder)(
-  'local embedder (skipped unless CTX_EMBED_MODEL_DIR names the folder infra/embeddings/fetchModel.sh prints)',
-  () => {
-    const local = (options: Parameters<typeof createLocalEmbedder>[0] = {}) =>
-      createLocalEmbedder({ model: basename(modelFolder!), modelDir: dirname(modelFolder!), ...options });
-    let embedder: Embedder;
-    beforeAll(async () => {
-      embedder = await local();
-    });
-    afterAll(() => embedder.close());
-
-    it('embeds each text into one unit-length vector of the model dimensions', async () => {
-      const vectors = await embedder.embed(
-        ['The quick brown fox.', 'Event sourcing keeps every change.'],
-        'document',
-      );
-      expect(embedder.dimensions).toBe(384);
-      expect(vectors).toHaveLength(2);
-      for (const vector of vectors) {
-        expect(vector).toHaveLength(384);
-        expect(norm(vector)).toBeCloseTo(1, 5);
-      }
-    });
-
-    it('places similar sentences closer than unrelated ones', async () => {
-      const [cat, kitten, revenue] = await embedder.embed(
-        [
-          'A cat is sleeping on the sofa.',
-          'A kitten naps on the couch.',
-          'Quarterly revenue grew by five percent.',
-        ],
-        'document',
-      );
-      expect(dot(cat!, kitten!)).toBeGreaterThan(dot(cat!, revenue!) + 0.3);
-    });
-
-    it('finds the passage that answers a query', async () => {
-      const [query] = await embedder.embed(['how do I roll back a database migration'], 'query');
-      const passages = await embedder.embed(
-        [
-          'To undo the last schema migration, run migrate down with the previous version number.',
-          'The office kitchen is cleaned every Friday afternoon.',
-          'Our logo uses a deep blue colour inspired by the sea.',
-        ],
-        'document',
-      );
-      const scores = passages.map((passage) => dot(query!, passage));
-      expect(scores.indexOf(Math.max(...scores))).toBe(0);
-    });
-
-    it('gives the same vector for the same text, in input order whatever the batching', async () => {
-      const texts = [
-        'short',
-        'a somewhat longer sentence about search engines',
-        'mid length text',
-        'x',
-        'short',
-      ];
-      const smallBatches = await local({ batchSize: 2 });
-      const batched = await smallBatches.embed(texts, 'document');
-      await smallBatches.close();
-      const oneByOne = await Promise.all(
-        texts.map(async (text) => (await embedder.embed([text], 'document'))[0]!),
-      );
-      // Padding to the longest text of a batch moves int8 models a hair; never further than this.
-      batched.forEach((vector, i) => expect(dot(vector, oneByOne[i]!)).toBeGreaterThan(0.99));
-      expect(dot(batched[0]!, batched[4]!)).toBeGreaterThan(0.99);
-    });
-
-    it('puts the query prefix before queries only', async () => {
-      const prefixed = await local({ queryPrefix: 'search_query: ' });
-      const [asQuery] = await prefixed.embed(['event store'], 'query');
-      const [asDocument] = await prefixed.embed(['event store'], 'document');
-      const [byHand] = await embedder.embed(['search_query: event store'], 'document');
-      expect(dot(asQuery!, byHand!)).toBeCloseTo(1, 5);
-      expect(dot(asQuery!, asDocument!)).toBeLessThan(0.999);
-      await prefixed.close();
-    });
-
-    it('pools as the model folder declares unless told otherwise', async () => {
-      const declaresCls = readFileSync(join(modelFolder!, '1_Pooling', 'config.json'), 'utf8').includes(
-        '"pooling_mode_cls_token": true',
-      );
-      const other = await local({ pooling: declaresCls ? 'mean' : 'cls' });
-      const [declared] = await embedder.embed(['pooling decides the vector'], 'document');
-      const [otherPooled] = await other.embed(['pooling decides the vector'], 'document');
-      expect(dot(declared!, otherPooled!)).toBeLessThan(0.99);
-      await other.close();
-    });
-
-    it.runIf(existsSync(join(modelFolder!, 'onnx', 'model.onnx')))(
-      'runs the fp32 weights by default and names the int8 ones apart, as a vector space of their own',
-      async () => {
-        const int8 = await local({ dtype: 'q8' });
-        expect(embedder.model).toBe(basename(modelFolder!));
-        expect(int8.model).toBe(`${basename(modelFolder!)}@q8`);
-        const text = 'Event sourcing keeps every change as an event.';
-        const [full] = await embedder.embed([text], 'document');
-        const [quantised] = await int8.embed([text], 'document');
-        // Close, as an int8 export of the same model is, yet not the same vector.
-        expect(dot(full!, quantised!)).toBeGreaterThan(0.9);
-        expect(dot(full!, quantised!)).toBeLessThan(0.9999);
-        await int8.close();
-      },
+  it('embeds each text into one unit-length vector of the model dimensions', async () => {
+    const vectors = await embedder.embed(
+      ['The quick brown fox.', 'Event sourcing keeps every change.'],
+      'document',
     );
+    expect(embedder.dimensions).toBe(384);
+    expect(vectors).toHaveLength(2);
+    for (const vector of vectors) {
+      expect(vector).toHaveLength(384);
+      expect(norm(vector)).toBeCloseTo(1, 5);
+    }
+  });
 
-    it('refuses a model folder that does not exist', async () => {
-      await expect(
-        createLocalEmbedder({ model: 'no-such-model', modelDir: dirname(modelFolder!) }),
-      ).rejects.toThrow(ValidationError);
-    });
-  },
-);
+  it('places similar sentences closer than unrelated ones', async () => {
+    const [cat, kitten, revenue] = await embedder.embed(
+      [
+        'A cat is sleeping on the sofa.',
+        'A kitten naps on the couch.',
+        'Quarterly revenue grew by five percent.',
+      ],
+      'document',
+    );
+    expect(dot(cat!, kitten!)).toBeGreaterThan(dot(cat!, revenue!) + 0.3);
+  });
+
+  it('finds the passage that answers a query', async () => {
+    const [query] = await embedder.embed(['how do I roll back a database migration'], 'query');
+    const passages = await embedder.embed(
+      [
+        'To undo the last schema migration, run migrate down with the previous version number.',
+        'The office kitchen is cleaned every Friday afternoon.',
+        'Our logo uses a deep blue colour inspired by the sea.',
+      ],
+      'document',
+    );
+    const scores = passages.map((passage) => dot(query!, passage));
+    expect(scores.indexOf(Math.max(...scores))).toBe(0);
+  });
+
+  it('gives the same vector for the same text, in input order whatever the batching', async () => {
+    const texts = [
+      'short',
+      'a somewhat longer sentence about search engines',
+      'mid length text',
+      'x',
+      'short',
+    ];
+    const smallBatches = await local({ batchSize: 2 });
+    const batched = await smallBatches.embed(texts, 'document');
+    await smallBatches.close();
+    const oneByOne = await Promise.all(
+      texts.map(async (text) => (await embedder.embed([text], 'document'))[0]!),
+    );
+    // Padding to the longest text of a batch moves int8 models a hair; never further than this.
+    batched.forEach((vector, i) => expect(dot(vector, oneByOne[i]!)).toBeGreaterThan(0.99));
+    expect(dot(batched[0]!, batched[4]!)).toBeGreaterThan(0.99);
+  });
+
+  it('puts the query prefix before queries only', async () => {
+    const prefixed = await local({ queryPrefix: 'search_query: ' });
+    const [asQuery] = await prefixed.embed(['event store'], 'query');
+    const [asDocument] = await prefixed.embed(['event store'], 'document');
+    const [byHand] = await embedder.embed(['search_query: event store'], 'document');
+    expect(dot(asQuery!, byHand!)).toBeCloseTo(1, 5);
+    expect(dot(asQuery!, asDocument!)).toBeLessThan(0.999);
+    await prefixed.close();
+  });
+
+  it('pools as the model folder declares unless told otherwise', async () => {
+    const declaresCls = readFileSync(join(modelFolder, '1_Pooling', 'config.json'), 'utf8').includes(
+      '"pooling_mode_cls_token": true',
+    );
+    const other = await local({ pooling: declaresCls ? 'mean' : 'cls' });
+    const [declared] = await embedder.embed(['pooling decides the vector'], 'document');
+    const [otherPooled] = await other.embed(['pooling decides the vector'], 'document');
+    expect(dot(declared!, otherPooled!)).toBeLessThan(0.99);
+    await other.close();
+  });
+
+  it.runIf(existsSync(join(modelFolder, 'onnx', 'model.onnx')))(
+    'runs the fp32 weights by default and names the int8 ones apart, as a vector space of their own',
+    async () => {
+      const int8 = await local({ dtype: 'q8' });
+      expect(embedder.model).toBe(DEFAULT_LOCAL_MODEL);
+      expect(int8.model).toBe(`${DEFAULT_LOCAL_MODEL}@q8`);
+      const text = 'Event sourcing keeps every change as an event.';
+      const [full] = await embedder.embed([text], 'document');
+      const [quantised] = await int8.embed([text], 'document');
+      // Close, as an int8 export of the same model is, yet not the same vector.
+      expect(dot(full!, quantised!)).toBeGreaterThan(0.9);
+      expect(dot(full!, quantised!)).toBeLessThan(0.9999);
+      await int8.close();
+    },
+  );
+});
+
+describe('local embedder without its files', () => {
+  it('names the folder it looked in', async () => {
+    const modelDir = mkdtempSync(join(tmpdir(), 'ctx-no-model-'));
+    const error = await createLocalEmbedder({ model: 'acme/absent', modelDir }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as Error).message).toBe(`no model files in ${join(modelDir, 'acme', 'absent')}`);
+  });
+});
 
 /** Emulates OpenAI's /v1/embeddings and Ollama's /api/embed with unnormalised 3-d vectors. */
 const startFakeEmbeddingServer = async () => {

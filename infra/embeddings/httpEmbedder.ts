@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { UnavailableError, ValidationError } from '../../src/errors.js';
+import { embeddingActivity } from './embeddingActivity.js';
 import type { Embedder, EmbeddingKind } from '../../src/ports/embedder.js';
 import { inBatches, l2Normalise, withInstructionPrefix } from './vectors.js';
 import type { InstructionPrefixes } from './vectors.js';
@@ -119,6 +120,7 @@ export const createHttpEmbedder = async (options: HttpEmbedderOptions): Promise<
       const vectors: Float32Array[] = [];
       for (const batch of inBatches(withInstructionPrefix(texts, kind, options), batchSize)) {
         vectors.push(...(await request(batch)));
+        embeddingActivity.vectorsMade += batch.length;
       }
       const wrong = vectors.find((vector) => vector.length !== dimensions);
       if (wrong) {

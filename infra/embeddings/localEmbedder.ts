@@ -4,16 +4,17 @@ import { AutoConfig, env, pipeline } from '@huggingface/transformers';
 import type { DataType, FeatureExtractionPipeline } from '@huggingface/transformers';
 import { UnavailableError, ValidationError } from '../../src/errors.js';
 import type { Embedder, EmbeddingKind } from '../../src/ports/embedder.js';
+import { embeddingActivity } from './embeddingActivity.js';
 import { inBatches, withInstructionPrefix } from './vectors.js';
 import type { InstructionPrefixes } from './vectors.js';
 
 export type Pooling = 'cls' | 'mean';
 
 export interface LocalEmbedderOptions extends InstructionPrefixes {
-  /** A model id: a folder name under `modelDir`, or a Hugging Face repository when `modelDir` is unset. */
+  /** A model id: its folder under `modelDir` (a Hugging Face repository name, such as `Xenova/bge-small-en-v1.5`). */
   model?: string;
-  /** Folder holding `<model>/` (see fetchModel.sh); when set, nothing is downloaded. */
-  modelDir?: string;
+  /** Folder holding `<model>/`, as `ctx model fetch` arranges it; nothing is downloaded. */
+  modelDir: string;
   /** Defaults to the model's own (its `1_Pooling/config.json`, else what its family is known to use). */
   pooling?: Pooling;
   /** Texts per forward pass. */
@@ -50,32 +51,26 @@ export const vectorSpaceName = (model: string, dtype: DataType): string =>
 const onnxDtypeIn = (modelFolder: string): DataType => {
   if (existsSync(join(modelFolder, 'onnx', 'model.onnx'))) return 'fp32';
   if (existsSync(join(modelFolder, 'onnx', 'model_quantized.onnx'))) return 'q8';
-  throw new ValidationError(`No onnx/model.onnx or onnx/model_quantized.onnx in ${modelFolder}`);
+  throw new ValidationError(`no onnx/model.onnx or onnx/model_quantized.onnx in ${modelFolder}`);
 };
 
 /**
- * A sentence-embedding model run in-process through transformers.js (ONNX Runtime). The model is
- * loaded on first use, once. Pointing `modelDir` at a folder turns off downloads for the whole
+ * A sentence-embedding model run in-process through transformers.js (ONNX Runtime) from a local
+ * folder. The weights are loaded on first use, once. Downloads are turned off for the whole
  * process, since transformers.js keeps that setting globally.
  */
-export const createLocalEmbedder = async (options: LocalEmbedderOptions = {}): Promise<Embedder> => {
+export const createLocalEmbedder = async (options: LocalEmbedderOptions): Promise<Embedder> => {
   const model = options.model ?? DEFAULT_LOCAL_MODEL;
   const batchSize = options.batchSize ?? 32;
   if (!Number.isInteger(batchSize) || batchSize < 1)
     throw new ValidationError('batchSize must be a positive integer');
 
-  let dtype = options.dtype ?? 'fp32';
-  let pooling = options.pooling;
-  if (options.modelDir !== undefined) {
-    const folder = join(options.modelDir, model);
-    if (!existsSync(join(folder, 'config.json'))) {
-      throw new ValidationError(`No model folder at ${folder} (infra/embeddings/fetchModel.sh arranges one)`);
-    }
-    env.allowRemoteModels = false;
-    env.localModelPath = options.modelDir;
-    dtype = options.dtype ?? onnxDtypeIn(folder);
-    pooling ??= declaredPooling(folder);
-  }
+  const folder = join(options.modelDir, model);
+  if (!existsSync(join(folder, 'config.json'))) throw new ValidationError(`no model files in ${folder}`);
+  env.allowRemoteModels = false;
+  env.localModelPath = options.modelDir;
+  const dtype = options.dtype ?? onnxDtypeIn(folder);
+  const pooling = options.pooling ?? declaredPooling(folder);
   const family = familyDefaults(model);
   const resolvedPooling = pooling ?? family.pooling;
   const prefixes: InstructionPrefixes = {
@@ -84,7 +79,7 @@ export const createLocalEmbedder = async (options: LocalEmbedderOptions = {}): P
   };
 
   const config = await AutoConfig.from_pretrained(model).catch((cause: unknown) => {
-    throw new UnavailableError(`Cannot load the configuration of embedding model '${model}'`, { cause });
+    throw new UnavailableError(`cannot read ${join(folder, 'config.json')}: ${(cause as Error).message}`, { cause });
   });
   const dimensions = (config as unknown as { hidden_size?: unknown }).hidden_size;
   if (typeof dimensions !== 'number') throw new ValidationError(`Model '${model}' declares no hidden_size`);
@@ -93,7 +88,7 @@ export const createLocalEmbedder = async (options: LocalEmbedderOptions = {}): P
   const extractor = (): Promise<FeatureExtractionPipeline> => {
     loading ??= pipeline('feature-extraction', model, { dtype }).catch((cause: unknown) => {
       loading = undefined;
-      throw new UnavailableError(`Cannot load embedding model '${model}'`, { cause });
+      throw new UnavailableError(`cannot load the weights in ${folder}: ${(cause as Error).message}`, { cause });
     });
     return loading;
   };
@@ -120,6 +115,7 @@ export const createLocalEmbedder = async (options: LocalEmbedderOptions = {}): P
           batch.map((i) => inputs[i]!),
         );
         batch.forEach((inputIndex, row) => (vectors[inputIndex] = batchVectors[row]!));
+        embeddingActivity.vectorsMade += batch.length;
       }
       return vectors;
     },

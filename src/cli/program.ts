@@ -9,6 +9,7 @@ import type { WithLedger } from '../module.js';
 import { MODULES } from '../modules/index.js';
 import { migrateCli } from '../migration/migrateCli.js';
 import { backupCli } from '../protection/backupCli.js';
+import { modelCli } from './modelCli.js';
 
 interface GlobalOptions {
   config?: string;
@@ -106,6 +107,7 @@ export const buildCli = (): Command => {
   for (const module of MODULES) module.cli?.(program, withLedger);
   migrateCli(program, withLedger);
   backupCli(program, configOf);
+  modelCli(program, configOf);
   return program;
 };
 

@@ -42,6 +42,11 @@ export interface ProjectionRunner {
    * The promise settles when the rebuild has swapped in, or failed.
    */
   startRebuild(name: string, onProgress?: (progress: RebuildProgress) => void): Promise<RebuildProgress>;
+  /**
+   * Adds a projection that could not be made at start-up (the semantic index, once its model is
+   * there); a started runner starts it at once, from its stored checkpoint.
+   */
+  add(projection: RunnableProjection): Promise<void>;
   /** Resolves once every projection (or the one named) has applied everything up to `position`. */
   waitFor(position: Position, options?: { name?: string; timeoutMs?: number }): Promise<void>;
 }
@@ -126,24 +131,21 @@ export const createProjectionRunner = (
   projections: readonly RunnableProjection[],
   { batchSize = 500, logger }: ProjectionRunnerOptions,
 ): ProjectionRunner => {
-  const lives = new Map<string, Live>(
-    projections.map((projection) => [
-      projection.name,
-      {
-        projection,
-        handles: new Set(projection.eventTypes),
-        checkpoint: START,
-        seen: START,
-        storedAt: 0,
-        following: false,
-        retry: { failures: 0, timer: null },
-        lastError: null,
-        rate: { events: 0, since: Date.now(), perSecond: 0 },
-        rebuild: null,
-        waiters: new Set(),
-      },
-    ]),
-  );
+  const liveFor = (projection: RunnableProjection): Live => ({
+    projection,
+    handles: new Set(projection.eventTypes),
+    checkpoint: START,
+    seen: START,
+    storedAt: 0,
+    following: false,
+    retry: { failures: 0, timer: null },
+    lastError: null,
+    rate: { events: 0, since: Date.now(), perSecond: 0 },
+    rebuild: null,
+    waiters: new Set(),
+  });
+  const lives = new Map<string, Live>(projections.map((projection) => [projection.name, liveFor(projection)]));
+  let started = false;
 
   const liveOf = (name: string): Live => {
     const live = lives.get(name);
@@ -300,29 +302,39 @@ export const createProjectionRunner = (
 
   const rebuild = async (name: string, onProgress?: (p: RebuildProgress) => void) => startRebuild(name, onProgress);
 
+  /** Starts every projection not yet following; one whose version changed is rebuilt beside its live copy. */
+  const startAll = async () => {
+    started = true;
+    const starting = [...lives.values()].filter((live) => !live.following);
+    const built = await Promise.all(starting.map((live) => live.projection.liveVersion()));
+    await changeFeed(async () => {
+      for (const live of starting) {
+        live.checkpoint = live.seen = await live.projection.live.checkpoint();
+        live.following = true;
+      }
+    });
+    starting.forEach((live, i) => {
+      const version = built[i];
+      if (version === null || version === undefined || version === live.projection.version) return;
+      logger.info(
+        { projection: live.projection.name, from: version, to: live.projection.version },
+        'projection version changed; rebuilding beside the live copy',
+      );
+      rebuild(live.projection.name).catch((error: unknown) =>
+        logger.error({ err: error, projection: live.projection.name }, 'automatic rebuild failed'),
+      );
+    });
+  };
+
   return {
-    async start() {
-      const starting = [...lives.values()].filter((live) => !live.following);
-      const built = await Promise.all(starting.map((live) => live.projection.liveVersion()));
-      await changeFeed(async () => {
-        for (const live of starting) {
-          live.checkpoint = live.seen = await live.projection.live.checkpoint();
-          live.following = true;
-        }
-      });
-      starting.forEach((live, i) => {
-        const version = built[i];
-        if (version === null || version === undefined || version === live.projection.version) return;
-        logger.info(
-          { projection: live.projection.name, from: version, to: live.projection.version },
-          'projection version changed; rebuilding beside the live copy',
-        );
-        rebuild(live.projection.name).catch((error: unknown) =>
-          logger.error({ err: error, projection: live.projection.name }, 'automatic rebuild failed'),
-        );
-      });
+    start: startAll,
+    async add(projection) {
+      if (lives.has(projection.name)) throw new IllegalStateError(`Projection '${projection.name}' is already running`);
+      lives.set(projection.name, liveFor(projection));
+      if (started) await startAll();
     },
     async stop() {
+      started = false;
       await changeFeed(() => lives.forEach(detach));
       lives.forEach((live) => live.waiters.forEach((wake) => wake()));
     },

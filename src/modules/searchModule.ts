@@ -7,7 +7,6 @@ import { createPostgresContentStore } from '../../infra/postgres/postgresContent
 import { createAsOfSchemas } from '../../infra/search/asOfSchemas.js';
 import { connectMeilisearch, createMeiliKeywordIndex } from '../../infra/search/meiliKeywordIndex.js';
 import { createPgTextsearchKeywordIndex } from '../../infra/search/pgTextsearchKeywordIndex.js';
-import { createPgvectorIndex } from '../../infra/search/pgvectorIndex.js';
 import { ingestDocumentsOperation } from '../../commands/ingestDocuments.js';
 import { ingestOperation, type IngestInput } from '../../commands/ingestSources.js';
 import { documentsProjection } from '../../projections/documents.js';
@@ -24,8 +23,8 @@ import type { LedgerModule, ModuleContext } from '../module.js';
 import type { OperationContext } from '../operations.js';
 import type { Subscription } from '../ports/eventStore.js';
 import { configuredSources } from './configuredSources.js';
-import { embedderFromConfig } from './embedderFromConfig.js';
 import { searchCli } from './searchCli.js';
+import { createSemanticSearch } from './semanticSearch.js';
 
 /** How long an ingest waits for the indexes (embedding included) before it answers anyway. */
 const INDEXING_TIMEOUT_MS = 30 * 60_000;
@@ -116,10 +115,15 @@ export const searchModule: LedgerModule = {
             content,
           })
         : await createPgTextsearchKeywordIndex(db, content);
-    const embedder = await embedderFromConfig(config, db, logger);
-    const semantic = 'disabled' in embedder ? embedder : { embedder, ...(await createPgvectorIndex(db, content, embedder)) };
+    const semantic = await createSemanticSearch({
+      config,
+      db,
+      content,
+      logger,
+      addProjection: (projection) => context.projections().add(projection),
+    });
     const sources = configuredSources(config);
-    const asOfSchemas = await createAsOfSchemas(db, content, 'embedder' in semantic ? semantic.embedder : null);
+    const asOfSchemas = await createAsOfSchemas(db, content, semantic.embedder);
     // As-of keyword indexes are built with BM25 in Postgres, also where the live one is Meilisearch.
     const bm25InPostgres = (await db.availableExtensions()).has('pg_textsearch');
     const asOf = createSearchAsOf({
@@ -136,14 +140,25 @@ export const searchModule: LedgerModule = {
 
     // Past-position indexes hold copies of chunk texts: a forgetting drops those built before it.
     let forgets: Subscription | undefined;
-    const search = searchOperation({
+    const searchNow = searchOperation({
       keyword: keyword.index,
-      semantic,
+      get semantic() {
+        return semantic.state;
+      },
       readModels,
       content,
       defaultLimit: config.search.defaultLimit,
       asOf,
     });
+    // A semantic request tries the model again first: it may have been fetched since start-up.
+    const search: typeof searchNow = {
+      ...searchNow,
+      run: async (input, operation) => {
+        const { mode } = input as { mode?: unknown };
+        if (mode === 'semantic' || mode === 'hybrid') await semantic.retry();
+        return searchNow.run(input, operation);
+      },
+    };
     const get = getDocumentOperation({ readModels, content });
     const listSources = listSourcesOperation({
       readModels,
@@ -153,7 +168,7 @@ export const searchModule: LedgerModule = {
       projections: [
         await postgresDocumentProjection(db, documentsProjection),
         keyword.projection,
-        ...('projection' in semantic ? [semantic.projection] : []),
+        ...(semantic.projection ? [semantic.projection] : []),
       ],
       operations: [
         search,
@@ -169,6 +184,7 @@ export const searchModule: LedgerModule = {
         mountOperation(app, 'GET', '/tools/sources', listSources);
       },
       start: async () => {
+        semantic.start();
         forgets = store.subscribe(() => asOf.discardForgotten(), {
           from: await store.headPosition(),
           filter: { eventTypes: ['DocumentForgotten'] },
@@ -179,7 +195,7 @@ export const searchModule: LedgerModule = {
       close: async () => {
         await forgets?.stop();
         await asOf.close();
-        if ('projection' in semantic) await semantic.embedder.close();
+        await semantic.close();
       },
     };
   },

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,16 +7,13 @@ import type { OperationContext } from '../../src/operations.js';
 import { ingest, startApiServer, type ApiServer } from '../api/apiServer.js';
 import { makeRepo } from '../jobs/jobsSupport.js';
 import { tempDataDir } from '../support/ledger.js';
+import { CHROMIUM, CHROMIUM_PATH, describeWith } from '../support/requirements.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-if (!hasChromium)
-  console.warn(`Admin console browser tests skipped: ${CHROMIUM} is missing (apt-get install chromium)`);
 
 /** Chromium on a machine without network: no background connections, no first-run work. */
 const launchChromium = () =>
   chromium.launch({
-    executablePath: CHROMIUM,
+    executablePath: CHROMIUM_PATH,
     args: [
       '--headless',
       '--no-sandbox',
@@ -74,7 +71,7 @@ const seedLedger = async (api: ApiServer) => {
 
 const rowTexts = (page: Page, table: string) => page.locator(`${table} tbody tr`).allInnerTexts();
 
-describe.skipIf(!hasChromium)('the admin console in Chromium', () => {
+describeWith(CHROMIUM, 'the admin console in Chromium', () => {
   let browser: Browser;
   beforeAll(async () => {
     browser = await launchChromium();

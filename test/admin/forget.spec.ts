@@ -8,8 +8,9 @@ import { createSecretBox } from '../../src/http/api/secrets.js';
 import { contentHash } from '../../src/domain/ids.js';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { ingest, startApiServer, type ApiServer } from '../api/apiServer.js';
+import { testModelDir } from '../support/requirements.js';
 
-const embeddings = process.env.CTX_EMBEDDINGS__MODEL_DIR !== undefined;
+const embeddings = testModelDir !== undefined;
 
 const ZEBRA =
   '# Zebra\n\nThe zebra quartermaster counts striped ledgers every morning before dawn.\n\n' +
@@ -51,7 +52,7 @@ describe('forgetting content without rewriting history', () => {
       embeddings
         ? {
             CTX_EMBEDDINGS__PROVIDER: 'local',
-            CTX_EMBEDDINGS__MODEL_DIR: process.env.CTX_EMBEDDINGS__MODEL_DIR,
+            CTX_EMBEDDINGS__MODEL_DIR: testModelDir,
           }
         : {},
     );

@@ -8,6 +8,7 @@ import type { JobStatusResponse } from '../../src/jobs/jobResponses.js';
 import { ALL_SCOPES, ingest, startApiServer, type ApiServer } from '../api/apiServer.js';
 import { newEvents } from '../support/events.js';
 import { tempDataDir } from '../support/ledger.js';
+import { EMBEDDING_MODEL, itWith, testModelDir } from '../support/requirements.js';
 
 interface Sample {
   name: string;
@@ -205,8 +206,6 @@ describe('/metrics with authentication on', () => {
   }, 150_000);
 });
 
-const modelDir = process.env.CTX_EMBEDDINGS__MODEL_DIR;
-
 describe('/metrics and admin endpoints with authentication off', () => {
   let api: ApiServer;
   beforeAll(async () => {
@@ -229,8 +228,11 @@ describe('/metrics and admin endpoints with authentication off', () => {
     expect((onlyGlobex.body.jobs as { job_id: string }[]).map((j) => j.job_id)).toEqual([jobs[1]]);
   }, 150_000);
 
-  it.skipIf(!modelDir)('shows the texts queued for the embedding model while it embeds them', async () => {
-    const embedder = withEmbeddingCache(await createLocalEmbedder({ modelDir }), createMemoryEmbeddingCache());
+  itWith(EMBEDDING_MODEL, 'shows the texts queued for the embedding model while it embeds them', async () => {
+    const embedder = withEmbeddingCache(
+      await createLocalEmbedder({ modelDir: testModelDir! }),
+      createMemoryEmbeddingCache(),
+    );
     const queueNow = async () => {
       const { samples } = parseExposition(await (await fetch(`${api.server.url}/metrics`)).text());
       return [valueOf(samples, 'ctx_embedding_queue_texts'), valueOf(samples, 'ctx_embedding_calls_in_flight')];

@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { modelEnv } from '../support/ledger.js';
 import { ALL_SCOPES, ingest, startApiServer, type ApiServer } from './apiServer.js';
+import { describeWith, EMBEDDING_MODEL } from '../support/requirements.js';
 
 const model = modelEnv();
 
-describe.skipIf(!model.CTX_EMBEDDINGS__MODEL_DIR)('POST /api/v1/search with an embedding model (CTX_EMBEDDINGS__MODEL_DIR)', () => {
+describeWith(EMBEDDING_MODEL, 'POST /api/v1/search with an embedding model', () => {
   let api: ApiServer;
   beforeAll(async () => {
     api = await startApiServer({ CTX_EMBEDDINGS__PROVIDER: 'local', ...model });

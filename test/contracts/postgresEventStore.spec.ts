@@ -10,6 +10,7 @@ import { newEvents } from '../support/events.js';
 import { createTestDatabase, testPostgresUrl, type TestDatabase } from '../support/postgres.js';
 import { startTcpProxy } from '../support/tcpProxy.js';
 import { describeEventStoreContract, type OpenAppend } from './eventStore.contract.js';
+import { describeWith, POSTGRES_SERVER } from '../support/requirements.js';
 
 // One PGlite instance for the whole file (opening one takes seconds); tests isolate by fresh stream ids.
 describeEventStoreContract(
@@ -140,10 +141,7 @@ if (serverUrl) {
     });
   });
 } else {
-  console.log('Skipping the PostgreSQL server event store contract: CTX_TEST_PG_URL is not set.');
-  describe.skip('EventStore contract: postgres on a PostgreSQL server (CTX_TEST_PG_URL not set)', () => {
-    it('needs CTX_TEST_PG_URL');
-  });
+  describeWith(POSTGRES_SERVER, 'EventStore contract: postgres on a PostgreSQL server', () => undefined);
 }
 
 describe('postgres event store on PGlite, the only writer of its database', () => {

@@ -1,7 +1,7 @@
 import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import pg from 'pg';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
 import type { DocumentView } from '../../projections/documents.js';
 import { documentsProjection } from '../../projections/documents.js';
@@ -16,6 +16,7 @@ import { ledgerModule } from '../../src/modules/ledgerModule.js';
 import { createTestDatabase, testPostgresUrl, type TestDatabase } from '../support/postgres.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcpProxy.js';
 import { assertContract, makeRepo } from './jobsSupport.js';
+import { describeWith, POSTGRES_SERVER } from '../support/requirements.js';
 
 const serverUrl = testPostgresUrl();
 const FILES = 150;
@@ -39,7 +40,7 @@ const until = async <T>(read: () => Promise<T>, done: (value: T) => boolean, tim
 const toolText = (result: unknown) =>
   JSON.parse((result as { content: { type: string; text: string }[] }).content[0]!.text) as Record<string, unknown>;
 
-describe.skipIf(!serverUrl)('an indexing job whose PostgreSQL server goes away (CTX_TEST_PG_URL)', () => {
+describeWith(POSTGRES_SERVER, 'an indexing job whose PostgreSQL server goes away', () => {
   let database: TestDatabase;
   let proxy: TcpProxy;
   let ledger: Ledger;

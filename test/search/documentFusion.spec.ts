@@ -3,8 +3,7 @@ import type { SearchOutput } from '../../queries/searchDocuments.js';
 import type { Ledger } from '../../src/main.js';
 import { DEFAULT_PROJECT, type OperationContext } from '../../src/operations.js';
 import { openTestLedger } from '../support/ledger.js';
-
-const semanticEnabled = Boolean(process.env.CTX_EMBEDDINGS__MODEL_DIR);
+import { EMBEDDING_MODEL, itWith } from '../support/requirements.js';
 
 const context = (): OperationContext => ({
   actor: { subject: 'test', tenant: null, via: 'cli' },
@@ -82,7 +81,8 @@ describe('search ranks documents, each once, at its best chunk', () => {
     for (const result of results) expect(result.explain?.chunk_id).toBe(result.explain?.keyword?.chunk_id);
   });
 
-  it.runIf(semanticEnabled)(
+  itWith(
+    EMBEDDING_MODEL,
     'fuses the two rankings of documents, showing the chunk of the ranking that places the document higher',
     async () => {
       for (const fusion of ['rrf', 'weighted'] as const) {

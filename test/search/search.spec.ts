@@ -6,9 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type RunningServer } from '../../src/main.js';
 import { openTestLedger } from '../support/ledger.js';
 import { assertSeed000 } from '../support/seed000.js';
+import { EMBEDDING_MODEL, itWith } from '../support/requirements.js';
 
-const semanticEnabled = Boolean(process.env.CTX_EMBEDDINGS__MODEL_DIR);
-if (!semanticEnabled) console.log('Semantic and hybrid search tests skipped: CTX_EMBEDDINGS__MODEL_DIR is not set');
+const semanticEnabled = EMBEDDING_MODEL.available;
 
 /** A small repository: prose, TypeScript and Python, plus a binary file that must be skipped. */
 const makeRepository = () => {
@@ -129,7 +129,7 @@ describe('documents and search through HTTP and MCP', () => {
     expect(chunks).toContainEqual(expect.objectContaining({ symbol: 'TokenRefresher', start_line: 1 }));
   });
 
-  it.runIf(semanticEnabled)('ranks by meaning in semantic and hybrid modes, with component scores', async () => {
+  itWith(EMBEDDING_MODEL, 'ranks by meaning in semantic and hybrid modes, with component scores', async () => {
     const semantic = (await (
       await post('/tools/search', { query: 'what happens when a credit card payment does not go through', mode: 'semantic', limit: 3 })
     ).json()) as { results: { source_id: string }[] };

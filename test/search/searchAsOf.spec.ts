@@ -14,10 +14,9 @@ import { DEFAULT_PROJECT, type OperationContext } from '../../src/operations.js'
 import { startApiServer, type ApiServer } from '../api/apiServer.js';
 import { runCtx } from '../support/cli.js';
 import { modelEnv, tempDataDir } from '../support/ledger.js';
+import { EMBEDDING_MODEL, itWith } from '../support/requirements.js';
 
-const semanticEnabled = Boolean(process.env.CTX_EMBEDDINGS__MODEL_DIR);
-if (!semanticEnabled)
-  console.log('As-of semantic and hybrid search tests skipped: CTX_EMBEDDINGS__MODEL_DIR is not set');
+const semanticEnabled = EMBEDDING_MODEL.available;
 const MODES = semanticEnabled ? (['keyword', 'semantic', 'hybrid'] as const) : (['keyword'] as const);
 
 const context = (extra: Partial<OperationContext> = {}): OperationContext => ({
@@ -181,7 +180,8 @@ describe('search as of a past position', () => {
     expect(beforeEverything.results).toEqual([]);
   }, 60_000);
 
-  it.runIf(semanticEnabled)(
+  itWith(
+    EMBEDDING_MODEL,
     'builds the semantic index from the embedding cache, embedding no chunk again',
     async () => {
       const cachedChunks = async () =>

@@ -4,14 +4,13 @@ import path from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { openLedger, type Ledger } from '../../src/main.js';
+import { testModelDir } from './requirements.js';
 
 export const tempDataDir = (prefix = 'ctx-test-') => mkdtempSync(path.join(tmpdir(), prefix));
 
-/** The embedding model folder the environment names (CI fetches one), so tests use the real model. */
+/** The real embedding model when this machine has one (see requirements.ts), keyword search only otherwise. */
 export const modelEnv = (): NodeJS.ProcessEnv =>
-  process.env.CTX_EMBEDDINGS__MODEL_DIR
-    ? { CTX_EMBEDDINGS__MODEL_DIR: process.env.CTX_EMBEDDINGS__MODEL_DIR }
-    : { CTX_EMBEDDINGS__PROVIDER: 'none' };
+  testModelDir ? { CTX_EMBEDDINGS__MODEL_DIR: testModelDir } : { CTX_EMBEDDINGS__PROVIDER: 'none' };
 
 /** A real ledger on a fresh embedded data directory, bound to an ephemeral loopback port. */
 export const openTestLedger = (env: NodeJS.ProcessEnv = {}, file?: string): Promise<Ledger> =>
