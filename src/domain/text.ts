@@ -4,6 +4,7 @@
  * that meets its event. Input carrying them is refused; text read from files and connectors is
  * repaired with `toStorableText`.
  */
+// eslint-disable-next-line no-control-regex -- NUL is what this looks for
 const UNSTORABLE = /\u0000|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 const UNSTORABLE_ALL = new RegExp(UNSTORABLE.source, 'g');
 
