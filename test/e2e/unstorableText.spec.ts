@@ -6,7 +6,7 @@ import type { Position } from '../../src/domain/position.js';
 import { startApiServer, type ApiServer } from '../api/apiServer.js';
 import { runCtx } from '../support/cli.js';
 import { appendUnchecked } from '../support/events.js';
-import { tempDataDir } from '../support/ledger.js';
+import { modelEnv, tempDataDir } from '../support/ledger.js';
 
 interface QuarantinedView {
   position: string;
@@ -76,21 +76,21 @@ describe('an old event holding text the database cannot store', () => {
   it('a rebuild completes, meeting it again, and status shows where it is', async () => {
     await api.close();
     closed = true;
-    const rebuilt = await runCtx(['projections', 'rebuild', 'documents', '--data-dir', dataDir]);
+    const rebuilt = await runCtx(['projections', 'rebuild', 'documents', '--data-dir', dataDir], modelEnv());
     expect(rebuilt.code, rebuilt.stderr).toBe(0);
     expect(rebuilt.stdout).toMatch(/rebuilt documents/);
 
-    const status = await runCtx(['projections', 'status', '--json', '--data-dir', dataDir]);
+    const status = await runCtx(['projections', 'status', '--json', '--data-dir', dataDir], modelEnv());
     expect(status.code, status.stderr).toBe(0);
     const documents = (JSON.parse(status.stdout) as { name: string; quarantined: { position: string }[] }[]).find(
       (p) => p.name === 'documents',
     );
     expect(documents?.quarantined.map((q) => q.position)).toEqual([poison]);
 
-    const table = await runCtx(['projections', 'status', '--data-dir', dataDir]);
+    const table = await runCtx(['projections', 'status', '--data-dir', dataDir], modelEnv());
     expect(table.stdout).toContain(`documents at ${poison}: DocumentIngested in ${poisonStream}`);
 
-    const search = await runCtx(['search', 'zebra', '--json', '--data-dir', dataDir]);
+    const search = await runCtx(['search', 'zebra', '--json', '--data-dir', dataDir], modelEnv());
     expect(search.code, search.stderr).toBe(0);
     expect(search.stdout).toContain('after.md');
   }, 300_000);
@@ -104,26 +104,26 @@ describe('ctx with text the ledger cannot store', () => {
       jsonl,
       `${JSON.stringify({ source_id: 'odd.md', title: 'odd\u0000title', body: 'the quokka line \ud800 here', tags: ['t\u0000'] })}\n`,
     );
-    const ingested = await runCtx(['ingest', '--jsonl', jsonl, '--source', 'notes', '--json', '--data-dir', dataDir]);
+    const ingested = await runCtx(['ingest', '--jsonl', jsonl, '--source', 'notes', '--json', '--data-dir', dataDir], modelEnv());
     expect(ingested.code, ingested.stderr).toBe(0);
-    const search = await runCtx(['search', 'quokka', '--tag', 't\ufffd', '--json', '--data-dir', dataDir]);
+    const search = await runCtx(['search', 'quokka', '--tag', 't\ufffd', '--json', '--data-dir', dataDir], modelEnv());
     expect(search.code, search.stderr).toBe(0);
     const [hit] = (JSON.parse(search.stdout) as { results: { id: string; title: string }[] }).results;
     expect(hit?.title).toBe('odd\ufffdtitle');
-    const document = await runCtx(['get', hit!.id, '--json', '--data-dir', dataDir]);
+    const document = await runCtx(['get', hit!.id, '--json', '--data-dir', dataDir], modelEnv());
     expect(JSON.parse(document.stdout)).toMatchObject({ body: 'the quokka line \ufffd here' });
 
     const session = path.join(dataDir, 'session.json');
     writeFileSync(session, JSON.stringify({ chunks: [{ chunk_id: 'a', position: 0, text: 'A' }] }));
-    const started = await runCtx(['annotations', 'start', session, '--data-dir', dataDir]);
+    const started = await runCtx(['annotations', 'start', session, '--data-dir', dataDir], modelEnv());
     expect(started.code, started.stderr).toBe(0);
     const { sessionId } = JSON.parse(started.stdout) as { sessionId: string };
     const items = path.join(dataDir, 'items.json');
     writeFileSync(items, JSON.stringify([{ chunkId: 'a', notes: 'bad\u0000note' }]));
-    const refused = await runCtx(['annotations', 'annotate', sessionId, '--file', items, '--data-dir', dataDir]);
+    const refused = await runCtx(['annotations', 'annotate', sessionId, '--file', items, '--data-dir', dataDir], modelEnv());
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/annotations\.0\.notes: contains a NUL character/);
-    const progress = await runCtx(['annotations', 'progress', sessionId, '--data-dir', dataDir]);
+    const progress = await runCtx(['annotations', 'progress', sessionId, '--data-dir', dataDir], modelEnv());
     expect(JSON.parse(progress.stdout)).toMatchObject({ annotatedChunks: 0 });
   }, 300_000);
 });
