@@ -8,6 +8,7 @@ import {
 } from '../src/domain/annotations.js';
 import { AppError, ValidationError } from '../src/errors.js';
 import { hasForgotten, type OpenedAnnotationFields } from '../src/protection/annotationText.js';
+import { unstorableTextIssue } from '../src/validation.js';
 
 const enumOf = (values: readonly string[]) => z.enum(values as [string, ...string[]]);
 
@@ -97,8 +98,14 @@ export const issuesOf = (error: z.ZodError): IssueDetail[] =>
 /** Parses with `schema`; bad input is one ValidationError whose details list every issue. */
 export const parseOrThrow = <S extends z.ZodType>(schema: S, input: unknown): z.output<S> => {
   const parsed = schema.safeParse(input);
-  if (parsed.success) return parsed.data;
-  const issues = issuesOf(parsed.error);
+  let issues: IssueDetail[];
+  if (parsed.success) {
+    const text = unstorableTextIssue(parsed.data);
+    if (!text) return parsed.data;
+    issues = [{ path: text.path, message: text.message, code: 'invalid_text' }];
+  } else {
+    issues = issuesOf(parsed.error);
+  }
   throw new ValidationError(
     `Invalid input: ${issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
     { issues },

@@ -80,8 +80,7 @@ export const ingestDocument = async (
   context: CommandContext,
 ): Promise<IngestResult> => {
   const input = parseInput(IngestDocumentInputSchema, rawInput);
-  // Postgres text cannot hold NUL; nothing readable is lost by dropping it.
-  const body = input.body.replaceAll('\u0000', '');
+  const body = input.body;
   const documentId = documentIdOf(context.project, input.source, input.sourceId);
   const stream = streamId('doc', documentId);
   const contentType = input.contentType ?? chunker.contentTypeOf(input.sourceId);

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { commandContext } from '../src/engine/commands.js';
 import { defineOperation } from '../src/operations.js';
+import { parseInput } from '../src/validation.js';
 import { ingestDocument, type IngestDeps } from './ingestDocument.js';
 
 export const IngestDocumentsInputSchema = z.object({
@@ -42,7 +43,9 @@ export const ingestDocumentsOperation = (deps: IngestDeps) =>
     writes: true,
     input: IngestDocumentsInputSchema,
     output: IngestDocumentsOutputSchema,
-    run: async (input, context) => {
+    run: async (rawInput, context) => {
+      // Checked whole before the first document is ingested: bad input appends nothing.
+      const input = parseInput(IngestDocumentsInputSchema, rawInput);
       const results = [];
       for (const doc of input.documents) {
         const result = await ingestDocument(

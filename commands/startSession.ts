@@ -13,6 +13,7 @@ import { ValidationError } from '../src/errors.js';
 import { defineOperation } from '../src/operations.js';
 import type { ChunkSource } from '../src/ports/chunkSource.js';
 import { MAX_APPEND_BYTES, type EventStore, type NewEvent } from '../src/ports/eventStore.js';
+import { unstorableTextIssue } from '../src/validation.js';
 import { issuesOf } from './annotationFields.js';
 
 const ConfigChunkSchema = z.object({
@@ -201,6 +202,8 @@ export const startSessionOperation = (store: EventStore, chunkSource?: ChunkSour
     run: async (rawInput, { actor, correlationId, project }) => {
       const parsed = StartSessionInputSchema.safeParse(rawInput);
       if (!parsed.success) throw new InvalidConfigError(issuesOf(parsed.error));
+      const text = unstorableTextIssue(parsed.data);
+      if (text) throw new InvalidConfigError([{ path: text.path, message: text.message, code: 'invalid_text' }]);
       const { config, name } = parsed.data;
       const { source, chunks } = await chunksOf(config, chunkSource);
       const sessionId = newId();

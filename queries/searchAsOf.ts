@@ -2,6 +2,7 @@ import { documentsProjection, type DocumentView } from '../projections/documents
 import { SEARCH_EVENT_TYPES } from '../projections/searchChunks.js';
 import { streamId, type StoredEvent } from '../src/domain/events.js';
 import { position, positionParts, START, type Position } from '../src/domain/position.js';
+import { applyBatch } from '../src/engine/applyBatch.js';
 import { loadAggregateAsOf, parseAsOf } from '../src/engine/asOf.js';
 import { UnavailableError, ValidationError } from '../src/errors.js';
 import type { EventStore } from '../src/ports/eventStore.js';
@@ -149,14 +150,16 @@ export const createSearchAsOf = ({
   ): Promise<Index> => {
     let checkpoint = START;
     let processedEvents = 0;
+    // As the live index does, the snapshot goes past an event it can never apply.
+    const skip = (event: StoredEvent, error: string) =>
+      logger.warn({ model, position: event.position, eventType: event.type, error }, 'as-of index skipped an event it cannot apply');
     for (;;) {
       if (closing) throw new UnavailableError('The ledger is closing');
       const page = await store.readAll({ from: checkpoint, maxCount: batchSize, filter: SEARCH_EVENTS });
       const events = page.filter((event) => event.position <= entry.position);
       if (events.length > 0) {
         const to = events[events.length - 1]!.position;
-        await snapshot.sink.apply(events, checkpoint, to);
-        checkpoint = to;
+        checkpoint = await applyBatch(snapshot.sink, events, checkpoint, to, skip);
         processedEvents += events.length;
         const progress = { model, position: entry.position, processedEvents };
         entry.listeners.forEach((listener) => listener(progress));
@@ -167,8 +170,7 @@ export const createSearchAsOf = ({
       const forgets = await store.readAll({ from: checkpoint, maxCount: batchSize, filter: FORGETS });
       if (forgets.length === 0) break;
       const to = forgets[forgets.length - 1]!.position;
-      await snapshot.sink.apply(forgets, checkpoint, to);
-      checkpoint = to;
+      checkpoint = await applyBatch(snapshot.sink, forgets, checkpoint, to, skip);
     }
     await snapshot.seal();
     return snapshot.index;

@@ -14,7 +14,7 @@ import {
   type Position as EsdbPosition,
   type RecordedEvent,
 } from '@eventstore/db-client';
-import { parseStoredEvent, validateEvent, type StoredEvent } from '../../src/domain/events.js';
+import { assertStorableEvent, parseStoredEvent, validateEvent, type StoredEvent } from '../../src/domain/events.js';
 import { EventMetadataSchema } from '../../src/domain/metadata.js';
 import { position, positionParts, type Position } from '../../src/domain/position.js';
 import { PayloadTooLargeError, ValidationError, describeIssues } from '../../src/errors.js';
@@ -73,6 +73,7 @@ export const toEventData = (events: readonly NewEvent[], streamId: string): JSON
       throw new ValidationError(`Invalid event metadata: ${describeIssues(parsed.error.issues).join('; ')}`);
     }
     const metadata = parsed.data;
+    assertStorableEvent(streamId, { type, data: payload, metadata });
     const esdbMetadata: EsdbMetadata = {
       ...metadata,
       schemaVersion,

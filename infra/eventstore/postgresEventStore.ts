@@ -1,5 +1,5 @@
 import { ConcurrencyError, PayloadTooLargeError, ValidationError, describeIssues } from '../../src/errors.js';
-import { categoryOf, validateEvent, type StoredEvent } from '../../src/domain/events.js';
+import { assertStorableEvent, categoryOf, validateEvent, type StoredEvent } from '../../src/domain/events.js';
 import { EventMetadataSchema, type EventMetadata } from '../../src/domain/metadata.js';
 import { START, position, positionParts, type Position } from '../../src/domain/position.js';
 import {
@@ -81,6 +81,7 @@ export const prepareAppend = (
   const prepared = events.map((event): PreparedEvent => {
     const { type, schemaVersion, data } = validateEvent(event);
     const metadata = validMetadata(event.metadata);
+    assertStorableEvent(streamId, { type, data, metadata });
     if (eventIds.has(metadata.eventId)) {
       throw new ValidationError(`Event id '${metadata.eventId}' appears twice in one append to '${streamId}'`);
     }

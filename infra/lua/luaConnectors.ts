@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { toStorableText } from '../../src/domain/text.js';
 import type { DocumentSink } from '../../src/ports/documentSink.js';
 import { ScriptLoadError, ToolError } from './luaErrors.js';
 import { describeDeclarationProblems, TOOL_NAME_PATTERN } from './luaTools.js';
@@ -100,7 +101,9 @@ export const syncLuaConnector = async ({ connector, sink, host, limits, cursor, 
       throw new ToolError(`${connector.script.shownAs}: connector.fetch returned ${describeDeclarationProblems(parsed.error)}`);
     }
     const counts = { created: 0, updated: 0, unchanged: 0 };
-    for (const document of parsed.data.documents) {
+    // A script's text is repaired rather than refused: one stray character must not stop a sync.
+    const { documents, cursor: returnedCursor, hasMore } = toStorableText(parsed.data);
+    for (const document of documents) {
       const outcome = await sink.ingest({
         source: connector.name,
         sourceId: document.source_id,
@@ -111,18 +114,18 @@ export const syncLuaConnector = async ({ connector, sink, host, limits, cursor, 
       });
       counts[outcome] += 1;
     }
-    const nextCursor = parsed.data.cursor ?? summary.cursor;
+    const nextCursor = returnedCursor ?? summary.cursor;
     const advanced = nextCursor !== summary.cursor;
-    if (parsed.data.documents.length > 0 || advanced) {
-      await onPage({ cursor: nextCursor, documents: parsed.data.documents.length, ...counts });
+    if (documents.length > 0 || advanced) {
+      await onPage({ cursor: nextCursor, documents: documents.length, ...counts });
     }
     summary.pages += 1;
-    summary.documents += parsed.data.documents.length;
+    summary.documents += documents.length;
     summary.created += counts.created;
     summary.updated += counts.updated;
     summary.unchanged += counts.unchanged;
     summary.cursor = nextCursor;
-    if (!parsed.data.hasMore || !advanced) break;
+    if (!hasMore || !advanced) break;
   }
   return summary;
 };

@@ -8,6 +8,7 @@ import { AppError, NotFoundError, ValidationError, describeIssues } from '../../
 import { DEFAULT_PROJECT, type Operation } from '../../src/operations.js';
 import type { EventStore, NewEvent } from '../../src/ports/eventStore.js';
 import type { Logger } from '../../src/ports/logger.js';
+import { unstorableTextIssue } from '../../src/validation.js';
 import type { ExtensionRegistry } from './extensionRegistry.js';
 import { BadRequestError, ToolError, ToolTimeoutError } from './luaErrors.js';
 import { runLua, type LuaHost, type LuaLimits } from './luaRuntime.js';
@@ -60,6 +61,11 @@ const parseParams = (schema: z.ZodType, params: unknown, tool: string) => {
   if (!parsed.success) {
     const issues = describeIssues(parsed.error.issues);
     throw new BadRequestError(`Invalid parameters for '${tool}': ${issues.join('; ')}`, { issues });
+  }
+  const text = unstorableTextIssue(parsed.data);
+  if (text) {
+    const issues = [`${text.field}: ${text.message}`];
+    throw new BadRequestError(`Invalid parameters for '${tool}': ${issues[0]}`, { issues });
   }
   return parsed.data as Record<string, unknown>;
 };

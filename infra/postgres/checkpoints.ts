@@ -1,5 +1,7 @@
+import type { StoredEvent } from '../../src/domain/events.js';
 import { START, type Position } from '../../src/domain/position.js';
-import { CheckpointMovedError } from '../../src/ports/projections.js';
+import { toStorableText } from '../../src/domain/text.js';
+import { CheckpointMovedError, type QuarantinedEvent } from '../../src/ports/projections.js';
 import type { Database, Sql } from './database.js';
 
 type Slot = 'live' | 'shadow';
@@ -12,6 +14,16 @@ CREATE TABLE IF NOT EXISTS projection_checkpoints (
   position text NOT NULL,
   updated_at timestamptz NOT NULL DEFAULT now(),
   PRIMARY KEY (name, slot)
+);
+CREATE TABLE IF NOT EXISTS projection_quarantine (
+  name text NOT NULL,
+  slot text NOT NULL CHECK (slot IN ('live', 'shadow')),
+  position text NOT NULL,
+  event_type text NOT NULL,
+  stream_id text NOT NULL,
+  error text NOT NULL,
+  quarantined_at timestamptz NOT NULL DEFAULT now(),
+  PRIMARY KEY (name, slot, position)
 );`;
 
 /**
@@ -54,6 +66,34 @@ export const projectionCheckpoints = (db: Database, name: string, version: numbe
       WHERE name = $${at + 1} AND slot = $${at + 2} AND position = $${at + 3} RETURNING 1)`;
   },
 
+  /** Moves the checkpoint past `event` and records it as quarantined, in one transaction. */
+  async quarantine(slot: Slot, event: StoredEvent, error: string, from: Position, to: Position): Promise<void> {
+    await db.transaction(async (tx) => {
+      await this.advance(tx, slot, from, to);
+      await tx.query(
+        `INSERT INTO projection_quarantine (name, slot, position, event_type, stream_id, error) VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (name, slot, position) DO UPDATE SET error = excluded.error, quarantined_at = now()`,
+        // The message may quote the very text that could not be stored.
+        [name, slot, event.position, event.type, toStorableText(event.streamId), toStorableText(error)],
+      );
+    });
+  },
+
+  async quarantined(slot: Slot = 'live'): Promise<QuarantinedEvent[]> {
+    const rows = await db.query<{ position: Position; event_type: string; stream_id: string; error: string; at: string }>(
+      `SELECT position, event_type, stream_id, error, to_char(quarantined_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS at
+       FROM projection_quarantine WHERE name = $1 AND slot = $2 ORDER BY position`,
+      [name, slot],
+    );
+    return rows.map((r) => ({
+      position: r.position,
+      eventType: r.event_type,
+      streamId: r.stream_id,
+      error: r.error,
+      quarantinedAt: r.at,
+    }));
+  },
+
   movedError: (slot: Slot, from: Position) =>
     new CheckpointMovedError(`Checkpoint of '${name}' (${slot}) is no longer ${from}`),
 
@@ -71,6 +111,7 @@ export const projectionCheckpoints = (db: Database, name: string, version: numbe
        ON CONFLICT (name, slot) DO UPDATE SET version = excluded.version, position = excluded.position`,
       [name, version, START],
     );
+    await tx.query(`DELETE FROM projection_quarantine WHERE name = $1 AND slot = 'shadow'`, [name]);
   },
 
   /** Inside the swap transaction: the shadow's checkpoint and version become the live ones. */
@@ -81,11 +122,15 @@ export const projectionCheckpoints = (db: Database, name: string, version: numbe
        WHERE l.name = $1 AND l.slot = 'live' AND s.name = $1 AND s.slot = 'shadow'`,
       [name],
     );
+    // The rebuilt read model met every event again: its quarantine replaces the old one.
+    await tx.query(`DELETE FROM projection_quarantine WHERE name = $1 AND slot = 'live'`, [name]);
+    await tx.query(`UPDATE projection_quarantine SET slot = 'live' WHERE name = $1 AND slot = 'shadow'`, [name]);
     await this.dropShadow(tx);
   },
 
   async dropShadow(tx: Sql): Promise<void> {
     await tx.query(`DELETE FROM projection_checkpoints WHERE name = $1 AND slot = 'shadow'`, [name]);
+    await tx.query(`DELETE FROM projection_quarantine WHERE name = $1 AND slot = 'shadow'`, [name]);
   },
 });
 

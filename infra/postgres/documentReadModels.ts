@@ -1,14 +1,16 @@
 import type { StoredEvent } from '../../src/domain/events.js';
 import { ValidationError } from '../../src/errors.js';
-import type {
-  DocumentProjection,
-  FindQuery,
-  ProjectionSink,
-  ReadModels,
-  RunnableProjection,
-  ShadowSink,
+import {
+  handle,
+  type DocumentProjection,
+  type FindQuery,
+  type ProjectionSink,
+  type ReadModels,
+  type RunnableProjection,
+  type ShadowSink,
 } from '../../src/ports/projections.js';
 import { projectionCheckpoints } from './checkpoints.js';
+import { writingProjection } from './dataErrors.js';
 import type { Database, Sql } from './database.js';
 
 const COLLECTION = /^[a-z][a-z0-9_]{0,40}$/;
@@ -41,15 +43,16 @@ const applyToTable = async <Doc>(
 ): Promise<boolean> => {
   const handled = new Set<string>(projection.eventTypes);
   const relevant = events.filter((e) => handled.has(e.type));
-  const ids = [...new Set(relevant.flatMap((e) => projection.documentIds(e)))];
+  const idsOf = new Map(relevant.map((e) => [e, handle(e, () => projection.documentIds(e))]));
+  const ids = [...new Set([...idsOf.values()].flat())];
   const rows =
     ids.length === 0
       ? []
       : await db.query<{ id: string; doc: Doc }>(`SELECT id, doc FROM ${table} WHERE id = ANY($1::text[])`, [ids]);
   const docs = new Map<string, Doc | null>(rows.map((r) => [r.id, r.doc]));
   for (const event of relevant) {
-    for (const id of projection.documentIds(event)) {
-      docs.set(id, projection.evolve(docs.get(id) ?? null, event, id));
+    for (const id of idsOf.get(event)!) {
+      docs.set(id, handle(event, () => projection.evolve(docs.get(id) ?? null, event, id)));
     }
   }
   const upserts = [...docs].filter(([, doc]) => doc !== null).map(([id, doc]) => ({ id, doc }));
@@ -87,8 +90,10 @@ export const postgresDocumentProjection = async <Doc>(
     checkpoint: () => checkpoints.read(slot),
     apply: async (events, from, to) => {
       const moved = (params: unknown[]) => checkpoints.movedCte(slot, from, to, params);
-      if (!(await applyToTable(db, table, projection, events, moved))) throw checkpoints.movedError(slot, from);
+      const applied = await writingProjection(() => applyToTable(db, table, projection, events, moved));
+      if (!applied) throw checkpoints.movedError(slot, from);
     },
+    quarantine: (event, error, from, to) => checkpoints.quarantine(slot, event, error, from, to),
   });
 
   return {
@@ -97,6 +102,7 @@ export const postgresDocumentProjection = async <Doc>(
     eventTypes: projection.eventTypes,
     live: sink(live, 'live'),
     liveVersion: () => checkpoints.liveVersion(),
+    quarantined: () => checkpoints.quarantined(),
     openShadow: async (): Promise<ShadowSink> => {
       await db.transaction(async (tx) => {
         await tx.query(`DROP TABLE IF EXISTS ${shadow}`);

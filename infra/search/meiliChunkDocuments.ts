@@ -1,5 +1,6 @@
 import { searchChunkChanges, type SearchChunk } from '../../projections/searchChunks.js';
 import type { StoredEvent } from '../../src/domain/events.js';
+import { handle } from '../../src/ports/projections.js';
 import { epochMs, staleChunksFilter } from './meiliFilters.js';
 
 /** A chunk as a Meilisearch document, keyed by chunk id. */
@@ -34,7 +35,7 @@ const DELETE_GROUP = 100;
 export const lastChanges = (events: readonly StoredEvent[]): Map<string, SearchChunk[]> => {
   const byDocument = new Map<string, SearchChunk[]>();
   for (const event of events) {
-    const change = searchChunkChanges(event);
+    const change = handle(event, () => searchChunkChanges(event));
     if (change) byDocument.set(change.documentId, change.chunks);
   }
   return byDocument;

@@ -137,6 +137,7 @@ export const createMeiliKeywordIndex = async ({
       }
       await db.transaction((tx) => checkpoints.advance(tx, slot, from, to));
     },
+    quarantine: (event, error, from, to) => checkpoints.quarantine(slot, event, error, from, to),
   });
 
   const projection: RunnableProjection = {
@@ -145,6 +146,7 @@ export const createMeiliKeywordIndex = async ({
     eventTypes: SEARCH_EVENT_TYPES,
     live: sink(indexUid, 'live'),
     liveVersion: () => checkpoints.liveVersion(),
+    quarantined: () => checkpoints.quarantined(),
     openShadow: async (): Promise<ShadowSink> => {
       await client.deleteIndexIfExists(shadowUid).catch((error: unknown) => {
         throw translateMeiliError(error);

@@ -4,6 +4,7 @@ import { START } from '../../src/domain/position.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import {
   CheckpointMovedError,
+  handle,
   type ProjectionSink,
   type RunnableProjection,
   type ShadowSink,
@@ -11,6 +12,7 @@ import {
 import type { SearchFilters } from '../../src/ports/searchIndex.js';
 import type { Database, Sql } from '../postgres/database.js';
 import { projectionCheckpoints } from '../postgres/checkpoints.js';
+import { writingProjection } from '../postgres/dataErrors.js';
 
 /** How one chunk table differs from another: the value it keeps per chunk, and how it indexes it. */
 export interface ChunkTableSpec {
@@ -53,7 +55,7 @@ export const valueIndexName = (table: string) => `${table}_value`;
 const lastChanges = (events: readonly StoredEvent[]) => {
   const byDocument = new Map<string, SearchChunk[]>();
   for (const event of events) {
-    const change = searchChunkChanges(event);
+    const change = handle(event, () => searchChunkChanges(event));
     if (change) byDocument.set(change.documentId, change.chunks);
   }
   return byDocument;
@@ -105,10 +107,12 @@ const applyChanges = async (
   const texts = await content.get(chunks.map((c) => c.textHash));
   const present = chunks.filter((c) => texts.has(c.textHash));
   const values = await spec.values(present, texts);
-  await db.transaction(async (tx) => {
-    await record(tx);
-    if (changes.size > 0) await write(tx, target, spec.valueType, [...changes.keys()], present, values);
-  });
+  await writingProjection(() =>
+    db.transaction(async (tx) => {
+      await record(tx);
+      if (changes.size > 0) await write(tx, target, spec.valueType, [...changes.keys()], present, values);
+    }),
+  );
 };
 
 /**
@@ -133,6 +137,7 @@ export const postgresChunkIndexProjection = async (
     checkpoint: () => checkpoints.read(slot),
     apply: (events, from, to) =>
       applyChanges(db, content, spec, target, events, (tx) => checkpoints.advance(tx, slot, from, to)),
+    quarantine: (event, error, from, to) => checkpoints.quarantine(slot, event, error, from, to),
   });
 
   return {
@@ -141,6 +146,7 @@ export const postgresChunkIndexProjection = async (
     eventTypes: SEARCH_EVENT_TYPES,
     live: sink(table, 'live'),
     liveVersion: () => checkpoints.liveVersion(),
+    quarantined: () => checkpoints.quarantined(),
     openShadow: async (): Promise<ShadowSink> => {
       // The value index is built after the bulk load, at promotion: much faster than row by row.
       await db.exec(`DROP TABLE IF EXISTS ${shadowTable}; ${columns(shadowTable, spec.valueType)}`);
@@ -202,6 +208,13 @@ export const openChunkTableSnapshot = async (
           throw new CheckpointMovedError(`Snapshot of '${spec.name}' is at ${checkpoint}, not ${from}`);
         await applyChanges(db, content, spec, table, events, () => Promise.resolve());
         checkpoint = to;
+      },
+      // A snapshot is thrown away after use: what it skipped is only logged by its builder.
+      quarantine: (_event, _error, from, to) => {
+        if (from !== checkpoint)
+          return Promise.reject(new CheckpointMovedError(`Snapshot of '${spec.name}' is at ${checkpoint}, not ${from}`));
+        checkpoint = to;
+        return Promise.resolve();
       },
     },
     seal: async () => {

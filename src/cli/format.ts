@@ -27,9 +27,10 @@ const eta = (p: RebuildProgress) => (p.etaSeconds === null ? 'estimating' : `${f
 export const formatRebuildProgress = (p: RebuildProgress): string =>
   `${p.processedEvents}/${p.totalEvents} events (${p.percent.toFixed(1)}%), ${eta(p)}`;
 
-export const formatProjectionStatus = (status: readonly ProjectionStatus[]): string =>
-  table([
-    ['NAME', 'VERSION', 'STATE', 'LAG (events)', 'LAG (s)', 'EVENTS/S', 'REBUILD', 'LAST ERROR'],
+/** The table of projections, then each quarantined event: where, what, and why it could not be applied. */
+export const formatProjectionStatus = (status: readonly ProjectionStatus[]): string => {
+  const overview = table([
+    ['NAME', 'VERSION', 'STATE', 'LAG (events)', 'LAG (s)', 'EVENTS/S', 'REBUILD', 'QUARANTINED', 'LAST ERROR'],
     ...status.map((s) => [
       s.name,
       String(s.version),
@@ -38,6 +39,12 @@ export const formatProjectionStatus = (status: readonly ProjectionStatus[]): str
       s.lagSeconds.toFixed(1),
       String(s.eventsPerSecond),
       s.rebuild ? `${s.rebuild.percent.toFixed(1)}%, ${eta(s.rebuild)}` : '',
+      String(s.quarantined.length),
       s.lastError?.message ?? '',
     ]),
   ]);
+  const quarantined = status.flatMap((s) =>
+    s.quarantined.map((q) => `  ${s.name} at ${q.position}: ${q.eventType} in ${q.streamId}: ${q.error}`),
+  );
+  return quarantined.length ? `${overview}\n\nQuarantined events (skipped; see the README):\n${quarantined.join('\n')}` : overview;
+};

@@ -8,6 +8,7 @@ import { ProtectionEventSchemas } from '../protection/events.js';
 import { JobEventSchemas } from './jobs.js';
 import type { EventMetadata } from './metadata.js';
 import type { Position } from './position.js';
+import { describeTextPath, findUnstorableText, toStorableText } from './text.js';
 import { ToolEventSchemas } from './tools.js';
 
 /** The one event catalog: every event the ledger has ever written, by `type`. */
@@ -85,6 +86,19 @@ export const parseStoredEvent = (
     version += 1;
   }
   return validateEvent({ type, schemaVersion: version, data: payload });
+};
+
+/**
+ * Refuses, before it is appended, an event that breaks the text rule: no read model could apply it.
+ * Input parsers refuse such text first, naming the input field; this guards every other writer.
+ */
+export const assertStorableEvent = (streamId: string, event: { type: string; data: unknown; metadata: unknown }): void => {
+  const found = findUnstorableText({ streamId, data: event.data, metadata: event.metadata });
+  if (found) {
+    throw new ValidationError(`Cannot append ${event.type} to '${toStorableText(streamId)}': ${describeTextPath(found.path)} ${found.problem}`, {
+      field: describeTextPath(found.path),
+    });
+  }
 };
 
 export const validateEvent = (event: unknown): DomainEvent => {

@@ -3,7 +3,8 @@ import { START, type Position } from '../domain/position.js';
 import { IllegalStateError, NotFoundError } from '../errors.js';
 import type { EventStore, Subscription } from '../ports/eventStore.js';
 import type { Logger } from '../ports/logger.js';
-import { CheckpointMovedError, type ProjectionSink, type RunnableProjection } from '../ports/projections.js';
+import type { ProjectionSink, QuarantinedEvent, RunnableProjection } from '../ports/projections.js';
+import { applyBatch, type OnQuarantine } from './applyBatch.js';
 
 export interface RebuildProgress {
   processedEvents: number;
@@ -28,6 +29,8 @@ export interface ProjectionStatus {
   eventsPerSecond: number;
   lastError: { message: string; at: string } | null;
   rebuild: RebuildProgress | null;
+  /** Events it skipped because it can never apply them, oldest first. */
+  quarantined: QuarantinedEvent[];
 }
 
 export interface ProjectionRunner {
@@ -99,31 +102,6 @@ const estimated = (progress: RebuildProgress): Pick<RebuildProgress, 'totalEvent
   };
 };
 
-/**
- * Applies the events of a batch and moves the checkpoint to `to`, the batch's end, retrying what
- * is left when another runner moved the checkpoint first. Returns the new checkpoint.
- */
-const applyBatch = async (
-  sink: ProjectionSink,
-  events: readonly StoredEvent[],
-  from: Position,
-  to: Position,
-): Promise<Position> => {
-  let checkpoint = from;
-  let pending = events.filter((e) => e.position > checkpoint);
-  while (checkpoint < to) {
-    try {
-      await sink.apply(pending, checkpoint, to);
-      return to;
-    } catch (error) {
-      if (!(error instanceof CheckpointMovedError)) throw error;
-      checkpoint = await sink.checkpoint();
-      pending = pending.filter((e) => e.position > checkpoint);
-    }
-  }
-  return checkpoint;
-};
-
 const lastPosition = (events: readonly StoredEvent[]): Position => events[events.length - 1]!.position;
 
 export const createProjectionRunner = (
@@ -152,6 +130,14 @@ export const createProjectionRunner = (
     if (!live) throw new NotFoundError(`No projection named '${name}'`, { known: [...lives.keys()] });
     return live;
   };
+
+  const reportQuarantine =
+    (name: string, copy: 'live' | 'rebuild'): OnQuarantine =>
+    (event, error) =>
+      logger.error(
+        { projection: name, copy, position: event.position, eventType: event.type, streamId: event.streamId, error },
+        'event quarantined: the projection cannot apply it and goes on past it',
+      );
 
   const recordRate = (live: Live, count: number) => {
     const now = Date.now();
@@ -213,7 +199,13 @@ export const createProjectionRunner = (
     try {
       // Events of other types need nothing; the checkpoint passes them in memory, and is stored now and then.
       if (relevant.length > 0 || Date.now() - live.storedAt >= STORE_IDLE_CHECKPOINT_MS) {
-        live.checkpoint = await applyBatch(live.projection.live, relevant, live.checkpoint, to);
+        live.checkpoint = await applyBatch(
+          live.projection.live,
+          relevant,
+          live.checkpoint,
+          to,
+          reportQuarantine(live.projection.name, 'live'),
+        );
         live.storedAt = Date.now();
       }
       live.seen = live.checkpoint > to ? live.checkpoint : to;
@@ -243,11 +235,17 @@ export const createProjectionRunner = (
   const countAfter = (from: Position, limit = LAG_COUNT_LIMIT): Promise<number> => store.countAll({ from, limit });
 
   /** Reads `$all` from the sink's checkpoint into it until nothing is left. */
-  const catchUp = async (sink: ProjectionSink, progress: RebuildProgress, onProgress?: (p: RebuildProgress) => void) => {
+  const catchUp = async (
+    name: string,
+    sink: ProjectionSink,
+    progress: RebuildProgress,
+    onProgress?: (p: RebuildProgress) => void,
+  ) => {
     for (;;) {
       const events = await store.readAll({ from: progress.checkpoint, maxCount: batchSize });
       if (events.length === 0) return;
-      progress.checkpoint = await applyBatch(sink, events, progress.checkpoint, lastPosition(events));
+      const to = lastPosition(events);
+      progress.checkpoint = await applyBatch(sink, events, progress.checkpoint, to, reportQuarantine(name, 'rebuild'));
       progress.processedEvents += events.length;
       Object.assign(progress, estimated(progress));
       onProgress?.({ ...progress });
@@ -261,12 +259,12 @@ export const createProjectionRunner = (
     progress.totalEvents = await countAfter(START, Number.POSITIVE_INFINITY);
     const shadow = await live.projection.openShadow();
     try {
-      await catchUp(shadow, progress, onProgress);
+      await catchUp(name, shadow, progress, onProgress);
       // The live copy stops only for the last few events and the swap.
       const wasFollowing = live.following;
       await stopFollowing(live);
       try {
-        await catchUp(shadow, progress, onProgress);
+        await catchUp(name, shadow, progress, onProgress);
         await shadow.promote();
       } finally {
         if (wasFollowing) await follow(live);
@@ -344,7 +342,10 @@ export const createProjectionRunner = (
       const head = headEvent?.position ?? START;
       return Promise.all(
         [...lives.values()].map(async (live): Promise<ProjectionStatus> => {
-          const stored = await live.projection.live.checkpoint();
+          const [stored, quarantined] = await Promise.all([
+            live.projection.live.checkpoint(),
+            live.projection.quarantined(),
+          ]);
           const checkpoint = live.seen > stored ? live.seen : stored;
           const [next] = await store.readAll({ from: checkpoint, maxCount: 1 });
           const lagSeconds =
@@ -360,6 +361,7 @@ export const createProjectionRunner = (
             eventsPerSecond: live.rate.perSecond,
             lastError: live.lastError,
             rebuild: live.rebuild ? { ...live.rebuild, ...estimated(live.rebuild) } : null,
+            quarantined,
           };
         }),
       );

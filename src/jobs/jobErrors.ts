@@ -8,6 +8,7 @@ import {
   UnavailableError,
   ValidationError,
 } from '../errors.js';
+import { unstorableTextIssue } from '../validation.js';
 
 /** Seed 004's error object: `{error: {code, message, details?}}`. */
 export interface JobErrorObject extends Record<string, unknown> {
@@ -53,7 +54,16 @@ const SUGGESTIONS: Record<string, string> = {
 /** Parses tool input; the first bad field becomes a VALIDATION_ERROR with field, value and suggestion. */
 export const parseJobInput = <S extends z.ZodType>(schema: S, input: unknown): z.output<S> => {
   const parsed = schema.safeParse(input ?? {});
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    const text = unstorableTextIssue(parsed.data);
+    if (!text) return parsed.data;
+    // The value itself is left out: it holds what cannot be stored.
+    throw new ValidationError(`Invalid ${text.field}: ${text.message}`, {
+      field: text.field,
+      value: '',
+      suggestion: 'Remove NUL characters and unpaired surrogates from the text',
+    });
+  }
   const [issue] = parsed.error.issues;
   const field = issue?.path.map(String).join('.') || '(input)';
   const raw = field in ((input as object | null) ?? {}) ? (input as Record<string, unknown>)[field] : undefined;

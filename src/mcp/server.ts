@@ -6,6 +6,7 @@ import { AppError } from '../errors.js';
 import type { Actor } from '../domain/metadata.js';
 import { DEFAULT_PROJECT, type Operation, type Toolset } from '../operations.js';
 import type { Logger } from '../ports/logger.js';
+import { assertStorableText } from '../validation.js';
 import { toolFailure, toolSuccess } from './toolResult.js';
 
 export interface McpServerOptions {
@@ -86,6 +87,7 @@ export const createMcpServerFactory =
           const correlationId = newId();
           try {
             if (access.scopes && !access.scopes.includes(scope)) throw new AuthorizationError(scope);
+            assertStorableText(given);
             const input = actor.tenant && namesProject ? { ...given, project_id: actor.tenant } : given;
             const scopes = access.scopes ?? undefined;
             const output = await operation.run(input, { actor, correlationId, project, ...(scopes ? { scopes } : {}) });

@@ -5,6 +5,7 @@ import type { ListSourcesOutput } from '../../queries/listSources.js';
 import type { SearchOutput } from '../../queries/searchDocuments.js';
 import { print } from '../cli/output.js';
 import { progressLine } from '../cli/progress.js';
+import { toStorableText } from '../domain/text.js';
 import { ValidationError } from '../errors.js';
 import type { IngestTally } from '../ingestion/ingestFiles.js';
 import type { LedgerHandle, WithLedger } from '../module.js';
@@ -24,7 +25,10 @@ const summary = (t: IngestTally) =>
   `${t.scanned} files: ${t.created} new, ${t.updated} updated, ${t.unchanged} unchanged, ${t.skipped} skipped, ` +
   `${t.failed} failed, ${t.removed} removed; ${t.chunks} chunks`;
 
-/** Parses JSONL: one document per line; a bad line is reported with its number. */
+/**
+ * Parses JSONL: one document per line; a bad line is reported with its number. Text the ledger
+ * cannot store (NUL, unpaired surrogates) is replaced by U+FFFD, as in files read from disk.
+ */
 const readJsonl = (file: string) =>
   readFileSync(file, 'utf8')
     .split('\n')
@@ -32,7 +36,7 @@ const readJsonl = (file: string) =>
     .filter(({ line }) => line.length > 0)
     .map(({ line, number }) => {
       try {
-        return JSON.parse(line) as Record<string, unknown>;
+        return toStorableText(JSON.parse(line) as Record<string, unknown>);
       } catch (error) {
         throw new ValidationError(`${file}:${number}: not JSON (${(error as Error).message})`);
       }

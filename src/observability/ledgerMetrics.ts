@@ -56,6 +56,13 @@ export const createLedgerMetrics = (): LedgerMetrics => {
     'projection',
     'state',
   ]);
+  // A counter whose value is read from the quarantine records at each scrape: it survives restarts.
+  const quarantined = new Counter({
+    name: 'ctx_projection_quarantined_events_total',
+    help: 'Events a projection could not apply, quarantined and gone past',
+    labelNames: ['projection'] as const,
+    registers: [registry],
+  });
   const rebuildPercent = gauge('ctx_projection_rebuild_percent', 'Progress of a running rebuild', ['projection']);
   const jobs = gauge('ctx_jobs', 'Indexing jobs by status', ['status']);
   const embeddingQueue = gauge('ctx_embedding_queue_texts', 'Texts handed to the embedding model and not embedded yet', []);
@@ -67,6 +74,7 @@ export const createLedgerMetrics = (): LedgerMetrics => {
     const [statuses, jobCounts] = await Promise.all([projections.status(), jobsByStatus?.() ?? null]);
     for (const gaugeByProjection of [lagEvents, lagSeconds, eventsPerSecond, state, rebuildPercent])
       gaugeByProjection.reset();
+    quarantined.reset();
     for (const status of statuses) {
       const projection = status.name;
       lagEvents.set({ projection }, status.lagEvents);
@@ -74,6 +82,7 @@ export const createLedgerMetrics = (): LedgerMetrics => {
       eventsPerSecond.set({ projection }, status.eventsPerSecond);
       for (const name of PROJECTION_STATES) state.set({ projection, state: name }, stateOf(status) === name ? 1 : 0);
       if (status.rebuild) rebuildPercent.set({ projection }, status.rebuild.percent);
+      quarantined.inc({ projection }, status.quarantined.length);
     }
     jobs.reset();
     for (const [status, count] of jobCounts ?? []) jobs.set({ status }, count);

@@ -21,13 +21,48 @@ export class CheckpointMovedError extends Error {
 }
 
 /**
+ * An event of the batch can never be applied, however often it is retried: its data is refused by
+ * the store (e.g. Postgres data exceptions) or the projection's handler throws on it. Nothing of
+ * the batch was applied. Errors of a store that cannot be reached are never this.
+ */
+export class UnprojectableEventError extends Error {
+  override name = 'UnprojectableEventError';
+}
+
+/** Runs a projection's pure handler on `event`: whatever it throws is about that event. */
+export const handle = <T>(event: StoredEvent, handler: () => T): T => {
+  try {
+    return handler();
+  } catch (error) {
+    throw new UnprojectableEventError(`Cannot apply ${event.type} at ${event.position}: ${(error as Error).message}`, {
+      cause: error,
+    });
+  }
+};
+
+/** An event a projection skipped because it could not apply it, kept so that it can be looked into. */
+export interface QuarantinedEvent {
+  position: Position;
+  eventType: string;
+  streamId: string;
+  error: string;
+  quarantinedAt: string;
+}
+
+/**
  * Where a projection writes. `apply` writes the batch and moves the checkpoint from `from` to `to`
  * as one unit (Postgres: one transaction; at-least-once sinks: data first, checkpoint after), and
- * throws CheckpointMovedError, applying nothing, when the stored checkpoint is not `from`.
+ * throws CheckpointMovedError, applying nothing, when the stored checkpoint is not `from`; it
+ * throws UnprojectableEventError when an event of the batch can never be applied.
  */
 export interface ProjectionSink {
   checkpoint(): Promise<Position>;
   apply(events: readonly StoredEvent[], from: Position, to: Position): Promise<void>;
+  /**
+   * Records `event` as quarantined and moves the checkpoint from `from` to `to` (at or past the
+   * event) as one unit, applying nothing; CheckpointMovedError as `apply`.
+   */
+  quarantine(event: StoredEvent, error: string, from: Position, to: Position): Promise<void>;
 }
 
 export interface ShadowSink extends ProjectionSink {
@@ -44,8 +79,10 @@ export interface RunnableProjection {
   readonly live: ProjectionSink;
   /** The version the live read model was built with, or null when it was never built. */
   liveVersion(): Promise<number | null>;
-  /** Opens an empty shadow copy, checkpoint at the start of `$all`. */
+  /** Opens an empty shadow copy, checkpoint at the start of `$all`; promoting it brings its quarantine. */
   openShadow(): Promise<ShadowSink>;
+  /** The events the live read model quarantined, oldest first. */
+  quarantined(): Promise<QuarantinedEvent[]>;
 }
 
 export interface FindQuery {

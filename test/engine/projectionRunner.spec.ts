@@ -4,11 +4,11 @@ import { postgresDocumentProjection, postgresReadModels } from '../../infra/post
 import { createPostgresEventStore } from '../../infra/eventstore/postgresEventStore.js';
 import { streamSummaries, type StreamSummary } from '../../projections/streamSummaries.js';
 import { createProjectionRunner, type RebuildProgress } from '../../src/engine/projectionRunner.js';
-import { IllegalStateError, NotFoundError } from '../../src/errors.js';
+import { DatabaseUnavailableError, IllegalStateError, NotFoundError } from '../../src/errors.js';
 import type { EventStore } from '../../src/ports/eventStore.js';
-import { CheckpointMovedError, type DocumentProjection } from '../../src/ports/projections.js';
+import { CheckpointMovedError, type DocumentProjection, type RunnableProjection } from '../../src/ports/projections.js';
 import { silentLogger } from '../../src/ports/logger.js';
-import { newEvents } from '../support/events.js';
+import { appendUnchecked, newEvents } from '../support/events.js';
 
 let db: Database;
 let store: EventStore;
@@ -73,13 +73,16 @@ describe('projection runner', () => {
 
   it('reads each batch once for every projection, and a failing one holds back neither the others nor its own retry', async () => {
     let failing = true;
-    const flaky = await postgresDocumentProjection(db, {
-      ...summariesAs('flaky'),
-      evolve: (doc, event, id) => {
-        if (failing) throw new Error('read model unavailable');
-        return streamSummaries.evolve(doc as StreamSummary | null, event, id);
+    const base = await postgresDocumentProjection(db, summariesAs('flaky'));
+    // A database out of reach is retried, never mistaken for an event that cannot be applied.
+    const flaky: RunnableProjection = {
+      ...base,
+      live: {
+        ...base.live,
+        apply: (events, from, to) =>
+          failing ? Promise.reject(new DatabaseUnavailableError('read model unavailable')) : base.live.apply(events, from, to),
       },
-    });
+    };
     const healthy = await postgresDocumentProjection(db, summariesAs('healthy'));
     // Handles no event type that is appended here: it must still count as caught up.
     const idle = await postgresDocumentProjection(db, { ...summariesAs('idle'), eventTypes: ['ApiKeyRevoked'] });
@@ -106,7 +109,78 @@ describe('projection runner', () => {
     failing = false;
     await runner.waitFor(head, { name: 'flaky' });
     expect(await postgresReadModels(db).get<StreamSummary>('flaky', stream!)).toMatchObject({ events: 3 });
-    expect((await runner.status()).find((s) => s.name === 'flaky')?.lastError).toBeNull();
+    expect((await runner.status()).find((s) => s.name === 'flaky')).toMatchObject({ lastError: null, quarantined: [] });
+    await runner.stop();
+  });
+
+  it('quarantines an event its handler throws on, applies the events around it, and a rebuild meets it again', async () => {
+    const [before, bad, after] = await fill(3, 1);
+    const picky = await postgresDocumentProjection(db, {
+      ...summariesAs('picky'),
+      evolve: (doc, event, id) => {
+        if (event.streamId === bad) throw new Error('no summary for this stream');
+        return streamSummaries.evolve(doc as StreamSummary | null, event, id);
+      },
+    });
+    // One batch holds all three: the bad event must be isolated from the good ones beside it.
+    const runner = createProjectionRunner(store, [picky], { logger: silentLogger, batchSize: 100_000 });
+    await runner.start();
+    const head = await store.headPosition();
+    await runner.waitFor(head);
+    const [badEvent] = await store.readStream(bad!);
+    expect(await postgresReadModels(db).get('picky', before!)).toMatchObject({ events: 1 });
+    expect(await postgresReadModels(db).get('picky', after!)).toMatchObject({ events: 1 });
+    expect(await postgresReadModels(db).get('picky', bad!)).toBeNull();
+    const quarantined = [
+      {
+        position: badEvent!.position,
+        eventType: badEvent!.type,
+        streamId: bad,
+        error: expect.stringMatching(/no summary for this stream/) as unknown,
+        quarantinedAt: expect.any(String) as unknown,
+      },
+    ];
+    expect((await runner.status())[0]).toMatchObject({ checkpoint: head, lastError: null, quarantined });
+
+    // Later events still apply.
+    const [later] = await fill(1, 1);
+    await runner.waitFor(await store.headPosition());
+    expect(await postgresReadModels(db).get('picky', later!)).toMatchObject({ events: 1 });
+
+    await expect(runner.rebuild('picky')).resolves.toMatchObject({ percent: 100 });
+    expect((await runner.status())[0]).toMatchObject({ lastError: null, quarantined });
+    await runner.stop();
+  });
+
+  it('quarantines an old event whose text the database cannot store, instead of stopping on it', async () => {
+    const keepsData = await postgresDocumentProjection(db, {
+      name: 'event_data',
+      version: 1,
+      eventTypes: ['IndexingJobStarted'],
+      documentIds: (event) => [event.streamId],
+      evolve: (_doc, event) => ({ data: event.data }),
+    });
+    const runner = createProjectionRunner(store, [keepsData], { logger: silentLogger, batchSize: 100_000 });
+    const [good] = await fill(1, 1);
+    const poisoned = `job-${crypto.randomUUID()}`;
+    const poison = await appendUnchecked(db, poisoned, {
+      type: 'IndexingJobStarted',
+      schemaVersion: 1,
+      data: { jobId: crypto.randomUUID(), runnerId: 'runner\u0000one' },
+    });
+    const [next] = await fill(1, 1);
+    await runner.start();
+    await runner.waitFor(await store.headPosition());
+    expect(await postgresReadModels(db).get('event_data', good!)).not.toBeNull();
+    expect(await postgresReadModels(db).get('event_data', next!)).not.toBeNull();
+    const [status] = await runner.status();
+    expect(status).toMatchObject({
+      lastError: null,
+      quarantined: [{ position: poison, eventType: 'IndexingJobStarted', streamId: poisoned }],
+    });
+    expect(status!.quarantined[0]!.error).toMatch(/Unicode escape sequence/);
+    await expect(runner.rebuild('event_data')).resolves.toMatchObject({ percent: 100 });
+    expect((await runner.status())[0]!.quarantined.map((q) => q.position)).toEqual([poison]);
     await runner.stop();
   });
 

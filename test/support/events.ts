@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { validateEvent, type DomainEvent } from '../../src/domain/events.js';
+import type { Database } from '../../infra/postgres/database.js';
+import { categoryOf, validateEvent, type DomainEvent } from '../../src/domain/events.js';
+import { position, type Position } from '../../src/domain/position.js';
 import { EventMetadataSchema, type EventMetadata } from '../../src/domain/metadata.js';
 import type { NewEvent } from '../../src/ports/eventStore.js';
 
@@ -36,3 +38,22 @@ export const newEvents = (
   count: number,
   metadata: Partial<Omit<EventMetadata, 'eventId'>> = {},
 ): NewEvent[] => Array.from({ length: count }, () => newEvent(sampleEvent(), metadata));
+
+/**
+ * Appends past today's checks, as an older version of the ledger could have (e.g. text holding a
+ * NUL); answers the event's position.
+ */
+export const appendUnchecked = async (
+  db: Database,
+  stream: string,
+  event: DomainEvent,
+  metadata: Partial<EventMetadata> = {},
+): Promise<Position> => {
+  const meta = testMetadata(metadata);
+  const [row] = await db.query<{ transaction_id: string; global_position: string }>(
+    `SELECT transaction_id, global_position::text FROM ledger_append($1, 'any', $2, $3::uuid, ARRAY[$4]::text[],
+       ARRAY[$5::integer], ARRAY[$6::json], ARRAY[$7::json], ARRAY[$8]::text[])`,
+    [stream, categoryOf(stream), meta.eventId, event.type, event.schemaVersion, JSON.stringify(event.data), JSON.stringify(meta), meta.project],
+  );
+  return position(row!.transaction_id, row!.global_position);
+};

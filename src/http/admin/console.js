@@ -26,7 +26,12 @@ const POLL_MS = 1000;
 /**
  * @typedef {{ name: string, version: number, state: 'running' | 'stopped' | 'rebuilding', checkpoint: string | null,
  *   head: string | null, lag_events: number, lag_seconds: number, events_per_second: number,
- *   last_error: { message: string, at: string } | null, rebuild: RebuildProgress | null }} ProjectionStatus
+ *   last_error: { message: string, at: string } | null, rebuild: RebuildProgress | null,
+ *   quarantined: QuarantinedEvent[] }} ProjectionStatus
+ */
+/**
+ * @typedef {{ position: string, event_type: string, stream_id: string, error: string, quarantined_at: string }}
+ *   QuarantinedEvent
  */
 /**
  * @typedef {{ job_id: string, project_id: string, status: string, phase: string | null, percent: number,
@@ -500,6 +505,14 @@ const projectionRow = (projection) => {
       'td',
       { class: projection.last_error ? 'error' : 'muted' },
       projection.last_error ? `${projection.last_error.message} (${time(projection.last_error.at)})` : 'none',
+    ),
+    h(
+      'td',
+      {
+        class: projection.quarantined.length ? 'error' : 'muted',
+        title: projection.quarantined.map((q) => `${q.position} ${q.event_type} ${q.stream_id}: ${q.error}`).join('\n'),
+      },
+      projection.quarantined.length ? `${projection.quarantined.length} skipped` : 'none',
     ),
     h(
       'td',

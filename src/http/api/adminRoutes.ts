@@ -32,6 +32,17 @@ export const ProjectionSchema = z.object({
       started_at: timestamp,
     })
     .nullable(),
+  quarantined: z
+    .array(
+      z.object({
+        position: z.string(),
+        event_type: z.string(),
+        stream_id: z.string(),
+        error: z.string(),
+        quarantined_at: timestamp,
+      }),
+    )
+    .describe('Events the read model cannot apply and went on past, oldest first'),
 });
 export const ProjectionListSchema = z.object({ projections: z.array(ProjectionSchema) });
 
@@ -60,7 +71,7 @@ export const ADMIN_ROUTE_SPECS = [
   {
     method: 'GET',
     url: '/projections',
-    summary: 'Read models: checkpoint, lag, throughput, last error and rebuild progress',
+    summary: 'Read models: checkpoint, lag, throughput, last error, rebuild progress and quarantined events',
     scope: 'admin',
     rateClass: 'admin',
     status: 200,
@@ -105,6 +116,13 @@ const projectionItem = (s: ProjectionStatus): z.infer<typeof ProjectionSchema> =
     eta_seconds: s.rebuild.etaSeconds,
     started_at: s.rebuild.startedAt,
   },
+  quarantined: s.quarantined.map((q) => ({
+    position: q.position,
+    event_type: q.eventType,
+    stream_id: q.streamId,
+    error: q.error,
+    quarantined_at: q.quarantinedAt,
+  })),
 });
 
 /** The one project a tenant's caller may see, or null for the caller of an open deployment. */
