@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCtx } from '../support/cli.js';
-import { tempDataDir } from '../support/ledger.js';
+import { tempDataDir, tempRootsEnv } from '../support/ledger.js';
 
-const KEYWORD_ONLY = { CTX_EMBEDDINGS__PROVIDER: 'none' };
+const KEYWORD_ONLY = { CTX_EMBEDDINGS__PROVIDER: 'none', ...tempRootsEnv() };
 
 describe('ctx index and ctx jobs', () => {
   it('indexes a folder with --follow, then lists, shows and replays the job', async () => {

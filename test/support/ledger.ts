@@ -7,6 +7,9 @@ import { openLedger, type Ledger } from '../../src/main.js';
 
 export const tempDataDir = (prefix = 'ctx-test-') => mkdtempSync(path.join(tmpdir(), prefix));
 
+/** Tests make the repositories they ingest in the run's temporary folder: ingestion may read there. */
+export const tempRootsEnv = (): NodeJS.ProcessEnv => ({ CTX_INGEST__ROOTS: tmpdir() });
+
 /** The embedding model folder the environment names (CI fetches one), so tests use the real model. */
 export const modelEnv = (): NodeJS.ProcessEnv =>
   process.env.CTX_EMBEDDINGS__MODEL_DIR
@@ -18,7 +21,7 @@ export const openTestLedger = (env: NodeJS.ProcessEnv = {}, file?: string): Prom
   openLedger(
     loadConfig({
       file,
-      env: { ...modelEnv(), ...env },
+      env: { ...modelEnv(), ...tempRootsEnv(), ...env },
       overrides: { storage: { dataDir: tempDataDir() }, server: { bind: '127.0.0.1:0' } },
     }),
     { logger: pino({ level: 'silent' }) },
