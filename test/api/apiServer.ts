@@ -37,9 +37,10 @@ export interface ApiServer {
   close(): Promise<void>;
 }
 
-/** A real server with auth on, on a loopback port, with documents in two tenants. */
-export const startApiServer = async (env: NodeJS.ProcessEnv = {}): Promise<ApiServer> => {
+/** A real server with auth on, on a loopback port, configured by `env` (and a `ctx.toml` file when given). */
+export const startApiServer = async (env: NodeJS.ProcessEnv = {}, file?: string): Promise<ApiServer> => {
   const config = loadConfig({
+    file,
     env: {
       CTX_AUTH__MODE: 'on',
       CTX_AUTH__JWT_SECRET: JWT_SECRET,
