@@ -158,15 +158,6 @@ describe('what ingestion may read, and who may ingest', () => {
       expect(await head()).toEqual(before);
     });
 
-    it('starts indexing a repository inside the roots', async () => {
-      const result = await writerMcp.callTool({
-        name: 'start_indexing_background',
-        arguments: { repo_path: path.join(inside, 'repo') },
-      });
-      expect(result.isError).toBeFalsy();
-      expect(result.structuredContent).toMatchObject({ status: expect.stringMatching(/pending|running/) as unknown });
-    });
-
     it('cannot start indexing a connector whose folder lies outside the roots (REST, 400)', async () => {
       // A connector recorded while the roots still held its folder.
       await changeConnector(
@@ -196,6 +187,15 @@ describe('what ingestion may read, and who may ingest', () => {
       });
       expect(response.status).toBe(400);
       expect(response.body).toMatchObject({ error: { code: 'VALIDATION_ERROR' } });
+    });
+
+    it('starts indexing a repository inside the roots', async () => {
+      const result = await writerMcp.callTool({
+        name: 'start_indexing_background',
+        arguments: { repo_path: path.join(inside, 'repo') },
+      });
+      expect(result.isError).toBeFalsy();
+      expect(result.structuredContent).toMatchObject({ status: expect.stringMatching(/pending|running/) as unknown });
     });
   });
 });
