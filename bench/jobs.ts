@@ -40,8 +40,11 @@ const context: OperationContext = {
   project: 'default',
 };
 
+// The bench's repositories live in the temporary folder, and the tree it indexes wherever it is.
+const INGEST_ROOTS = [tmpdir(), TREE].join(',');
+
 const open = (env: NodeJS.ProcessEnv) =>
-  openLedger(loadConfig({ env: { CTX_LOG__LEVEL: 'silent', ...env }, overrides: { storage: { dataDir: dataDir() } } }), {
+  openLedger(loadConfig({ env: { CTX_LOG__LEVEL: 'silent', CTX_INGEST__ROOTS: INGEST_ROOTS, ...env }, overrides: { storage: { dataDir: dataDir() } } }), {
     logger: pino({ level: 'silent' }),
   });
 

@@ -51,6 +51,7 @@ export const addRelationOperation = (sessions: SessionRepository) =>
       'Define a directed relation (dependencies, footnotes or references) between two chunks of a session.',
     toolset: 'annotations',
     writes: true,
+    scope: 'index:write',
     input: AddRelationInputSchema,
     output: AddRelationOutputSchema,
     run: async (rawInput, { actor, correlationId, project }) => {

@@ -103,6 +103,7 @@ export const annotateChunkOperation = (
       'Annotate a single chunk with categories, subtypes, and metadata. Given fields replace the stored ones.',
     toolset: 'annotations',
     writes: true,
+    scope: 'index:write',
     input,
     output: ExportedChunkSchema,
     run: async (rawInput, { actor, correlationId, project }) => {

@@ -123,6 +123,7 @@ export const annotateChunksOperation = (
       'with the annotated chunk or the error, plus successCount and errorCount.',
     toolset: 'annotations',
     writes: true,
+    scope: 'index:write',
     input: annotateChunksInput(vocabulary),
     output: AnnotateChunksOutputSchema,
     run: async (rawInput, { actor, correlationId, project }) => {

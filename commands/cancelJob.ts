@@ -26,6 +26,7 @@ export const cancelJobOperation = (deps: JobReadDeps & { runner: JobRunner }) =>
       'Cancels a pending job at once, or asks a running one to stop within seconds after its current batch; what was indexed is kept.',
     toolset: 'jobs',
     writes: true,
+    scope: 'index:write',
     input: JobIdInputSchema,
     output: CancelJobResponseSchema,
     mcpError: jobErrorObject,

@@ -41,6 +41,7 @@ export const ingestDocumentsOperation = (deps: IngestDeps) =>
     description: 'Ingest documents given inline: source_id, title, body, optional tags, updated_at and metadata.',
     toolset: 'search',
     writes: true,
+    scope: 'index:write',
     input: IngestDocumentsInputSchema,
     output: IngestDocumentsOutputSchema,
     run: async (rawInput, context) => {

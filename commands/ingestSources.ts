@@ -7,7 +7,7 @@ export const IngestInputSchema = z
     paths: z
       .array(z.string().min(1))
       .optional()
-      .describe('Files or folders to ingest, relative to the server’s working directory'),
+      .describe('Files or folders to ingest, relative to the server’s working directory and inside the folders its `ingest.roots` setting names'),
     source: z
       .string()
       .min(1)
@@ -30,6 +30,7 @@ export const ingestOperation = (run: (input: IngestInput, context: OperationCont
       'append nothing; files no longer present in a configured source are removed from the index.',
     toolset: 'search',
     writes: true,
+    scope: 'index:write',
     input: IngestInputSchema,
     output: IngestTallySchema,
     run,

@@ -6,6 +6,7 @@ import { newId } from '../src/domain/ids.js';
 import { DuplicateJobError } from '../src/domain/jobs.js';
 import { commandContext, metadataFor } from '../src/engine/commands.js';
 import { ValidationError } from '../src/errors.js';
+import type { ReadableRoots } from '../src/ingestion/readableRoots.js';
 import { jobErrorObject, parseJobInput } from '../src/jobs/jobErrors.js';
 import type { JobRunner } from '../src/jobs/jobRunner.js';
 import { ProjectIdSchema, resolveProject } from '../src/jobs/workspace.js';
@@ -13,7 +14,7 @@ import { defineOperation } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 
 export const StartIndexingInputSchema = z.object({
-  repo_path: z.string().min(1).describe('Absolute path of the repository (a directory) to index'),
+  repo_path: z.string().min(1).describe('Absolute path of the repository (a directory) to index, inside the folders the server’s `ingest.roots` setting names'),
   project_id: ProjectIdSchema.optional(),
   force_reindex: z.boolean().default(false).describe('Re-ingest every file, even those whose content is unchanged'),
   include_patterns: z.array(z.string().min(1)).default([]).describe('Globs of files to index (relative to the repository)'),
@@ -32,8 +33,11 @@ export const StartIndexingResponseSchema = z.object({
 const invalidPath = (message: string, value: string, suggestion: string) =>
   new ValidationError(message, { field: 'repo_path', value, suggestion });
 
-/** An absolute path to a readable directory, or the seed's VALIDATION_ERROR saying why not. */
-const checkRepoPath = (repoPath: string): string => {
+/**
+ * An absolute path to a readable directory inside the folders ingestion may read, or the seed's
+ * VALIDATION_ERROR saying why not. Whether a path outside them exists is not told.
+ */
+const checkRepoPath = (repoPath: string, readable: ReadableRoots): string => {
   if (!path.isAbsolute(repoPath)) {
     throw invalidPath(
       `Repository path must be absolute: ${repoPath}`,
@@ -41,7 +45,7 @@ const checkRepoPath = (repoPath: string): string => {
       "Provide absolute path starting with '/' (POSIX) or drive letter (Windows)",
     );
   }
-  const resolved = path.resolve(repoPath);
+  const resolved = readable.resolve(repoPath, { field: 'repo_path' });
   let isDirectory: boolean;
   try {
     isDirectory = statSync(resolved).isDirectory();
@@ -62,10 +66,11 @@ const checkRepoPath = (repoPath: string): string => {
 export interface StartIndexingDeps {
   store: EventStore;
   runner: JobRunner;
+  readable: ReadableRoots;
 }
 
 /** Records a new indexing job and hands it to the runner: it answers at once with the job id. */
-export const startIndexingOperation = ({ store, runner }: StartIndexingDeps) =>
+export const startIndexingOperation = ({ store, runner, readable }: StartIndexingDeps) =>
   defineOperation({
     name: 'start_indexing_background',
     title: 'Start background indexing',
@@ -73,12 +78,13 @@ export const startIndexingOperation = ({ store, runner }: StartIndexingDeps) =>
       'Starts indexing a repository in the background and returns a job id at once; follow it with get_job_status. At most a few jobs run at once, the rest wait in a queue.',
     toolset: 'jobs',
     writes: true,
+    scope: 'index:write',
     input: StartIndexingInputSchema,
     output: StartIndexingResponseSchema,
     mcpError: jobErrorObject,
     run: async (rawInput, operation) => {
       const input = parseJobInput(StartIndexingInputSchema, rawInput);
-      const repoPath = checkRepoPath(input.repo_path);
+      const repoPath = checkRepoPath(input.repo_path, readable);
       const workspace = resolveProject(input.project_id);
       const project = workspace.project_id;
       const duplicate = runner.activeJobFor(project, repoPath);

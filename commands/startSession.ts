@@ -197,6 +197,7 @@ export const startSessionOperation = (store: EventStore, chunkSource?: ChunkSour
       '({chunk_id, position, text}); alternatively `config.documentIds` or `config.query` take them from the index.',
     toolset: 'annotations',
     writes: true,
+    scope: 'index:write',
     input: StartSessionInputSchema,
     output: StartSessionOutputSchema,
     run: async (rawInput, { actor, correlationId, project }) => {

@@ -173,9 +173,25 @@ export const ConfigSchema = z
         message: 'RS256 and ES256 need jwt_public_key',
         path: ['jwtPublicKey'],
       }),
+    /** What ingestion may read from the server's disk. */
+    ingest: z
+      .object({
+        /**
+         * The folders that paths given to `ingest`, indexed repositories and local connectors' roots
+         * must lie in; the working directory when unset. `[sources.*]` are read wherever they point.
+         */
+        roots: z
+          .preprocess(
+            (v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : v),
+            z.array(z.string().min(1)).min(1),
+          )
+          .optional(),
+      })
+      .strict()
+      .prefault({}),
     api: z
       .object({
-        /** Local connectors (filesystem, git) may only read below this folder; the working directory when unset. */
+        /** The older name of a one-folder `ingest.roots`. */
         connectorsRoot: z.string().min(1).optional(),
       })
       .strict()
@@ -200,7 +216,11 @@ export const ConfigSchema = z
       .strict()
       .prefault({}),
   })
-  .strict();
+  .strict()
+  .refine((c) => c.ingest.roots === undefined || c.api.connectorsRoot === undefined, {
+    message: 'api.connectors_root is the older name of ingest.roots: set only ingest.roots',
+    path: ['api', 'connectorsRoot'],
+  });
 
 export type Config = Readonly<z.infer<typeof ConfigSchema>>;
 

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { AuthorizationError } from './domain/auth.js';
 import type { Actor } from './domain/metadata.js';
 
 export const DEFAULT_PROJECT = 'default';
@@ -28,8 +29,13 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodO
   toolset: Toolset;
   /** True for operations that append events; hidden in read-only mode. */
   writes: boolean;
-  /** The scope an authenticated caller needs (e.g. `search:read`); none when any caller may. */
+  /**
+   * The scope an authenticated caller needs (e.g. `index:write`); when absent, its group's (see
+   * `requiredScope`). An operation that writes declares a write scope here, or in `writeScope`.
+   */
   scope?: string;
+  /** For an operation some of whose actions only read (and need only `scope`): what its writing actions need; `run` checks it. */
+  writeScope?: string;
   /** The text an MCP client shows (e.g. results formatted for an LLM's context); JSON when absent. */
   formatText?: (output: z.output<O>, input: z.output<I>) => string;
   input: I;
@@ -42,6 +48,26 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodO
    */
   mcpError?: (error: unknown, correlationId: string) => Record<string, unknown> | undefined;
 }
+
+/** The scope a caller needs to call an operation: its own, or else one that follows from its group and whether it writes. */
+export const requiredScope = (operation: Operation): string => {
+  if (operation.scope) return operation.scope;
+  switch (operation.toolset) {
+    // The event ledger and its projections are for administrators (a tenant's admin sees its own events).
+    case 'ledger':
+    case 'admin':
+      return 'admin';
+    case 'search':
+      return operation.writes ? 'index:write' : 'search:read';
+    default:
+      return operation.writes ? 'index:write' : 'index:read';
+  }
+};
+
+/** Refuses a caller without `scope`; a caller whose scopes are not known (authentication off, the CLI) has them all. */
+export const checkScope = (context: OperationContext, scope: string) => {
+  if (context.scopes && !context.scopes.includes(scope)) throw new AuthorizationError(scope);
+};
 
 export const defineOperation = <I extends z.ZodObject, O extends z.ZodObject>(operation: Operation<I, O>) =>
   operation as unknown as Operation;

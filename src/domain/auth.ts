@@ -16,6 +16,9 @@ export const SCOPES = [
 export const ScopeSchema = z.enum(SCOPES);
 export type Scope = z.infer<typeof ScopeSchema>;
 
+/** The scopes that allow a change; an operation that appends events needs one of them. */
+export const WRITE_SCOPES: readonly Scope[] = ['index:write', 'connectors:write', 'config:write', 'admin'];
+
 const SHA256 = z.string().regex(/^[a-f0-9]{64}$/, 'expected a sha256 hex digest');
 
 /** An API key is stored only as the sha256 of its value. */

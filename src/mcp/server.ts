@@ -1,10 +1,9 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
 import { newId } from '../domain/ids.js';
-import { AuthorizationError } from '../domain/auth.js';
 import { AppError } from '../errors.js';
 import type { Actor } from '../domain/metadata.js';
-import { DEFAULT_PROJECT, type Operation, type Toolset } from '../operations.js';
+import { checkScope, DEFAULT_PROJECT, requiredScope, type Operation, type Toolset } from '../operations.js';
 import type { Logger } from '../ports/logger.js';
 import { assertStorableText } from '../validation.js';
 import { toolFailure, toolSuccess } from './toolResult.js';
@@ -35,21 +34,6 @@ export const deploymentAccess = (
   settings: { toolsets?: readonly Toolset[] | undefined; readOnly: boolean },
   scopes: readonly string[] | null = null,
 ): McpAccess => ({ scopes, toolsets: settings.toolsets ?? null, readOnly: settings.readOnly });
-
-/** The scope a tool needs: its own, or one that follows from its group and whether it writes. */
-export const requiredScope = (operation: Operation): string => {
-  if (operation.scope) return operation.scope;
-  switch (operation.toolset) {
-    case 'search':
-      return 'search:read';
-    // The event ledger and its projections are for administrators (a tenant's admin sees its own events).
-    case 'ledger':
-    case 'admin':
-      return 'admin';
-    default:
-      return operation.writes ? 'index:write' : 'index:read';
-  }
-};
 
 export const exposedOperations = (operations: readonly Operation[], access: McpAccess) =>
   operations.filter((o) => (!access.toolsets || access.toolsets.includes(o.toolset)) && !(access.readOnly && o.writes));
@@ -86,11 +70,12 @@ export const createMcpServerFactory =
         async (given: Record<string, unknown>) => {
           const correlationId = newId();
           try {
-            if (access.scopes && !access.scopes.includes(scope)) throw new AuthorizationError(scope);
+            const scopes = access.scopes ?? undefined;
+            const context = { actor, correlationId, project, ...(scopes ? { scopes } : {}) };
+            checkScope(context, scope);
             assertStorableText(given);
             const input = actor.tenant && namesProject ? { ...given, project_id: actor.tenant } : given;
-            const scopes = access.scopes ?? undefined;
-            const output = await operation.run(input, { actor, correlationId, project, ...(scopes ? { scopes } : {}) });
+            const output = await operation.run(input, context);
             if (!operation.formatText) return toolSuccess(output);
             return { content: [{ type: 'text', text: operation.formatText(output, input) }], structuredContent: output };
           } catch (error) {

@@ -1,5 +1,4 @@
 import { userInfo } from 'node:os';
-import path from 'node:path';
 import type { Command } from 'commander';
 import { createPostgresKeyring } from '../../infra/crypto/postgresKeyring.js';
 import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
@@ -34,6 +33,7 @@ import type * as schemas from '../http/api/schemas.js';
 import { createSecretBox } from '../http/api/secrets.js';
 import { issueTokens, refreshTokens } from '../http/api/tokens.js';
 import { authenticateMcpWith } from '../http/mcpRoutes.js';
+import { readableRootsOf } from '../ingestion/readableRoots.js';
 import { deploymentAccess } from '../mcp/server.js';
 import type { LedgerModule, ModuleContext, WithLedger } from '../module.js';
 import { DEFAULT_PROJECT, type OperationContext } from '../operations.js';
@@ -55,7 +55,7 @@ const wire = async (context: ModuleContext) => {
   const keyring = await createPostgresKeyring(db, secrets);
   const settings = createRuntimeSettings(config, store);
   const metrics = createApiMetrics();
-  const baseDir = path.resolve(config.api.connectorsRoot ?? process.cwd());
+  const readable = readableRootsOf(config);
   const settle = async (position: Parameters<ModuleContext['waitForProjections']>[0]) =>
     context.waitForProjections(position, 30_000);
 
@@ -74,12 +74,12 @@ const wire = async (context: ModuleContext) => {
       maxResults: settings.current().search.max_results,
     }),
   };
-  const indexControl = createIndexControl({ operations: context.operations, readModels, baseDir });
+  const indexControl = createIndexControl({ operations: context.operations, readModels, readable });
   const connectors = createConnectorService({
     store,
     readModels,
     secrets,
-    baseDir,
+    readable,
     waitForProjections: settle,
   });
   const suggestions = createSearchSuggestions(readModels);
@@ -186,7 +186,7 @@ const wire = async (context: ModuleContext) => {
         openapi: () => openapi,
         bodyLimitBytes: Math.min(config.server.bodyLimitBytes, 1024 * 1024),
       });
-      guardOtherSurfaces(app, authenticator);
+      guardOtherSurfaces(app, authenticator, context.operations);
       authenticateMcpWith(app, async (request) => {
         const principal = await authenticator.authenticate(request.headers);
         return {

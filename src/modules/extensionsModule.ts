@@ -134,6 +134,7 @@ const setupExtensions = async (context: ModuleContext, options: ExtensionsModule
     description: 'Runs a Lua connector from where its last sync stopped and ingests the documents it returns.',
     toolset: 'extensions',
     writes: true,
+    scope: 'index:write',
     input: SyncInputSchema,
     output: SyncOutputSchema,
     run: async ({ name }, { actor, correlationId }) => ({ connector: name, ...(await sync(name, actor, correlationId)) }),

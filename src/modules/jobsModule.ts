@@ -20,6 +20,7 @@ import { isTerminal } from '../domain/jobs.js';
 import type { Actor } from '../domain/metadata.js';
 import type { Embedder } from '../ports/embedder.js';
 import { AppError } from '../errors.js';
+import { readableRootsOf } from '../ingestion/readableRoots.js';
 import { createJobRunner, type JobRunner } from '../jobs/jobRunner.js';
 import type { JobStatusResponse } from '../jobs/jobResponses.js';
 import type { LedgerHandle, LedgerModule, WithLedger } from '../module.js';
@@ -192,7 +193,7 @@ export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule 
       return {
         projections: [await postgresDocumentProjection(db, jobsProjection)],
         operations: [
-          startIndexingOperation({ store, runner }),
+          startIndexingOperation({ store, runner, readable: readableRootsOf(config) }),
           getJobStatusOperation(reads),
           listBackgroundJobsOperation(readModels),
           cancelJobOperation({ ...reads, runner }),

@@ -54,6 +54,8 @@ export const searchCli = (program: Command, withLedger: WithLedger) => {
     .option('--json', 'print the result as JSON')
     .action(async (paths: string[], options: Record<string, unknown>, command: Command) => {
       const result = await withLedger(command, async (ledger) => {
+        // `ingest` answers once search sees what it ingested: the read models must be running.
+        await ledger.projections.start();
         const progress = progressLine();
         let outcome: unknown;
         if (options.jsonl) {

@@ -19,6 +19,7 @@ import { commandContext } from '../engine/commands.js';
 import { NotFoundError, ValidationError } from '../errors.js';
 import { mountOperation } from '../http/operationRoute.js';
 import { ingestFiles } from '../ingestion/ingestFiles.js';
+import { readableRootsOf, type ReadableRoots } from '../ingestion/readableRoots.js';
 import type { LedgerModule, ModuleContext } from '../module.js';
 import type { OperationContext } from '../operations.js';
 import type { Subscription } from '../ports/eventStore.js';
@@ -35,16 +36,29 @@ const sourceIdOf = (absolutePath: string, cwd: string) => {
   return (relative.startsWith('..') || path.isAbsolute(relative) ? absolutePath : relative).split(path.sep).join('/');
 };
 
-/** Folders are walked; a single file is read through its folder with an include of its name. */
-async function* scanPaths(input: IngestInput, cwd: string): AsyncGenerator<ScannedFile | SkippedFile> {
-  for (const given of input.paths ?? []) {
-    const absolute = path.resolve(cwd, given);
-    let isFile: boolean;
+interface PathToScan {
+  absolute: string;
+  isFile: boolean;
+}
+
+/** Every given path checked before any is read: one outside the roots, or missing, ingests nothing. */
+const pathsToScan = (paths: readonly string[], readable: ReadableRoots): PathToScan[] =>
+  paths.map((given) => {
+    const absolute = readable.resolve(given, { field: 'paths' });
     try {
-      isFile = statSync(absolute).isFile();
+      return { absolute, isFile: statSync(absolute).isFile() };
     } catch {
       throw new ValidationError(`Path '${given}' does not exist`);
     }
+  });
+
+/** Folders are walked; a single file is read through its folder with an include of its name. */
+async function* scanPaths(
+  paths: readonly PathToScan[],
+  input: IngestInput,
+  cwd: string,
+): AsyncGenerator<ScannedFile | SkippedFile> {
+  for (const { absolute, isFile } of paths) {
     const scan = isFile
       ? scanFilesystem({ roots: [path.dirname(absolute)], include: [path.basename(absolute)] })
       : scanFilesystem({ roots: [absolute], include: input.include, exclude: input.exclude });
@@ -58,6 +72,7 @@ async function* scanPaths(input: IngestInput, cwd: string): AsyncGenerator<Scann
 
 const ingestRunner = (context: ModuleContext, deps: Parameters<typeof ingestFiles>[0]) => {
   const sources = configuredSources(context.config);
+  const readable = readableRootsOf(context.config);
   return async (input: IngestInput, operation: OperationContext) => {
     const command = commandContext(operation.actor, {
       project: operation.project,
@@ -71,8 +86,9 @@ const ingestRunner = (context: ModuleContext, deps: Parameters<typeof ingestFile
       return result;
     };
     if (input.paths?.length) {
+      const paths = pathsToScan(input.paths, readable);
       return indexed(
-        ingestFiles(deps, scanPaths(input, process.cwd()), {
+        ingestFiles(deps, scanPaths(paths, input, process.cwd()), {
           source: input.source ?? 'filesystem',
           context: command,
           onProgress,

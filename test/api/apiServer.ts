@@ -8,7 +8,7 @@ import { SCOPES, type Scope } from '../../src/domain/auth.js';
 import { commandContext } from '../../src/engine/commands.js';
 import { createJwtCodec } from '../../src/http/api/jwtCodec.js';
 import { openLedger, startServer, type Ledger, type RunningServer } from '../../src/main.js';
-import { tempDataDir } from '../support/ledger.js';
+import { tempDataDir, tempRootsEnv } from '../support/ledger.js';
 
 export const JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
 
@@ -37,14 +37,16 @@ export interface ApiServer {
   close(): Promise<void>;
 }
 
-/** A real server with auth on, on a loopback port, with documents in two tenants. */
-export const startApiServer = async (env: NodeJS.ProcessEnv = {}): Promise<ApiServer> => {
+/** A real server with auth on, on a loopback port, configured by `env` (and a `ctx.toml` file when given). */
+export const startApiServer = async (env: NodeJS.ProcessEnv = {}, file?: string): Promise<ApiServer> => {
   const config = loadConfig({
+    file,
     env: {
       CTX_AUTH__MODE: 'on',
       CTX_AUTH__JWT_SECRET: JWT_SECRET,
       CTX_EMBEDDINGS__PROVIDER: 'none',
       CTX_LOG__LEVEL: 'silent',
+      ...tempRootsEnv(),
       ...env,
     },
     overrides: { storage: { dataDir: tempDataDir('ctx-api-') }, server: { bind: '127.0.0.1:0' } },

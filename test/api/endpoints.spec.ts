@@ -22,7 +22,7 @@ describe('/api/v1 endpoints', () => {
   const as = (scopes = ALL_SCOPES, tenant = 'acme') => api.token(scopes, tenant, `user-${++n}`);
 
   beforeAll(async () => {
-    api = await startApiServer({ CTX_API__CONNECTORS_ROOT: root });
+    api = await startApiServer({ CTX_INGEST__ROOTS: root });
     await ingest(api, 'acme', [
       {
         source_id: 'src/api/routes/users.ts',

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCtx } from '../support/cli.js';
-import { tempDataDir } from '../support/ledger.js';
+import { tempDataDir, tempRootsEnv } from '../support/ledger.js';
 
 const KEYWORD_ONLY = { CTX_EMBEDDINGS__PROVIDER: 'none' };
 
@@ -15,7 +15,7 @@ describe('ctx index and ctx jobs', () => {
     writeFileSync(path.join(repo, 'main.py'), 'def main():\n    return 0\n');
     const dataDir = tempDataDir();
 
-    const indexed = await runCtx(['index', repo, '--follow', '--data-dir', dataDir], KEYWORD_ONLY);
+    const indexed = await runCtx(['index', repo, '--follow', '--data-dir', dataDir], { ...KEYWORD_ONLY, ...tempRootsEnv() });
     expect(indexed.code, indexed.stderr).toBe(0);
     const final = JSON.parse(indexed.stdout.slice(indexed.stdout.lastIndexOf('{\n'))) as Record<string, unknown>;
     expect(final).toMatchObject({ status: 'completed', files_indexed: 2, progress_percentage: 100 });

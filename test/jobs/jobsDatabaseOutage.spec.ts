@@ -13,6 +13,7 @@ import { openLedger, type Ledger } from '../../src/main.js';
 import type { LedgerModule } from '../../src/module.js';
 import { createJobsModule } from '../../src/modules/jobsModule.js';
 import { ledgerModule } from '../../src/modules/ledgerModule.js';
+import { tempRootsEnv } from '../support/ledger.js';
 import { createTestDatabase, testPostgresUrl, type TestDatabase } from '../support/postgres.js';
 import { startTcpProxy, type TcpProxy } from '../support/tcpProxy.js';
 import { assertContract, makeRepo } from './jobsSupport.js';
@@ -62,6 +63,7 @@ describeWith(POSTGRES_SERVER, 'an indexing job whose PostgreSQL server goes away
         CTX_SEARCH__MEILISEARCH_URL: 'http://127.0.0.1:9',
         CTX_JOBS__PROGRESS_EVERY_FILES: '10',
         CTX_JOBS__PROGRESS_INTERVAL_MS: '50',
+        ...tempRootsEnv(),
       },
     });
     ledger = await openLedger(config, {

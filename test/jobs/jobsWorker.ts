@@ -6,11 +6,12 @@ import { pino } from 'pino';
 import { loadConfig } from '../../src/config.js';
 import { streamId } from '../../src/domain/events.js';
 import { openLedger } from '../../src/main.js';
+import { tempRootsEnv } from '../support/ledger.js';
 
 const [dataDir, repo, project = 'crash'] = process.argv.slice(2) as [string, string | undefined, string | undefined];
 const ledger = await openLedger(
   loadConfig({
-    env: { CTX_EMBEDDINGS__PROVIDER: 'none', CTX_JOBS__PROGRESS_EVERY_FILES: '10', CTX_LOG__LEVEL: 'silent' },
+    env: { CTX_EMBEDDINGS__PROVIDER: 'none', CTX_JOBS__PROGRESS_EVERY_FILES: '10', CTX_LOG__LEVEL: 'silent', ...tempRootsEnv() },
     overrides: { storage: { dataDir } },
   }),
   { logger: pino({ level: 'silent' }) },

@@ -8,6 +8,9 @@ import { testModelDir } from './requirements.js';
 
 export const tempDataDir = (prefix = 'ctx-test-') => mkdtempSync(path.join(tmpdir(), prefix));
 
+/** Tests make the repositories they ingest in the run's temporary folder: ingestion may read there. */
+export const tempRootsEnv = (): NodeJS.ProcessEnv => ({ CTX_INGEST__ROOTS: tmpdir() });
+
 /** The real embedding model when this machine has one (see requirements.ts), keyword search only otherwise. */
 export const modelEnv = (): NodeJS.ProcessEnv =>
   testModelDir ? { CTX_EMBEDDINGS__MODEL_DIR: testModelDir } : { CTX_EMBEDDINGS__PROVIDER: 'none' };
@@ -17,7 +20,7 @@ export const openTestLedger = (env: NodeJS.ProcessEnv = {}, file?: string): Prom
   openLedger(
     loadConfig({
       file,
-      env: { ...modelEnv(), ...env },
+      env: { ...modelEnv(), ...tempRootsEnv(), ...env },
       overrides: { storage: { dataDir: tempDataDir() }, server: { bind: '127.0.0.1:0' } },
     }),
     { logger: pino({ level: 'silent' }) },

@@ -7,15 +7,15 @@ import { commandContext } from '../../engine/commands.js';
 import type { OperationContext } from '../../operations.js';
 import type { EventStore } from '../../ports/eventStore.js';
 import type { ReadModels } from '../../ports/projections.js';
-import { connectorRoots } from './connectorRoots.js';
+import { connectorRoots, type ReadableRoots } from '../../ingestion/readableRoots.js';
 import { redactSecrets, type SecretBox } from './secrets.js';
 
 export interface ConnectorServiceDeps {
   store: EventStore;
   readModels: ReadModels;
   secrets: SecretBox;
-  /** Connector roots must resolve inside this folder. */
-  baseDir: string;
+  /** The folders connector roots must lie in. */
+  readable: ReadableRoots;
   waitForProjections: (position: Position) => Promise<void>;
 }
 
@@ -32,7 +32,7 @@ export const createConnectorService = ({
   store,
   readModels,
   secrets,
-  baseDir,
+  readable,
   waitForProjections,
 }: ConnectorServiceDeps) => {
   const contextOf = (operation: OperationContext) =>
@@ -49,7 +49,7 @@ export const createConnectorService = ({
       input: { type: string; name: string; config: Record<string, unknown> },
       operation: OperationContext,
     ) => {
-      connectorRoots(input.type, input.config, baseDir);
+      connectorRoots(input.type, input.config, readable);
       const connectorId = newId();
       const context = contextOf(operation);
       const result = await changeConnector(
@@ -78,7 +78,7 @@ export const createConnectorService = ({
       operation: OperationContext,
     ) => {
       const current = await getConnector(readModels, operation.project, checkId(id), (s) => s);
-      if (input.config) connectorRoots(current.type, input.config, baseDir);
+      if (input.config) connectorRoots(current.type, input.config, readable);
       const result = await changeConnector(
         store,
         {

@@ -7,9 +7,8 @@ import {
   type RelatedInfoDeps,
 } from '../../../queries/getRelatedInfo.js';
 import { searchWithWorkContext, type WorkContextSearchDeps } from '../../../queries/searchWithWorkContext.js';
-import { AuthorizationError } from '../../domain/auth.js';
 import { ValidationError } from '../../errors.js';
-import { defineOperation, type OperationContext } from '../../operations.js';
+import { checkScope, defineOperation } from '../../operations.js';
 import { parseInput } from '../../validation.js';
 import type { ConnectorService } from './connectorService.js';
 import type { IndexControl } from './indexControl.js';
@@ -20,10 +19,6 @@ import {
   SearchResponseSchema,
   type SearchResponse,
 } from './schemas.js';
-
-const requireScope = (context: OperationContext, scope: string) => {
-  if (context.scopes && !context.scopes.includes(scope)) throw new AuthorizationError(scope);
-};
 
 /** Results as a block an LLM can read in its context window. */
 export const formatSearchResults = (query: string, output: SearchResponse): string => {
@@ -138,10 +133,11 @@ export const contextOperations = ({ search, related, indexControl, connectors }:
     toolset: 'jobs',
     writes: true,
     scope: 'index:read',
+    writeScope: 'index:write',
     input: IndexControlInputSchema,
     output: AnyResultSchema,
     run: async ({ action, connectors: names }, context) => {
-      if (action !== 'status') requireScope(context, 'index:write');
+      if (action !== 'status') checkScope(context, 'index:write');
       const result =
         action === 'start'
           ? await indexControl.start(names, false, context)
@@ -161,11 +157,12 @@ export const contextOperations = ({ search, related, indexControl, connectors }:
     toolset: 'admin',
     writes: true,
     scope: 'connectors:read',
+    writeScope: 'connectors:write',
     input: ConnectorManagementInputSchema,
     output: AnyResultSchema,
     run: async ({ action, connector_id: id, connector_config: config }, context) => {
       if (action === 'list') return { action, result: { connectors: await connectors.list(context) } };
-      requireScope(context, 'connectors:write');
+      checkScope(context, 'connectors:write');
       if (action === 'add')
         return {
           action,

@@ -1,20 +1,25 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Actor } from '../../domain/metadata.js';
 import { AppError } from '../../errors.js';
-import { DEFAULT_PROJECT, type OperationContext } from '../../operations.js';
+import { DEFAULT_PROJECT, requiredScope, type Operation, type OperationContext } from '../../operations.js';
 import { apiErrorBody } from './apiErrors.js';
 import type { Authenticator, Principal } from './authenticator.js';
 
 /** HTTP surfaces of other seeds that must not stay open once authentication is on. */
 const GUARDED = /^\/(api\/v1\/annotations|tools|agents|metrics)(\/|\?|$)/;
 const READS = /^\/(tools\/(search|get|sources|list)|agents\/list)(\?|$)/;
+const TOOL = /^\/tools\/([^/?]+)(\?|$)/;
 
 /** Who the guard let through, per request. */
 const callers = new WeakMap<FastifyRequest, Principal>();
 
-const scopeFor = (request: FastifyRequest): string => {
+/** A tool that is an operation needs the operation's scope, as over MCP; the rest need a scope by route. */
+const scopeFor = (request: FastifyRequest, operations: () => readonly Operation[]): string => {
   if (/^\/metrics(\?|$)/.test(request.url)) return 'admin';
   if (request.url.startsWith('/api/v1/')) return request.method === 'GET' ? 'index:read' : 'index:write';
+  const tool = TOOL.exec(request.url)?.[1];
+  const operation = tool === undefined ? undefined : operations().find((o) => o.name === tool);
+  if (operation) return requiredScope(operation);
   return READS.test(request.url) ? 'search:read' : 'index:write';
 };
 
@@ -41,11 +46,15 @@ export const callerContext = (request: FastifyRequest, via: Actor['via']): Opera
  * the same credentials as `/api/v1`, each answering in its own error format; the caller is kept
  * for `callerContext`.
  */
-export const guardOtherSurfaces = (app: FastifyInstance, authenticator: Authenticator) => {
+export const guardOtherSurfaces = (
+  app: FastifyInstance,
+  authenticator: Authenticator,
+  operations: () => readonly Operation[],
+) => {
   if (!authenticator.enabled) return;
   app.addHook('onRequest', async (request, reply) => {
     if (!GUARDED.test(request.url)) return;
-    const scope = scopeFor(request);
+    const scope = scopeFor(request, operations);
     let status = 0;
     let message = '';
     try {

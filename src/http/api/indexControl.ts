@@ -2,7 +2,7 @@ import { CONNECTORS, type ConnectorRow } from '../../../projections/connectors.j
 import { UnavailableError, ValidationError } from '../../errors.js';
 import type { Operation, OperationContext } from '../../operations.js';
 import type { ReadModels } from '../../ports/projections.js';
-import { connectorRoots } from './connectorRoots.js';
+import { connectorRoots, type ReadableRoots } from '../../ingestion/readableRoots.js';
 
 interface JobItem {
   job_id: string;
@@ -18,12 +18,12 @@ interface JobItem {
 export interface IndexControlDeps {
   operations: () => readonly Operation[];
   readModels: ReadModels;
-  /** Connector roots resolve inside this folder. */
-  baseDir: string;
+  /** The folders connector roots must lie in. */
+  readable: ReadableRoots;
 }
 
 /** `/index/*` and `context.index_control` on top of the ledger's background jobs, for the caller's project. */
-export const createIndexControl = ({ operations, readModels, baseDir }: IndexControlDeps) => {
+export const createIndexControl = ({ operations, readModels, readable }: IndexControlDeps) => {
   const run = async (name: string, input: Record<string, unknown>, context: OperationContext) => {
     const operation = operations().find((o) => o.name === name);
     if (!operation) throw new UnavailableError('Background indexing is not available in this deployment');
@@ -47,7 +47,7 @@ export const createIndexControl = ({ operations, readModels, baseDir }: IndexCon
       const unknown = names.filter((n) => !items.some((c) => c.id === n || c.name === n || c.type === n));
       if (unknown.length) throw new ValidationError(`Unknown connectors: ${unknown.join(', ')}`);
     }
-    const roots = [...new Set(chosen.flatMap((c) => connectorRoots(c.type, c.settings, baseDir)))];
+    const roots = [...new Set(chosen.flatMap((c) => connectorRoots(c.type, c.settings, readable)))];
     if (roots.length === 0)
       throw new ValidationError(
         'No local connector roots to index: add a filesystem connector with POST /connectors',
