@@ -1,22 +1,43 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Scope } from '../../domain/auth.js';
 import type { Actor } from '../../domain/metadata.js';
 import { AppError } from '../../errors.js';
 import { DEFAULT_PROJECT, type OperationContext } from '../../operations.js';
-import { apiErrorBody } from './apiErrors.js';
+import { refuse } from '../surfaceErrors.js';
 import type { Authenticator, Principal } from './authenticator.js';
 
-/** HTTP surfaces of other seeds that must not stay open once authentication is on. */
-const GUARDED = /^\/(api\/v1\/annotations|tools|agents|metrics)(\/|\?|$)/;
-const READS = /^\/(tools\/(search|get|sources|list)|agents\/list)(\?|$)/;
+/** Routes anyone may call when authentication is on (HEAD goes with GET); every other route needs credentials. */
+const PUBLIC_ROUTES = new Set([
+  'GET /health',
+  'GET /admin',
+  'GET /admin/',
+  'GET /admin/console.js',
+  'GET /admin/console.css',
+]);
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route authenticates its callers itself, in its own surface's format. */
+    selfAuthenticating?: boolean;
+  }
+}
+
+/**
+ * Route config of MCP (answering in JSON-RPC) and of `/api/v1`'s own endpoints, whose route specs
+ * say which are public (health, openapi.json, token refresh).
+ */
+export const SELF_AUTHENTICATING = { selfAuthenticating: true } as const;
+
+const SEARCH_ROUTES = new Set(['/tools/search', '/tools/get', '/tools/sources', '/tools/list', '/agents/list']);
+
+const scopeFor = (route: string, method: string): Scope => {
+  if (route === '/metrics') return 'admin';
+  if (SEARCH_ROUTES.has(route)) return 'search:read';
+  return method === 'GET' ? 'index:read' : 'index:write';
+};
 
 /** Who the guard let through, per request. */
 const callers = new WeakMap<FastifyRequest, Principal>();
-
-const scopeFor = (request: FastifyRequest): string => {
-  if (/^\/metrics(\?|$)/.test(request.url)) return 'admin';
-  if (request.url.startsWith('/api/v1/')) return request.method === 'GET' ? 'index:read' : 'index:write';
-  return READS.test(request.url) ? 'search:read' : 'index:write';
-};
 
 /**
  * The caller of a guarded route as an operation context, as `/api/v1` and MCP build it: the
@@ -37,38 +58,30 @@ export const callerContext = (request: FastifyRequest, via: Actor['via']): Opera
 };
 
 /**
- * With authentication on, seed 000's `/tools` and `/agents` and seed 003's annotation routes need
- * the same credentials as `/api/v1`, each answering in its own error format; the caller is kept
- * for `callerContext`.
+ * With authentication on, every route needs the credentials `/api/v1` takes except the public
+ * ones and those that authenticate callers themselves. What is protected is decided by the route
+ * that matched, never by the URL as sent, which may spell the same route differently. Refusals
+ * answer in the format of the surface addressed; the caller is kept for `callerContext`.
  */
 export const guardOtherSurfaces = (app: FastifyInstance, authenticator: Authenticator) => {
   if (!authenticator.enabled) return;
   app.addHook('onRequest', async (request, reply) => {
-    if (!GUARDED.test(request.url)) return;
-    const scope = scopeFor(request);
-    let status = 0;
-    let message = '';
+    const route = request.routeOptions.url;
+    // No route matched: the not-found answer follows, and it reveals nothing.
+    if (route === undefined) return;
+    const method = request.method === 'HEAD' ? 'GET' : request.method;
+    if (PUBLIC_ROUTES.has(`${method} ${route}`) || request.routeOptions.config.selfAuthenticating) return;
+    const scope = scopeFor(route, method);
     try {
       const principal = await authenticator.authenticate(request.headers);
       if (principal.scopes.includes(scope)) {
         callers.set(request, principal);
         return;
       }
-      status = 403;
-      message = `This action needs the '${scope}' scope`;
+      return refuse(request, reply, 403, `This action needs the '${scope}' scope`);
     } catch (error) {
       if (!(error instanceof AppError) || error.statusCode !== 401) throw error;
-      status = 401;
-      message = error.message;
+      return refuse(request, reply, 401, error.message);
     }
-    if (request.url.startsWith('/api/v1/')) {
-      return reply
-        .status(status)
-        .header('x-correlation-id', request.id)
-        .send(apiErrorBody(status, message, request.id));
-    }
-    return reply
-      .status(status)
-      .send({ error: { code: status === 401 ? 'unauthorized' : 'forbidden', message } });
   });
 };
