@@ -15,6 +15,7 @@ const INITIALIZE = {
   params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'probe', version: '1' } },
 };
 const MCP_HEADERS = { accept: 'application/json, text/event-stream' };
+const SESSION = { name: 'forged', config: { chunks: [{ chunk_id: 'c0', position: 0, text: 'x' }] } };
 
 const API_ERROR = (code: string) => ({ error: { code, correlation_id: expect.any(String) as unknown } });
 
@@ -43,26 +44,25 @@ describe('HTTP server hardening', () => {
       expect(response.json()).toEqual({ error: { code: 'unauthorized', message: expect.any(String) as unknown } });
     });
 
-    it.each([
-      ['POST', '/api/v1/%61nnotations/sessions', { name: 'x' }],
-      ['GET', '/api/v1/annotations/sessions/%61bc/progress', undefined],
-      ['POST', '/api/v1/%73earch', { query: 'x' }],
-      ['GET', '/api/v1/%63onfig', undefined],
-    ])('refuses %s %s without credentials, in the REST API format', async (method, path, body) => {
-      const response = await send(method, path, { body });
-      expect(response.status).toBe(401);
-      expect(response.json()).toMatchObject(API_ERROR('AUTHENTICATION_ERROR'));
-    });
-
-    it('refuses an encoded MCP path without credentials, in JSON-RPC', async () => {
-      const response = await send('POST', '/%6dcp', { body: INITIALIZE, headers: MCP_HEADERS });
-      expect(response.status).toBe(401);
-      expect(response.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32001 } });
+    it('refuses encoded spellings of /api/v1 and MCP routes without credentials, each in its format', async () => {
+      for (const [method, path, body] of [
+        ['POST', '/api/v1/%61nnotations/sessions', SESSION],
+        ['GET', '/api/v1/annotations/sessions/%61bc/progress', undefined],
+        ['POST', '/api/v1/%73earch', { query: 'x' }],
+        ['GET', '/api/v1/%63onfig', undefined],
+      ] as const) {
+        const response = await send(method, path, { body });
+        expect(response.status, path).toBe(401);
+        expect(response.json()).toMatchObject(API_ERROR('AUTHENTICATION_ERROR'));
+      }
+      const mcp = await send('POST', '/%6dcp', { body: INITIALIZE, headers: MCP_HEADERS });
+      expect(mcp.status).toBe(401);
+      expect(mcp.json()).toMatchObject({ jsonrpc: '2.0', error: { code: -32001 } });
     });
 
     it('starts no annotation session for a request it refuses', async () => {
       const before = await api.ledger.store.headPosition();
-      await send('POST', '/api/v1/%61nnotations/sessions', { body: { name: 'forged' } });
+      expect((await send('POST', '/api/v1/%61nnotations/sessions', { body: SESSION })).status).toBe(401);
       expect(await api.ledger.store.headPosition()).toEqual(before);
     });
 
@@ -168,7 +168,7 @@ describe('HTTP server hardening', () => {
         expect(response.json()).toMatchObject(API_ERROR('AUTHORIZATION_ERROR'));
       });
 
-      it('on a route that matches nothing', async () => {
+      it('on a public route', async () => {
         expect((await send('GET', '/health', { headers: { host: host() } })).status).toBe(403);
       });
     });
@@ -189,11 +189,7 @@ describe('HTTP server hardening', () => {
       expect(read.headers['access-control-allow-origin']).toBeUndefined();
       expect(read.json()).toMatchObject({ error: { code: 'forbidden' } });
       const before = await ledger.store.headPosition();
-      // A form or a no-cors fetch sends this without a preflight.
-      const write = await send('POST', '/api/v1/annotations/sessions', {
-        body: JSON.stringify({ name: 'forged' }),
-        headers: { ...evil, 'content-type': 'text/plain' },
-      });
+      const write = await send('POST', '/api/v1/annotations/sessions', { body: SESSION, headers: evil });
       expect(write.status).toBe(403);
       expect(write.headers['access-control-allow-origin']).toBeUndefined();
       expect(write.json()).toMatchObject(API_ERROR('AUTHORIZATION_ERROR'));
