@@ -1,5 +1,11 @@
 import rateLimit from '@fastify/rate-limit';
-import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, onSendHookHandler } from 'fastify';
+import type {
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  onRequestHookHandler,
+  onSendHookHandler,
+} from 'fastify';
 import type { Actor } from '../domain/metadata.js';
 import { RateLimitError } from './api/apiErrors.js';
 import { callerContext } from './api/guardOtherSurfaces.js';
@@ -24,7 +30,8 @@ export const stampRateLimitReset = (reply: FastifyReply) => {
 const keyOf = (actor: Actor | undefined, request: FastifyRequest) =>
   actor && actor.subject !== 'anonymous' ? `${actor.tenant ?? ''}/${actor.subject}` : `ip:${request.ip}`;
 
-const asList = <T>(hooks: T | T[] | undefined): T[] => (hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks]);
+const asList = <T>(hooks: T | T[] | undefined): T[] =>
+  hooks === undefined ? [] : Array.isArray(hooks) ? hooks : [hooks];
 
 /**
  * Limits the tool API (`/tools/*`, `/agents/*`) and MCP over HTTP per caller and minute, after
@@ -38,7 +45,8 @@ export const limitCallers = async (app: FastifyInstance, limits: CallerRateLimit
       max,
       timeWindow: 60_000,
       keyGenerator: (request) => keyOf(actorOf(request), request),
-      errorResponseBuilder: (_request, context) => new RateLimitError(Math.max(1, Math.ceil(context.ttl / 1000))),
+      errorResponseBuilder: (_request, context) =>
+        new RateLimitError(Math.max(1, Math.ceil(context.ttl / 1000))),
     });
   const tools = limiter(limits.toolsPerMinute, (request) => callerContext(request, 'tools').actor);
   const mcp = limiter(limits.mcpPerMinute, (request) => mcpCallerOf(request)?.actor);

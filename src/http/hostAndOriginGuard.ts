@@ -16,9 +16,9 @@ export interface BrowserPolicy {
   corsOrigins: readonly string[];
 }
 
-const originOf = (value: string): string | null => {
+const urlOf = (value: string): URL | null => {
   try {
-    return new URL(value).origin;
+    return new URL(value);
   } catch {
     return null;
   }
@@ -37,21 +37,36 @@ export const guardHostAndOrigin = async (app: FastifyInstance, policy: BrowserPo
   const corsAllows = (origin: string): boolean =>
     anyOrigin ||
     validateOriginHeader(origin, localhostAllowedOrigins()).ok ||
-    origins.has(originOf(origin) ?? '');
+    origins.has(urlOf(origin)?.origin ?? '');
   if (anyOrigin)
-    logger.warn({ corsOrigins: policy.corsOrigins }, 'server.cors_origins allows every origin: any web page open in a browser can call this server');
+    logger.warn(
+      { corsOrigins: policy.corsOrigins },
+      'server.cors_origins allows every origin: any web page open in a browser can call this server',
+    );
 
   app.addHook('onRequest', async (request, reply) => {
     const host = validateHostHeader(request.headers.host, hosts);
     if (!host.ok) {
-      return refuse(request, reply, 403, `${host.message}: this server answers only to localhost and server.allowed_hosts`);
+      return refuse(
+        request,
+        reply,
+        403,
+        `${host.message}: this server answers only to localhost and server.allowed_hosts`,
+      );
     }
     const origin = request.headers.origin;
     if (!origin || corsAllows(origin)) return;
-    const sameOrigin = originOf(origin) !== null && new URL(origin).host === request.headers.host?.toLowerCase();
+    const sameOrigin = urlOf(origin)?.host === request.headers.host?.toLowerCase();
     if (!sameOrigin) {
-      return refuse(request, reply, 403, `Origin ${origin} may not call this server: it is not listed in server.cors_origins`);
+      return refuse(
+        request,
+        reply,
+        403,
+        `Origin ${origin} may not call this server: it is not listed in server.cors_origins`,
+      );
     }
   });
-  await app.register(cors, { origin: (origin, callback) => callback(null, origin !== undefined && corsAllows(origin)) });
+  await app.register(cors, {
+    origin: (origin, callback) => callback(null, origin !== undefined && corsAllows(origin)),
+  });
 };

@@ -12,7 +12,7 @@ export const surfaceOf = (request: FastifyRequest): Surface => {
   return 'tools';
 };
 
-/** The error code of the `/tools` format for a status; seed 000 names the first ones. */
+/** The error code of the `/tools` format for a status (seed 000 names not_found, timeout and bad_request). */
 export const toolsCodeForStatus = (status: number): string =>
   ({
     401: 'unauthorized',
@@ -30,14 +30,21 @@ export const toolsCodeForStatus = (status: number): string =>
 export const toolsErrorBody = (code: string, message: string) => ({ error: { code, message } });
 
 /** A JSON-RPC error without a request id, as MCP's Streamable HTTP transport answers refusals. */
-export const jsonRpcErrorBody = (code: number, message: string) => ({ jsonrpc: '2.0', id: null, error: { code, message } });
+export const jsonRpcErrorBody = (code: number, message: string) => ({
+  jsonrpc: '2.0',
+  id: null,
+  error: { code, message },
+});
 
 /** Refuses a request before its handler runs, in the error format of the surface it addressed. */
 export const refuse = (request: FastifyRequest, reply: FastifyReply, status: number, message: string) => {
   switch (surfaceOf(request)) {
     case 'api': {
       const correlationId = correlationIdOf(request);
-      return reply.status(status).header('x-correlation-id', correlationId).send(apiErrorBody(status, message, correlationId));
+      return reply
+        .status(status)
+        .header('x-correlation-id', correlationId)
+        .send(apiErrorBody(status, message, correlationId));
     }
     case 'mcp':
       return reply.status(status).send(jsonRpcErrorBody(-32000, message));

@@ -41,7 +41,9 @@ describe('HTTP server hardening', () => {
     ])('refuses %s %s without credentials, in the tool API format', async (method, path, body) => {
       const response = await send(method, path, { body });
       expect(response.status).toBe(401);
-      expect(response.json()).toEqual({ error: { code: 'unauthorized', message: expect.any(String) as unknown } });
+      expect(response.json()).toEqual({
+        error: { code: 'unauthorized', message: expect.any(String) as unknown },
+      });
     });
 
     it('refuses encoded spellings of /api/v1 and MCP routes without credentials, each in its format', async () => {
@@ -75,7 +77,8 @@ describe('HTTP server hardening', () => {
 
     it('limits the tool API per caller, answering 429 with Retry-After', async () => {
       const token = api.token(ALL_SCOPES, 'acme', 'tools-spammer');
-      const list = (bearer: string) => send('GET', '/tools/list', { headers: { authorization: `Bearer ${bearer}` } });
+      const list = (bearer: string) =>
+        send('GET', '/tools/list', { headers: { authorization: `Bearer ${bearer}` } });
       const statuses = [];
       for (let i = 0; i < 3; i++) statuses.push((await list(token)).status);
       expect(statuses).toEqual([200, 200, 200]);
@@ -84,21 +87,33 @@ describe('HTTP server hardening', () => {
       expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
       expect(limited.headers['x-ratelimit-limit']).toBe('3');
       expect(limited.headers['x-ratelimit-remaining']).toBe('0');
-      expect(limited.json()).toEqual({ error: { code: 'rate_limited', message: expect.stringMatching(/^Too many requests/) as unknown } });
+      expect(limited.json()).toEqual({
+        error: { code: 'rate_limited', message: expect.stringMatching(/^Too many requests/) as unknown },
+      });
       // The budget is the caller's: another caller, or the same path spelled differently, counts apart or not at all.
-      expect((await send('GET', '/%74ools/list', { headers: { authorization: `Bearer ${token}` } })).status).toBe(429);
+      expect(
+        (await send('GET', '/%74ools/list', { headers: { authorization: `Bearer ${token}` } })).status,
+      ).toBe(429);
       expect((await list(api.token(ALL_SCOPES, 'acme', 'someone-else'))).status).toBe(200);
     });
 
     it('limits MCP over HTTP per caller, answering 429 in JSON-RPC', async () => {
-      const headers = { ...MCP_HEADERS, authorization: `Bearer ${api.token(ALL_SCOPES, 'acme', 'mcp-spammer')}` };
+      const headers = {
+        ...MCP_HEADERS,
+        authorization: `Bearer ${api.token(ALL_SCOPES, 'acme', 'mcp-spammer')}`,
+      };
       const statuses = [];
-      for (let i = 0; i < 3; i++) statuses.push((await send('POST', '/mcp', { body: INITIALIZE, headers })).status);
+      for (let i = 0; i < 3; i++)
+        statuses.push((await send('POST', '/mcp', { body: INITIALIZE, headers })).status);
       expect(statuses).toEqual([200, 200, 200]);
       const limited = await send('POST', '/mcp', { body: INITIALIZE, headers });
       expect(limited.status).toBe(429);
       expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
-      expect(limited.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { message: expect.stringMatching(/^Too many requests/) as unknown } });
+      expect(limited.json()).toMatchObject({
+        jsonrpc: '2.0',
+        id: null,
+        error: { message: expect.stringMatching(/^Too many requests/) as unknown },
+      });
     });
 
     it('answers a path parameter over 100 characters with 414 in the surface format', async () => {
@@ -151,19 +166,28 @@ describe('HTTP server hardening', () => {
       const host = () => `rebind.attacker.example:${port()}`;
 
       it('on /mcp, in JSON-RPC', async () => {
-        const response = await send('POST', '/mcp', { body: INITIALIZE, headers: { ...MCP_HEADERS, host: host() } });
+        const response = await send('POST', '/mcp', {
+          body: INITIALIZE,
+          headers: { ...MCP_HEADERS, host: host() },
+        });
         expect(response.status).toBe(403);
         expect(response.json()).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32000 } });
       });
 
       it('on /tools/search, in the tool API format', async () => {
-        const response = await send('POST', '/tools/search', { body: { query: 'x' }, headers: { host: host() } });
+        const response = await send('POST', '/tools/search', {
+          body: { query: 'x' },
+          headers: { host: host() },
+        });
         expect(response.status).toBe(403);
         expect(response.json()).toMatchObject({ error: { code: 'forbidden' } });
       });
 
       it('on /api/v1, in its format', async () => {
-        const response = await send('POST', '/api/v1/search', { body: { query: 'x' }, headers: { host: host() } });
+        const response = await send('POST', '/api/v1/search', {
+          body: { query: 'x' },
+          headers: { host: host() },
+        });
         expect(response.status).toBe(403);
         expect(response.json()).toMatchObject(API_ERROR('AUTHORIZATION_ERROR'));
       });
@@ -176,7 +200,10 @@ describe('HTTP server hardening', () => {
     it.each(['localhost', '127.0.0.1', '[::1]', 'ctx.example.test', 'other.example.test'])(
       'answers requests for host %s, on any port',
       async (name) => {
-        const response = await send('POST', '/mcp', { body: INITIALIZE, headers: { ...MCP_HEADERS, host: `${name}:${port()}` } });
+        const response = await send('POST', '/mcp', {
+          body: INITIALIZE,
+          headers: { ...MCP_HEADERS, host: `${name}:${port()}` },
+        });
         expect(response.status).toBe(200);
         expect((await send('GET', '/health', { headers: { host: `${name}:1` } })).status).toBe(200);
       },
@@ -245,7 +272,11 @@ describe('HTTP server hardening', () => {
       rateLimits: { toolsPerMinute: 10, mcpPerMinute: 10 },
     });
     expect(lines.join('\n')).toMatch(/cors_origins allows every origin/);
-    const response = await app.inject({ method: 'GET', url: '/health', headers: { origin: 'https://anywhere.example' } });
+    const response = await app.inject({
+      method: 'GET',
+      url: '/health',
+      headers: { origin: 'https://anywhere.example' },
+    });
     expect(response.headers['access-control-allow-origin']).toBe('https://anywhere.example');
     await app.close();
   });
@@ -259,7 +290,9 @@ describe('HTTP server hardening', () => {
         error = e;
       }
       expect(error).toBeInstanceOf(ConfigError);
-      expect((error as ConfigError).problems.join('\n')).toMatch(/server\.allowedHosts: binding beyond loopback needs allowed_hosts/);
+      expect((error as ConfigError).problems.join('\n')).toMatch(
+        /server\.allowedHosts: binding beyond loopback needs allowed_hosts/,
+      );
     });
 
     it('reads allowed_hosts and cors_origins from the environment as comma-separated lists', () => {
@@ -275,8 +308,12 @@ describe('HTTP server hardening', () => {
     });
 
     it('names a host or origin it cannot use', () => {
-      expect(() => loadConfig({ env: { CTX_SERVER__ALLOWED_HOSTS: 'http://ctx.internal:80' } })).toThrow(/server\.allowedHosts\.0/);
-      expect(() => loadConfig({ env: { CTX_SERVER__CORS_ORIGINS: 'https://app.example.com/path' } })).toThrow(/server\.corsOrigins\.0/);
+      expect(() => loadConfig({ env: { CTX_SERVER__ALLOWED_HOSTS: 'http://ctx.internal:80' } })).toThrow(
+        /server\.allowedHosts\.0/,
+      );
+      expect(() => loadConfig({ env: { CTX_SERVER__CORS_ORIGINS: 'https://app.example.com/path' } })).toThrow(
+        /server\.corsOrigins\.0/,
+      );
     });
   });
 });

@@ -9,10 +9,18 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const SCRIPT = path.join(ROOT, 'scripts/mcpConformance.sh');
 const suiteDir = process.env.CTX_MCP_CONFORMANCE_DIR;
 const installed =
-  suiteDir !== undefined && existsSync(path.join(suiteDir, 'node_modules/@modelcontextprotocol/conformance/package.json'));
+  suiteDir !== undefined &&
+  existsSync(path.join(suiteDir, 'node_modules/@modelcontextprotocol/conformance/package.json'));
 
 /** The scenarios of the official suite that a server without sample fixtures must pass. */
-const SCENARIOS = ['server-initialize', 'ping', 'tools-list', 'resources-list', 'prompts-list', 'dns-rebinding-protection'];
+const SCENARIOS = [
+  'server-initialize',
+  'ping',
+  'tools-list',
+  'resources-list',
+  'prompts-list',
+  'dns-rebinding-protection',
+];
 
 const runScenario = (url: string, scenario: string): Promise<{ code: number | null; output: string }> =>
   new Promise((resolve, reject) => {

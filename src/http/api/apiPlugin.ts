@@ -151,5 +151,7 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
       },
     });
   }
-  api.get('/openapi.json', { config: { ...SELF_AUTHENTICATING, rateLimit: false } }, () => Promise.resolve(options.openapi()));
+  api.get('/openapi.json', { config: { ...SELF_AUTHENTICATING, rateLimit: false } }, () =>
+    Promise.resolve(options.openapi()),
+  );
 };
