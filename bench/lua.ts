@@ -25,7 +25,12 @@ const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.lengt
 /** Calls one tool over HTTP (validation, Lua state, audit event) back to back for a few seconds. */
 export async function run(): Promise<void> {
   const config = loadConfig({
-    env: { CTX_EXTENSIONS__TOOLS_DIR: path.join(examples, 'tools'), CTX_EXTENSIONS__AGENTS_DIR: path.join(examples, 'agents') },
+    env: {
+      CTX_EXTENSIONS__TOOLS_DIR: path.join(examples, 'tools'),
+      CTX_EXTENSIONS__AGENTS_DIR: path.join(examples, 'agents'),
+      // The bench calls back to back, far past the per-caller limit of the tool API.
+      CTX_SERVER__TOOLS_PER_MINUTE: '100000000',
+    },
     overrides: { storage: { dataDir: mkdtempSync(path.join(tmpdir(), 'ctx-bench-lua-')) }, server: { bind: '127.0.0.1:0' } },
   });
   const ledger = await openLedger(config, {

@@ -17,6 +17,41 @@ export const DEFAULT_EMBEDDING_MODEL = 'Xenova/bge-small-en-v1.5';
 
 const globs = z.array(z.string().min(1)).optional();
 
+/** A list setting: an array in ctx.toml, comma-separated in the environment. */
+const list = <T extends z.ZodType>(item: T) =>
+  z.preprocess((v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : v), z.array(item));
+
+const LOOPBACK_HOST = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
+
+/** Whether `host:port` listens on loopback only. */
+export const isLoopbackBind = (bind: string): boolean => LOOPBACK_HOST.test(bind.slice(0, bind.lastIndexOf(':')));
+
+/** A host name as a `Host` header carries it without its port; IPv6 addresses in brackets. */
+const hostName = z
+  .string()
+  .transform((v) => v.trim().toLowerCase())
+  .refine((v) => {
+    try {
+      return v !== '' && new URL(`http://${v}`).hostname === v;
+    } catch {
+      return false;
+    }
+  }, 'expected a host name without scheme or port, e.g. ctx.example.com or [fd00::1]');
+
+/** `*`, or an origin as browsers send it: `scheme://host[:port]`. */
+const corsOrigin = z
+  .string()
+  .transform((v) => v.trim().replace(/\/$/, ''))
+  .refine((v) => {
+    if (v === '*') return true;
+    try {
+      return new URL(v).origin === v.toLowerCase();
+    } catch {
+      return false;
+    }
+  }, 'expected "*" or an origin such as https://app.example.com (scheme, host and port only)')
+  .transform((v) => v.toLowerCase());
+
 const SourceSchema = z.discriminatedUnion('kind', [
   z
     .object({
@@ -50,9 +85,22 @@ export const ConfigSchema = z
       .object({
         bind: bind.default('127.0.0.1:7331'),
         bodyLimitBytes: z.coerce.number().int().positive().default(4 * 1024 * 1024),
+        /** Host names clients may reach the server by, besides localhost, 127.0.0.1 and [::1]. */
+        allowedHosts: list(hostName).default([]),
+        /** Origins whose pages may call the server, besides localhost ones; `*` allows any. */
+        corsOrigins: list(corsOrigin).default([]),
+        /** Requests per minute per caller to `/tools/*` and `/agents/*`. */
+        toolsPerMinute: z.coerce.number().int().positive().default(600),
+        /** Requests per minute per caller to MCP over HTTP. */
+        mcpPerMinute: z.coerce.number().int().positive().default(1200),
       })
       .strict()
-      .prefault({}),
+      .prefault({})
+      .refine((s) => isLoopbackBind(s.bind) || s.allowedHosts.length > 0, {
+        message:
+          'binding beyond loopback needs allowed_hosts: the host names clients use to reach this server (requests with any other Host header are refused)',
+        path: ['allowedHosts'],
+      }),
     storage: z
       .object({
         /** Embedded PGlite data directory; ignored when `postgresUrl` is set. */
@@ -145,9 +193,7 @@ export const ConfigSchema = z
         memoryMb: z.coerce.number().positive().max(1024).default(64),
         instructionBudget: z.coerce.number().int().positive().default(1_000_000_000),
         /** Hosts (`host` or `host:port`) scripts may GET through `ctx.http.get`; empty disables it. */
-        httpAllowlist: z
-          .preprocess((v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : v), z.array(z.string().min(1)))
-          .default([]),
+        httpAllowlist: list(z.string().min(1)).default([]),
       })
       .strict()
       .prefault({}),
@@ -199,12 +245,7 @@ export const ConfigSchema = z
     /** What MCP exposes: tool groups, and whether tools that write are hidden. */
     mcp: z
       .object({
-        toolsets: z
-          .preprocess(
-            (v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : v),
-            z.array(z.enum(['ledger', 'search', 'jobs', 'annotations', 'admin', 'extensions'])),
-          )
-          .optional(),
+        toolsets: list(z.enum(['ledger', 'search', 'jobs', 'annotations', 'admin', 'extensions'])).optional(),
         readOnly: z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean()).default(false),
       })
       .strict()

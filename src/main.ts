@@ -145,6 +145,8 @@ export const startServer = async (ledger: Ledger): Promise<RunningServer> => {
     logger: ledger.logger,
     bodyLimitBytes: ledger.config.server.bodyLimitBytes,
     createMcpServer: ledger.createMcpServer,
+    browsers: ledger.config.server,
+    rateLimits: ledger.config.server,
   });
   mountMetrics(app, ledger.metrics);
   for (const part of ledger.parts) await part.routes?.(app);

@@ -22,6 +22,7 @@ describe('deployment files', () => {
       meilisearchApiKey: 'key',
     });
     expect(config.server.bind).toBe('0.0.0.0:7331');
+    expect(config.server.allowedHosts).toEqual(['context-ledger']);
   });
 
   it('pins every image of the compose file and mounts the production configuration', () => {

@@ -1,9 +1,12 @@
-import cors from '@fastify/cors';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { newId } from '../domain/ids.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
+import { refuseOtherMethod } from './allowedMethods.js';
+import { limitCallers, type CallerRateLimits } from './callerRateLimits.js';
+import { guardHostAndOrigin, type BrowserPolicy } from './hostAndOriginGuard.js';
 import { mountMcp, type McpAuthenticate, type McpRouteOptions } from './mcpRoutes.js';
+import { jsonRpcErrorBody, refuse, surfaceOf, toolsCodeForStatus, toolsErrorBody } from './surfaceErrors.js';
 
 export interface AppDeps {
   logger: Logger & FastifyServerOptions['loggerInstance'];
@@ -11,15 +14,17 @@ export interface AppDeps {
   createMcpServer: McpRouteOptions['createServer'];
   /** Puts MCP over HTTP behind authentication; modules can also set it with `authenticateMcpWith`. */
   authenticateMcp?: McpAuthenticate;
+  /** Which hosts and origins browsers may reach the server by, besides localhost ones. */
+  browsers: BrowserPolicy;
+  rateLimits: CallerRateLimits;
 }
-
-/** Seed 000's error body, used by every route outside `/api/v1`. */
-const errorBody = (code: string, message: string) => ({ error: { code, message } });
 
 /** Codes of seed 000 that keep their name; other errors are named after their status. */
 const SEED_CODES = new Set(['embeddings_disabled', 'not_configured', 'tool_error', 'timeout']);
-const codeForStatus = (status: number): string =>
-  status === 404 ? 'not_found' : status === 408 ? 'timeout' : status === 409 ? 'conflict' : status === 413 ? 'payload_too_large' : 'bad_request';
+
+/** The error body of a route outside `/api/v1`: seed 000's, or JSON-RPC's on MCP. */
+const errorBody = (request: FastifyRequest, code: string, message: string) =>
+  surfaceOf(request) === 'mcp' ? jsonRpcErrorBody(-32000, message) : toolsErrorBody(code, message);
 
 /** The HTTP face of the ledger; `inject()` tests it without a socket. */
 export const buildApp = async (deps: AppDeps): Promise<FastifyInstance> => {
@@ -28,26 +33,33 @@ export const buildApp = async (deps: AppDeps): Promise<FastifyInstance> => {
     bodyLimit: deps.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
     genReqId: () => newId(),
+    // A URL the router cannot take (a path parameter over 100 characters, bad percent-encoding).
+    frameworkErrors: (error, request, reply) => {
+      const message = error.statusCode === 414 ? 'A path segment is longer than 100 characters' : error.message;
+      void refuse(request, reply, error.statusCode ?? 400, message);
+    },
   });
-  await app.register(cors, { origin: true });
+  await guardHostAndOrigin(app, deps.browsers, deps.logger);
+  await limitCallers(app, deps.rateLimits);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });
   app.setErrorHandler((error, request, reply) => {
     const status = error instanceof AppError ? error.statusCode : (error as { statusCode?: number }).statusCode;
     if (status && status >= 400 && status < 500) {
-      const code = error instanceof AppError && SEED_CODES.has(error.code) ? error.code : codeForStatus(status);
-      return reply.status(status).send(errorBody(code, (error as Error).message));
+      const code = error instanceof AppError && SEED_CODES.has(error.code) ? error.code : toolsCodeForStatus(status);
+      return reply.status(status).send(errorBody(request, code, (error as Error).message));
     }
     if (error instanceof AppError && SEED_CODES.has(error.code)) {
-      return reply.status(error.statusCode).send(errorBody(error.code, error.message));
+      return reply.status(error.statusCode).send(errorBody(request, error.code, error.message));
     }
     request.log.error({ err: error, requestId: request.id }, 'unexpected error');
-    return reply.status(500).send(errorBody('internal', `Internal error (request id ${request.id})`));
+    return reply.status(500).send(errorBody(request, 'internal', `Internal error (request id ${request.id})`));
   });
-  app.setNotFoundHandler((request, reply) =>
-    reply.status(404).send(errorBody('not_found', `No route ${request.method} ${request.url}`)),
-  );
+  app.setNotFoundHandler((request, reply) => {
+    if (refuseOtherMethod(app, request, reply)) return reply;
+    return reply.status(404).send(errorBody(request, 'not_found', `No route ${request.method} ${request.url}`));
+  });
 
   app.get('/health', () => ({ status: 'ok' }));
   mountMcp(app, {

@@ -6,6 +6,8 @@ import type { Actor } from '../domain/metadata.js';
 import { AppError } from '../errors.js';
 import type { McpAccess } from '../mcp/server.js';
 import type { Logger } from '../ports/logger.js';
+import { SELF_AUTHENTICATING } from './api/guardOtherSurfaces.js';
+import { jsonRpcErrorBody } from './surfaceErrors.js';
 
 /** Who calls over MCP, and what they may see and call. */
 export interface McpCaller {
@@ -24,6 +26,12 @@ export interface McpRouteOptions {
 }
 
 const authenticators = new WeakMap<FastifyInstance, McpAuthenticate>();
+
+/** The authenticated caller of each MCP request. */
+const callers = new WeakMap<FastifyRequest, McpCaller>();
+
+/** Who calls over MCP, once authenticated; undefined when MCP needs no credentials. */
+export const mcpCallerOf = (request: FastifyRequest): McpCaller | undefined => callers.get(request);
 
 /** Lets a module that owns authentication put MCP over HTTP behind it. */
 export const authenticateMcpWith = (app: FastifyInstance, authenticate: McpAuthenticate) => {
@@ -46,19 +54,21 @@ export const mountMcp = (app: FastifyInstance, { createServer, logger, maxReques
   );
   const serve = toNodeHandler(handler, { onerror, maxRequestBodySize });
 
-  const route = async (request: FastifyRequest, reply: FastifyReply) => {
+  // Before the rate limit, which counts per caller.
+  const onRequest = async (request: FastifyRequest, reply: FastifyReply) => {
     const authenticateCaller = authenticate ?? authenticators.get(app);
-    if (authenticateCaller) {
-      let caller: McpCaller;
-      try {
-        caller = await authenticateCaller(request);
-      } catch (error) {
-        if (!(error instanceof AppError) || error.statusCode !== 401) throw error;
-        return reply
-          .status(401)
-          .header('www-authenticate', 'Bearer')
-          .send({ jsonrpc: '2.0', id: null, error: { code: -32001, message: error.message } });
-      }
+    if (!authenticateCaller) return;
+    try {
+      callers.set(request, await authenticateCaller(request));
+    } catch (error) {
+      if (!(error instanceof AppError) || error.statusCode !== 401) throw error;
+      return reply.status(401).header('www-authenticate', 'Bearer').send(jsonRpcErrorBody(-32001, error.message));
+    }
+  };
+
+  const handle = async (request: FastifyRequest, reply: FastifyReply) => {
+    const caller = callers.get(request);
+    if (caller) {
       const auth: AuthInfo = { token: '', clientId: caller.actor.subject, scopes: [...(caller.access.scopes ?? [])], extra: { caller } };
       (request.raw as typeof request.raw & { auth?: AuthInfo }).auth = auth;
     }
@@ -69,8 +79,9 @@ export const mountMcp = (app: FastifyInstance, { createServer, logger, maxReques
     reply.hijack();
     await serve(request.raw, reply.raw, request.body);
   };
-  for (const url of ['/mcp', '/']) app.post(url, route);
-  app.get('/mcp', route);
-  app.delete('/mcp', route);
+  const options = { onRequest, config: SELF_AUTHENTICATING };
+  for (const url of ['/mcp', '/']) app.post(url, options, handle);
+  app.get('/mcp', options, handle);
+  app.delete('/mcp', options, handle);
   app.addHook('onClose', () => handler.close());
 };

@@ -51,7 +51,8 @@ const advertisedOnly = (schema: z.ZodObject): z.ZodObject => {
 export const createMcpServerFactory =
   ({ name, version, operations, logger, extend }: McpServerOptions) =>
   (actor: Actor, access: McpAccess = FULL_ACCESS): McpServer => {
-    const server = new McpServer({ name, version }, { capabilities: { tools: {} } });
+    // Prompts (agents) may be none, yet prompts/list answers, as clients expect.
+    const server = new McpServer({ name, version }, { capabilities: { tools: {}, prompts: {} } });
     extend?.(server, actor);
     // A tenant's tools run in its own project, whatever project an input names.
     const project = actor.tenant ?? DEFAULT_PROJECT;

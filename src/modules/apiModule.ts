@@ -201,7 +201,7 @@ const wire = async (context: ModuleContext) => {
         );
       else
         logger.warn(
-          'Authentication is off: /api/v1 and /mcp accept anonymous requests (the server listens on loopback only)',
+          'Authentication is off: local processes may call every route anonymously (the server listens on loopback only, and refuses other hosts and web pages of other origins)',
         );
     },
     operations: contextOperations({

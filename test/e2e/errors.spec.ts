@@ -11,6 +11,8 @@ const app = async () => {
     logger: pino({ level: 'silent' }),
     bodyLimitBytes: 1024,
     createMcpServer: () => new McpServer({ name: 't', version: '1' }),
+    browsers: { allowedHosts: [], corsOrigins: [] },
+    rateLimits: { toolsPerMinute: 100, mcpPerMinute: 100 },
   });
   instance.get('/conflict', () => {
     throw new ConcurrencyError('job-1', '3', '4');
@@ -65,11 +67,11 @@ describe('HTTP error mapping', () => {
     expect(response.body).not.toContain('secret detail');
   });
 
-  it('answers unknown routes with not_found and allows any origin', async () => {
-    const response = await (await app()).inject({ method: 'GET', url: '/nope', headers: { origin: 'http://x.test' } });
+  it('answers unknown routes with not_found, readable by a localhost page', async () => {
+    const response = await (await app()).inject({ method: 'GET', url: '/nope', headers: { origin: 'http://localhost:5173' } });
     expect(response.statusCode).toBe(404);
     expect(response.json<{ error: { code: string } }>().error.code).toBe('not_found');
-    expect(response.headers['access-control-allow-origin']).toBe('http://x.test');
+    expect(response.headers['access-control-allow-origin']).toBe('http://localhost:5173');
   });
 });
 

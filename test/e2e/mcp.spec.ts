@@ -82,6 +82,11 @@ describe('MCP over Streamable HTTP', () => {
     expect(JSON.stringify(result.content)).toMatch(/cursor/);
   });
 
+  it('answers prompts/list with no agents configured', async () => {
+    expect(client.getServerCapabilities()?.prompts).toBeDefined();
+    expect((await client.listPrompts()).prompts).toEqual([]);
+  });
+
   it('answers MCP at the base URL too', async () => {
     const rootClient = new Client({ name: 'root', version: '1.0.0' });
     await rootClient.connect(new StreamableHTTPClientTransport(new URL(server.url)));

@@ -7,8 +7,10 @@ const CODE_BY_STATUS: Record<number, string> = {
   401: 'AUTHENTICATION_ERROR',
   403: 'AUTHORIZATION_ERROR',
   404: 'NOT_FOUND_ERROR',
+  405: 'METHOD_NOT_ALLOWED_ERROR',
   409: 'CONFLICT_ERROR',
   413: 'PAYLOAD_TOO_LARGE_ERROR',
+  414: 'URI_TOO_LONG_ERROR',
   415: 'UNSUPPORTED_MEDIA_TYPE_ERROR',
   422: 'VALIDATION_ERROR',
   429: 'RATE_LIMIT_ERROR',
@@ -21,12 +23,23 @@ const MESSAGE_BY_CODE: Record<string, string> = {
   AUTHENTICATION_ERROR: 'Authentication required',
   AUTHORIZATION_ERROR: 'Insufficient permissions',
   NOT_FOUND_ERROR: 'Resource not found',
+  METHOD_NOT_ALLOWED_ERROR: 'Method not allowed',
   CONFLICT_ERROR: 'Resource conflict',
   PAYLOAD_TOO_LARGE_ERROR: 'Request body too large',
+  URI_TOO_LONG_ERROR: 'Request URL too long',
   UNSUPPORTED_MEDIA_TYPE_ERROR: 'Unsupported content type',
   RATE_LIMIT_ERROR: 'Rate limit exceeded',
   INTERNAL_ERROR: 'Internal server error',
   SERVICE_UNAVAILABLE: 'Service temporarily unavailable',
+};
+
+/** A client's own correlation id is kept when it looks like an id. */
+const CLIENT_CORRELATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/** The correlation id of a request: the client's `X-Correlation-Id` when it looks like one, else the request id. */
+export const correlationIdOf = (request: FastifyRequest): string => {
+  const sent = request.headers['x-correlation-id'];
+  return typeof sent === 'string' && CLIENT_CORRELATION_ID.test(sent) ? sent : request.id;
 };
 
 export const DOCS_BASE_URL = 'https://docs.context-engine.com/errors';

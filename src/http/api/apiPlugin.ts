@@ -4,9 +4,12 @@ import type { z } from 'zod';
 import { AuthorizationError } from '../../domain/auth.js';
 import type { OperationContext } from '../../operations.js';
 import { parseInput } from '../../validation.js';
+import { refuseOtherMethod } from '../allowedMethods.js';
+import { stampRateLimitReset } from '../callerRateLimits.js';
 import type { ApiMetrics } from './apiMetrics.js';
-import { RateLimitError, toApiError } from './apiErrors.js';
+import { correlationIdOf, RateLimitError, toApiError } from './apiErrors.js';
 import type { Authenticator, Principal } from './authenticator.js';
+import { SELF_AUTHENTICATING } from './guardOtherSurfaces.js';
 import { ROUTE_SPECS, type RateClass, type RouteKey, type RouteSpec } from './routeSpecs.js';
 
 /** What a handler gets: its validated input and who calls. */
@@ -39,9 +42,6 @@ interface RequestState {
   principal: Principal | null;
 }
 
-/** A client's own correlation id is kept when it looks like an id. */
-const CLIENT_CORRELATION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-
 const specOf = (request: FastifyRequest): RouteSpec | undefined =>
   (request.routeOptions.config as RouteConfig).spec;
 
@@ -55,9 +55,7 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
   const stateOf = (request: FastifyRequest): RequestState => {
     let state = states.get(request);
     if (!state) {
-      const sent = request.headers['x-correlation-id'];
-      const given = typeof sent === 'string' && CLIENT_CORRELATION_ID.test(sent) ? sent : null;
-      state = { correlationId: given ?? request.id, principal: null };
+      state = { correlationId: correlationIdOf(request), principal: null };
       states.set(request, state);
     }
     return state;
@@ -70,6 +68,7 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
     return reply.status(status).header('x-correlation-id', correlationId).send(body);
   });
   api.setNotFoundHandler((request, reply) => {
+    if (refuseOtherMethod(api, request, reply)) return reply;
     const { correlationId } = stateOf(request);
     const { status, body } = toApiError(
       Object.assign(new Error(`No endpoint ${request.method} ${request.url}`), { statusCode: 404 }),
@@ -109,11 +108,8 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
       new RateLimitError(Math.max(1, Math.ceil(context.ttl / 1000))),
   });
 
-  // Seed 002 gives X-RateLimit-Reset as a Unix timestamp; the plugin counts seconds from now.
   api.addHook('onSend', async (_request, reply, payload) => {
-    const reset = reply.getHeader('x-ratelimit-reset');
-    if (reset !== undefined)
-      void reply.header('x-ratelimit-reset', Math.ceil(Date.now() / 1000) + Number(reset));
+    stampRateLimitReset(reply);
     return payload;
   });
   api.addHook('onResponse', async (request, reply) => {
@@ -131,7 +127,7 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
       method: spec.method,
       url: spec.url.replace(/\{(\w+)\}/g, ':$1'),
       bodyLimit: options.bodyLimitBytes,
-      config: { spec, ...(spec.rateClass ? {} : { rateLimit: false }) },
+      config: { spec, ...SELF_AUTHENTICATING, ...(spec.rateClass ? {} : { rateLimit: false }) },
       handler: async (request, reply) => {
         const state = stateOf(request);
         const principal = state.principal;
@@ -155,5 +151,7 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
       },
     });
   }
-  api.get('/openapi.json', { config: { rateLimit: false } }, () => Promise.resolve(options.openapi()));
+  api.get('/openapi.json', { config: { ...SELF_AUTHENTICATING, rateLimit: false } }, () =>
+    Promise.resolve(options.openapi()),
+  );
 };

@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { hashSecret } from '../../../commands/createApiKey.js';
 import { API_KEYS, type ApiKeyRow } from '../../../projections/apiKeys.js';
-import type { Config } from '../../config.js';
+import { isLoopbackBind, type Config } from '../../config.js';
 import { AuthenticationError, SCOPES } from '../../domain/auth.js';
 import { DEFAULT_PROJECT } from '../../operations.js';
 import type { ReadModels } from '../../ports/projections.js';
@@ -31,13 +31,10 @@ export interface Authenticator {
   authenticate(headers: IncomingHttpHeaders): Promise<Principal>;
 }
 
-const LOOPBACK = /^(127\.\d+\.\d+\.\d+|localhost|::1|\[::1\])$/;
-
 /** `auto` means on unless the server listens on loopback only. */
 export const authEnabled = (config: Config): boolean => {
   if (config.auth.mode !== 'auto') return config.auth.mode === 'on';
-  const host = config.server.bind.slice(0, config.server.bind.lastIndexOf(':'));
-  return !LOOPBACK.test(host);
+  return !isLoopbackBind(config.server.bind);
 };
 
 const API_KEY = /^[0-9a-f]{32}$/i;

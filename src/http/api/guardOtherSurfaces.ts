@@ -2,26 +2,47 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Actor } from '../../domain/metadata.js';
 import { AppError } from '../../errors.js';
 import { DEFAULT_PROJECT, requiredScope, type Operation, type OperationContext } from '../../operations.js';
-import { apiErrorBody } from './apiErrors.js';
+import { refuse } from '../surfaceErrors.js';
 import type { Authenticator, Principal } from './authenticator.js';
 
-/** HTTP surfaces of other seeds that must not stay open once authentication is on. */
-const GUARDED = /^\/(api\/v1\/annotations|tools|agents|metrics)(\/|\?|$)/;
-const READS = /^\/(tools\/(search|get|sources|list)|agents\/list)(\?|$)/;
-const TOOL = /^\/tools\/([^/?]+)(\?|$)/;
+/** Routes anyone may call when authentication is on (HEAD goes with GET); every other route needs credentials. */
+const PUBLIC_ROUTES = new Set([
+  'GET /health',
+  'GET /admin',
+  'GET /admin/',
+  'GET /admin/console.js',
+  'GET /admin/console.css',
+]);
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** The route authenticates its callers itself, in its own surface's format. */
+    selfAuthenticating?: boolean;
+  }
+}
+
+/**
+ * Route config of MCP (answering in JSON-RPC) and of `/api/v1`'s own endpoints, whose route specs
+ * say which are public (health, openapi.json, token refresh).
+ */
+export const SELF_AUTHENTICATING = { selfAuthenticating: true } as const;
+
+const SEARCH_ROUTES = new Set(['/tools/search', '/tools/get', '/tools/sources', '/tools/list', '/agents/list']);
+
+/** A tool that is an operation needs the operation's scope, as over MCP; other routes a scope by route. */
+const scopeFor = (request: FastifyRequest, route: string, operations: () => readonly Operation[]): string => {
+  if (route === '/metrics') return 'admin';
+  if (route.startsWith('/tools/')) {
+    const name = route === '/tools/:name' ? (request.params as { name?: string }).name : route.slice('/tools/'.length);
+    const operation = operations().find((o) => o.name === name);
+    if (operation) return requiredScope(operation);
+  }
+  if (SEARCH_ROUTES.has(route)) return 'search:read';
+  return request.method === 'GET' || request.method === 'HEAD' ? 'index:read' : 'index:write';
+};
 
 /** Who the guard let through, per request. */
 const callers = new WeakMap<FastifyRequest, Principal>();
-
-/** A tool that is an operation needs the operation's scope, as over MCP; the rest need a scope by route. */
-const scopeFor = (request: FastifyRequest, operations: () => readonly Operation[]): string => {
-  if (/^\/metrics(\?|$)/.test(request.url)) return 'admin';
-  if (request.url.startsWith('/api/v1/')) return request.method === 'GET' ? 'index:read' : 'index:write';
-  const tool = TOOL.exec(request.url)?.[1];
-  const operation = tool === undefined ? undefined : operations().find((o) => o.name === tool);
-  if (operation) return requiredScope(operation);
-  return READS.test(request.url) ? 'search:read' : 'index:write';
-};
 
 /**
  * The caller of a guarded route as an operation context, as `/api/v1` and MCP build it: the
@@ -42,9 +63,10 @@ export const callerContext = (request: FastifyRequest, via: Actor['via']): Opera
 };
 
 /**
- * With authentication on, seed 000's `/tools` and `/agents` and seed 003's annotation routes need
- * the same credentials as `/api/v1`, each answering in its own error format; the caller is kept
- * for `callerContext`.
+ * With authentication on, every route needs the credentials `/api/v1` takes except the public
+ * ones and those that authenticate callers themselves. What is protected is decided by the route
+ * that matched, never by the URL as sent, which may spell the same route differently. Refusals
+ * answer in the format of the surface addressed; the caller is kept for `callerContext`.
  */
 export const guardOtherSurfaces = (
   app: FastifyInstance,
@@ -53,31 +75,22 @@ export const guardOtherSurfaces = (
 ) => {
   if (!authenticator.enabled) return;
   app.addHook('onRequest', async (request, reply) => {
-    if (!GUARDED.test(request.url)) return;
-    const scope = scopeFor(request, operations);
-    let status = 0;
-    let message = '';
+    const route = request.routeOptions.url;
+    // No route matched: the not-found answer follows, and it reveals nothing.
+    if (route === undefined) return;
+    const method = request.method === 'HEAD' ? 'GET' : request.method;
+    if (PUBLIC_ROUTES.has(`${method} ${route}`) || request.routeOptions.config.selfAuthenticating) return;
+    const scope = scopeFor(request, route, operations);
     try {
       const principal = await authenticator.authenticate(request.headers);
       if (principal.scopes.includes(scope)) {
         callers.set(request, principal);
         return;
       }
-      status = 403;
-      message = `This action needs the '${scope}' scope`;
+      return refuse(request, reply, 403, `This action needs the '${scope}' scope`);
     } catch (error) {
       if (!(error instanceof AppError) || error.statusCode !== 401) throw error;
-      status = 401;
-      message = error.message;
+      return refuse(request, reply, 401, error.message);
     }
-    if (request.url.startsWith('/api/v1/')) {
-      return reply
-        .status(status)
-        .header('x-correlation-id', request.id)
-        .send(apiErrorBody(status, message, request.id));
-    }
-    return reply
-      .status(status)
-      .send({ error: { code: status === 401 ? 'unauthorized' : 'forbidden', message } });
   });
 };
