@@ -30,6 +30,17 @@ const cancel = (state: JobState, jobId: string): JobEvent[] => {
   );
 };
 
+/** A job may complete only with every scanned file counted as indexed, skipped or failed. */
+const assertAccounted = ({ filesScanned, filesIndexed, filesSkipped, filesFailed = 0 }: CompletedCounts) => {
+  if (filesIndexed + filesSkipped + filesFailed === filesScanned) return;
+  throw new IllegalStateError(
+    `A completed job must account for every scanned file: ${filesScanned} scanned, but ${filesIndexed} indexed, ` +
+      `${filesSkipped} skipped and ${filesFailed} failed`,
+    { files_scanned: filesScanned, files_indexed: filesIndexed, files_skipped: filesSkipped, files_failed: filesFailed },
+  );
+};
+type CompletedCounts = Extract<JobTransition, { type: 'IndexingJobCompleted' }>['data'];
+
 /** The job state machine: every step is checked against the job's current status. */
 export const jobDecider: Decider<JobState, JobCommand, JobEvent> = {
   initialState: initialJobState,
@@ -37,6 +48,7 @@ export const jobDecider: Decider<JobState, JobCommand, JobEvent> = {
   decide: (command, state) => {
     if (command.type === 'CancelJob') return cancel(state, command.jobId);
     assertTransition(state, command.type);
+    if (command.type === 'IndexingJobCompleted') assertAccounted(command.data);
     const { jobId, type, data } = command;
     return [{ type, schemaVersion: 1, data: { ...data, jobId } } as JobEvent];
   },

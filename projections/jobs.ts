@@ -67,7 +67,10 @@ const evolve = (doc: JobView | null, event: StoredEvent): JobView | null => {
         status: 'completed',
         percentage: 100,
         phase: 'writing',
-        message: 'Indexing complete',
+        message:
+          e.data.filesFailed
+            ? `Indexing complete; ${e.data.filesFailed} of ${e.data.filesScanned} files could not be indexed (see the server log)`
+            : 'Indexing complete',
         filesScanned: e.data.filesScanned,
         filesIndexed: e.data.filesIndexed,
         chunksCreated: e.data.chunksCreated,

@@ -14,7 +14,20 @@ import { jobsProjection, type JobView } from '../projections/jobs.js';
 export interface JobReadDeps {
   store: EventStore;
   readModels: ReadModels;
+  /** The outage a running job is waiting out in this process, known before its IndexingJobBlocked can be written. */
+  liveOutage?: (jobId: string) => string | undefined;
 }
+
+/**
+ * A running job whose runner is waiting out an outage shows as blocked at once: on a full disk
+ * neither its IndexingJobBlocked nor the read model's update may be writable until space is back.
+ */
+export const withLiveOutage = (job: JobView, liveOutage: JobReadDeps['liveOutage']): JobView => {
+  const reason = job.status === 'running' ? liveOutage?.(job.jobId) : undefined;
+  if (reason === undefined) return job;
+  const { estimatedSecondsRemaining: _eta, ...blocked } = job;
+  return { ...blocked, status: 'blocked', message: `Blocked: ${reason}` };
+};
 
 export const JobIdInputSchema = z.object({
   job_id: z.uuid().describe('The job id returned by start_indexing_background'),
@@ -71,7 +84,7 @@ export const getJobStatusOperation = (deps: JobReadDeps) =>
       const input = parseJobInput(GetJobStatusInputSchema, rawInput);
       const job = input.as_of
         ? await jobViewAsOf(deps.store, input.job_id, parseAsOf(input.as_of), input.project_id)
-        : await readJobView(deps, input.job_id, input.project_id);
+        : withLiveOutage(await readJobView(deps, input.job_id, input.project_id), deps.liveOutage);
       return jobStatusResponse(job);
     },
   });

@@ -4,8 +4,8 @@ import { jobErrorObject, parseJobInput } from '../src/jobs/jobErrors.js';
 import { JobListItemSchema, jobListItem } from '../src/jobs/jobResponses.js';
 import { ProjectIdSchema, resolveProject } from '../src/jobs/workspace.js';
 import { defineOperation } from '../src/operations.js';
-import type { ReadModels } from '../src/ports/projections.js';
 import type { JobView } from '../projections/jobs.js';
+import { withLiveOutage, type JobReadDeps } from './getJobStatus.js';
 
 export const ListJobsInputSchema = z.object({
   status: JobStatusSchema.optional().describe('Only jobs in this status'),
@@ -23,7 +23,7 @@ export const ListJobsResponseSchema = z.object({
 });
 
 /** Jobs of one project, newest first, with the total ignoring pagination. */
-export const listBackgroundJobsOperation = (readModels: ReadModels) =>
+export const listBackgroundJobsOperation = ({ readModels, liveOutage }: Pick<JobReadDeps, 'readModels' | 'liveOutage'>) =>
   defineOperation({
     name: 'list_background_jobs',
     title: 'List background indexing jobs',
@@ -42,6 +42,6 @@ export const listBackgroundJobsOperation = (readModels: ReadModels) =>
         limit: input.limit,
         offset: input.offset,
       });
-      return { jobs: items.map(jobListItem), total_count: total, limit: input.limit, offset: input.offset, project_id };
+      return { jobs: items.map((job) => jobListItem(withLiveOutage(job, liveOutage))), total_count: total, limit: input.limit, offset: input.offset, project_id };
     },
   });

@@ -70,8 +70,21 @@ export class EmbeddingsDisabledError extends AppError {
 
 export class UnavailableError extends AppError {
   override name = 'UnavailableError';
+  constructor(
+    message: string,
+    options?: { cause?: unknown; details?: Record<string, unknown> },
+    code = 'unavailable',
+    statusCode = 503,
+  ) {
+    super(code, statusCode, message, options?.details, options);
+  }
+}
+
+/** The disk under the data is full (or over quota): writes fail until space is freed; reads go on. */
+export class InsufficientStorageError extends UnavailableError {
+  override name = 'InsufficientStorageError';
   constructor(message: string, options?: { cause?: unknown; details?: Record<string, unknown> }) {
-    super('unavailable', 503, message, options?.details, options);
+    super(message, options, 'insufficient_storage', 507);
   }
 }
 

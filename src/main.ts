@@ -6,12 +6,14 @@ import { lockDataDir } from '../infra/postgres/dataDirLock.js';
 import { postgresReadModels } from '../infra/postgres/documentReadModels.js';
 import { createPostgresEventStore } from '../infra/eventstore/postgresEventStore.js';
 import { connectEsdb, createEsdbEventStore } from '../infra/eventstore/esdbEventStore.js';
+import { hasDataKeys } from '../infra/crypto/postgresKeyring.js';
 import { checkPostgresExtensions } from '../infra/deploy/postgresExtensions.js';
 import { embeddingActivity } from '../infra/embeddings/embeddingActivity.js';
 import { jobsProjection } from '../projections/jobs.js';
 import { ConfigError, type Config } from './config.js';
 import { createProjectionRunner, type ProjectionRunner } from './engine/projectionRunner.js';
 import { NotFoundError } from './errors.js';
+import { ensureSecretsKeyFile } from './http/api/secrets.js';
 import { buildApp } from './http/app.js';
 import { createMcpServerFactory } from './mcp/server.js';
 import type { LedgerHandle, LedgerModule, ModuleContext, ModuleParts } from './module.js';
@@ -60,6 +62,8 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
       embeddingsProvider: config.embeddings.provider,
     });
     if (missing.length > 0) throw new ConfigError(missing);
+    const opened = db;
+    await ensureSecretsKeyFile(config, () => hasDataKeys(opened));
     const metrics = createLedgerMetrics();
     const store = countAppends(
       config.storage.eventStore === 'eventstoredb'

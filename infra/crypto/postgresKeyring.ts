@@ -55,6 +55,13 @@ const sealingKeysOf = (db: Database): SealingKeys | null => {
   return keys;
 };
 
+/** True when the key table holds any key, live or forgotten: data was sealed under the master key. */
+export const hasDataKeys = async (db: Database): Promise<boolean> => {
+  const [row] = await db.query<{ found: boolean }>(`SELECT to_regclass('data_keys') IS NOT NULL AS found`);
+  if (!row?.found) return false;
+  return (await db.query('SELECT 1 FROM data_keys LIMIT 1')).length > 0;
+};
+
 /** Data keys in Postgres (PGlite or a server), wrapped with the master key of `box`. */
 export const createPostgresKeyring = async (db: Database, box: SecretBox): Promise<Keyring> => {
   await db.exec(SCHEMA);

@@ -1,3 +1,5 @@
+import { BOUNDED_LIBRARY } from './boundedLibrary.js';
+
 /**
  * The trusted Lua code that runs before and around every script. It receives the host functions
  * and the job as globals, removes them, narrows the standard library to what is safe, loads the
@@ -16,6 +18,9 @@ local concat = table.concat
 dofile, loadfile, require, module = nil, nil, nil, nil
 io, os, debug, package, utf8 = nil, nil, nil, nil, nil
 string.dump = nil
+
+local memory_bytes = job.memory_bytes
+${BOUNDED_LIBRARY}
 
 load = function(chunk, name, _mode, ...)
   if type(chunk) ~= 'string' then error('load accepts only source text', 2) end
@@ -55,11 +60,34 @@ end
 
 local function to_host(value) return plain(value, 0, {}) end
 
+-- Tables from the host arrive as flat lists of cells (see flattened() in luaRuntime.ts), rebuilt
+-- here without recursion: count, then (key, is_table, value) per entry, table after table.
+local function from_host(cells)
+  if type(cells) ~= 'table' then return cells end
+  local tables, id, pos = {}, 1, 1
+  local function table_at(n)
+    local t = tables[n]
+    if t == nil then t = {} tables[n] = t end
+    return t
+  end
+  while cells[pos] ~= nil do
+    local t, count = table_at(id), cells[pos]
+    pos = pos + 1
+    for _ = 1, count do
+      local key, nested, item = cells[pos], cells[pos + 1], cells[pos + 2]
+      pos = pos + 3
+      if nested then t[key] = table_at(item) else t[key] = item end
+    end
+    id = id + 1
+  end
+  return tables[1]
+end
+
 -- Host functions answer with a promise of { ok, value | error }.
 local function call_host(name, ...)
   local outcome = host[name](...):await()
   if not outcome.ok then error(outcome.error, 3) end
-  return outcome.value
+  return from_host(outcome.value)
 end
 
 local function describe(...)
@@ -81,7 +109,7 @@ local ctx = {
     decode = function(text)
       local outcome = host.json_decode(text)
       if not outcome.ok then error(outcome.error, 2) end
-      return outcome.value
+      return from_host(outcome.value)
     end,
   },
   log = function(...) host.log(describe(...)) end,
@@ -110,7 +138,7 @@ local function main()
   end
   local entry = definition[job.entry]
   if type(entry) ~= 'function' then error(job.kind .. '.' .. job.entry .. ' must be a function', 0) end
-  return { value = to_host(entry(job.input, ctx)) }
+  return { value = to_host(entry(from_host(job.input), ctx)) }
 end
 
 local ok, result = pcall(main)

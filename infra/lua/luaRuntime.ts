@@ -1,6 +1,7 @@
 import { LuaFactory, LuaLibraries, type LuaEngine } from 'wasmoon';
 import { LUA_DRIVER } from './luaDriver.js';
-import { ToolError, ToolTimeoutError } from './luaErrors.js';
+import { BadRequestError, ToolError, ToolTimeoutError } from './luaErrors.js';
+import { MAX_ARGUMENT_DEPTH, nestedDeeperThan } from './toolParameters.js';
 
 /** What a script may ask of the host; every function is read-only. */
 export interface LuaHost {
@@ -48,19 +49,32 @@ const luaFactory = () => (factory ??= new LuaFactory());
 
 type Outcome = { ok: true; value: unknown } | { ok: false; error: string };
 
-/** Lua has no null: JSON nulls become absent keys (nil), as Lua JSON libraries do. */
-const withoutNulls = (value: unknown): unknown => {
-  if (value === null) return undefined;
-  if (Array.isArray(value)) return value.map(withoutNulls);
-  if (typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== null).map(([k, v]) => [k, withoutNulls(v)]));
+/**
+ * A JSON value as the driver's `from_host` rebuilds it in Lua: a scalar as is (null as nil, as Lua
+ * JSON libraries do), a table as one flat list of cells, `count, (key, isTable, value) × count`
+ * per table, tables numbered in the order they are listed. Handing wasmoon nested tables instead
+ * overruns the Lua stack a few levels down and corrupts the module's memory.
+ */
+const flattened = (value: unknown): unknown => {
+  if (value === null || typeof value !== 'object') return value ?? undefined;
+  const cells: unknown[] = [];
+  const tables: object[] = [value];
+  for (let index = 0; index < tables.length; index++) {
+    const table = tables[index]!;
+    const entries: [string | number, unknown][] = Array.isArray(table) ? table.map((item, i) => [i + 1, item]) : Object.entries(table);
+    const present = entries.filter(([, item]) => item !== null && item !== undefined);
+    cells.push(present.length);
+    for (const [key, item] of present) {
+      if (typeof item === 'object') cells.push(key, true, tables.push(item as object));
+      else cells.push(key, false, item);
+    }
   }
-  return value;
+  return cells;
 };
 
 const settle = async (work: () => Promise<unknown>): Promise<Outcome> => {
   try {
-    return { ok: true, value: withoutNulls(await work()) };
+    return { ok: true, value: flattened(await work()) };
   } catch (error) {
     return { ok: false, error: error instanceof Error ? error.message : String(error) };
   }
@@ -69,7 +83,7 @@ const settle = async (work: () => Promise<unknown>): Promise<Outcome> => {
 const decodeJson = (text: unknown): Outcome => {
   if (typeof text !== 'string') return { ok: false, error: 'json.decode expects a string' };
   try {
-    return { ok: true, value: withoutNulls(JSON.parse(text)) };
+    return { ok: true, value: flattened(JSON.parse(text)) };
   } catch (error) {
     return { ok: false, error: `invalid JSON: ${(error as Error).message}` };
   }
@@ -85,6 +99,9 @@ const encodeJson = (value: unknown): Outcome => ({ ok: true, value: JSON.stringi
  */
 export const runLua = async (job: LuaJob, host: LuaHost, limits: LuaLimits): Promise<unknown> => {
   if (job.source.startsWith('\x1b')) throw new ToolError(`${job.chunkName}: precompiled Lua chunks are not accepted`);
+  if (nestedDeeperThan(job.input, MAX_ARGUMENT_DEPTH)) {
+    throw new BadRequestError(`${job.chunkName}: arguments are nested more than ${MAX_ARGUMENT_DEPTH} levels deep`);
+  }
   const lua = await luaFactory().getLuaModule();
   const engine: LuaEngine = await luaFactory().createEngine({
     openStandardLibs: false,
@@ -151,7 +168,14 @@ export const runLua = async (job: LuaJob, host: LuaHost, limits: LuaLimits): Pro
     const httpGet = host.httpGet;
     if (httpGet) hostFunctions.http_get = (url: unknown, options: Record<string, unknown>) => hostCall(() => httpGet(url, options));
     engine.global.set('__host', hostFunctions);
-    engine.global.set('__job', { source: job.source, chunkname: `@${job.chunkName}`, kind: job.kind, entry: job.entry, input: withoutNulls(job.input) });
+    engine.global.set('__job', {
+      source: job.source,
+      chunkname: `@${job.chunkName}`,
+      kind: job.kind,
+      entry: job.entry,
+      input: flattened(job.input),
+      memory_bytes: limits.memoryBytes,
+    });
 
     const thread = engine.global.newThread();
     driverThread = thread.address;

@@ -12,6 +12,7 @@ import { unstorableTextIssue } from '../../src/validation.js';
 import type { ExtensionRegistry } from './extensionRegistry.js';
 import { BadRequestError, ToolError, ToolTimeoutError } from './luaErrors.js';
 import { runLua, type LuaHost, type LuaLimits } from './luaRuntime.js';
+import { MAX_ARGUMENT_DEPTH, nestedDeeperThan } from './toolParameters.js';
 
 export interface ToolDescription {
   name: string;
@@ -68,6 +69,12 @@ const parseParams = (schema: z.ZodType, params: unknown, tool: string) => {
     throw new BadRequestError(`Invalid parameters for '${tool}': ${issues[0]}`, { issues });
   }
   return parsed.data as Record<string, unknown>;
+};
+
+const assertShallow = (params: unknown, tool: string) => {
+  if (nestedDeeperThan(params, MAX_ARGUMENT_DEPTH)) {
+    throw new BadRequestError(`Parameters of '${tool}' are nested more than ${MAX_ARGUMENT_DEPTH} levels deep`);
+  }
 };
 
 const inputJsonSchema = (operation: Operation): Record<string, unknown> => {
@@ -146,6 +153,8 @@ export const createToolCaller = ({ registry, builtins, hostFor, limits, store, l
     call: async (name, params, actor, correlationId) => {
       const startedAt = performance.now();
       const builtin = builtins().some((o) => o.name === name);
+      // Before anything walks them recursively, the hash of the recorded call included.
+      assertShallow(params, name);
       try {
         const { result } = await runTool(name, params, actor, correlationId);
         record(name, builtin, actor, correlationId, params, startedAt, 'ok');

@@ -98,3 +98,17 @@ const objectToZod = (schema: ParameterSchema): z.ZodObject => {
 
 /** The zod schema that validates a call's parameters against what the tool declares. */
 export const parametersToZod = (parameters: ObjectParameters): z.ZodObject => objectToZod(parameters);
+
+/** Arguments nest at most this deep: the copy into Lua, and the hash of a call, recurse once per level. */
+export const MAX_ARGUMENT_DEPTH = 64;
+
+/** True when `value` has arrays or objects nested more than `limit` levels deep; walks without recursing. */
+export const nestedDeeperThan = (value: unknown, limit: number): boolean => {
+  const pending: { value: unknown; depth: number }[] = [{ value, depth: 0 }];
+  for (let next = pending.pop(); next; next = pending.pop()) {
+    if (next.value === null || typeof next.value !== 'object') continue;
+    if (next.depth >= limit) return true;
+    for (const item of Object.values(next.value)) pending.push({ value: item, depth: next.depth + 1 });
+  }
+  return false;
+};

@@ -1,4 +1,4 @@
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { AppError } from '../../src/errors.js';
 
@@ -11,25 +11,59 @@ const isRunning = (pid: number): boolean => {
   }
 };
 
+/** The process a lock file names, or undefined when it names none (empty, truncated or garbled: stale). */
+const holderOf = (file: string): number | undefined => {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8').trim();
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw error;
+  }
+  if (!/^[1-9]\d*$/.test(text)) return undefined;
+  return Number(text);
+};
+
+/**
+ * Creates `file` holding `content`, or throws EEXIST. The content is written and synced under a
+ * name of this process's own, then linked into place: the lock never exists half-written, so a
+ * lock that names no process can only be left by a crash, and is stale.
+ */
+const createWith = (file: string, content: string) => {
+  const draft = `${file}.${process.pid}.tmp`;
+  const fd = openSync(draft, 'w');
+  try {
+    writeSync(fd, content);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    linkSync(draft, file);
+  } finally {
+    rmSync(draft, { force: true });
+  }
+};
+
 /**
  * Takes `<dataDir>/ctx.lock` for this process: PGlite must never be opened by two processes at
- * once. A lock left by a process that no longer runs (after a crash) is taken over.
+ * once. A lock left by a process that no longer runs (after a crash), or naming no process, is taken over.
  */
 export const lockDataDir = (dataDir: string): { release(): void } => {
   mkdirSync(dataDir, { recursive: true });
   const file = path.join(dataDir, 'ctx.lock');
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
-      writeFileSync(file, String(process.pid), { flag: 'wx' });
+      createWith(file, String(process.pid));
       return {
         release: () => {
-          if (readFileSync(file, 'utf8') === String(process.pid)) rmSync(file, { force: true });
+          if (holderOf(file) === process.pid) rmSync(file, { force: true });
         },
       };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
-      const holder = Number(readFileSync(file, 'utf8'));
-      if (Number.isInteger(holder) && holder !== process.pid && isRunning(holder)) {
+      const holder = holderOf(file);
+      if (holder !== undefined && holder !== process.pid && isRunning(holder)) {
         throw new AppError(
           'data_dir_locked',
           2,

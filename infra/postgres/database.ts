@@ -2,7 +2,7 @@ import { PGlite, messages } from '@electric-sql/pglite';
 import { pg_textsearch } from '@electric-sql/pglite-pg_textsearch';
 import { vector } from '@electric-sql/pglite-pgvector';
 import pg from 'pg';
-import { DatabaseUnavailableError } from '../../src/errors.js';
+import { DatabaseUnavailableError, InsufficientStorageError } from '../../src/errors.js';
 import { growMemoryFilesByDoubling } from './memoryFiles.js';
 import { preparedQueryMessage, type PreparedParam } from './preparedQuery.js';
 import { retireWal, rewriteTables } from './purge.js';
@@ -47,6 +47,35 @@ const asParams = (params?: readonly unknown[]): unknown[] | undefined =>
 /** The extensions every embedded database is opened with: its settings name them from the first start. */
 export const PGLITE_EXTENSIONS = { vector, pg_textsearch };
 
+/** SQLSTATE disk_full, and the errno codes of a full disk, a quota reached or a file grown past its limit. */
+const STORAGE_FULL_CODES = new Set(['53100', 'ENOSPC', 'EDQUOT', 'EFBIG']);
+const STORAGE_FULL_MESSAGES = /No space left on device|Disk quota exceeded|File too large/i;
+
+/** True for errors that say the disk under the database is full: PGlite and a server raise 53100. */
+export const isStorageFullError = (error: unknown): boolean => {
+  if (!(error instanceof Error)) return false;
+  if (error instanceof AggregateError) return error.errors.some(isStorageFullError);
+  const code = (error as { code?: unknown }).code;
+  return (typeof code === 'string' && STORAGE_FULL_CODES.has(code)) || STORAGE_FULL_MESSAGES.test(error.message);
+};
+
+/** The one place a full disk becomes InsufficientStorageError, for both engines; other errors pass unchanged. */
+const storageFull = (error: unknown): unknown =>
+  isStorageFullError(error)
+    ? new InsufficientStorageError(`Insufficient storage: ${(error as Error).message}`, {
+        cause: error,
+        details: { suggestion: 'Free space on the disk that holds the database; writes resume by themselves' },
+      })
+    : error;
+
+const mappingStorageErrors = async <T>(work: () => Promise<T>): Promise<T> => {
+  try {
+    return await work();
+  } catch (error) {
+    throw storageFull(error);
+  }
+};
+
 /** Opens PGlite, in memory when `dataDir` is undefined, with pgvector and pg_textsearch loaded. */
 export const openPglite = async (dataDir?: string): Promise<Database> => {
   const db = await PGlite.create(dataDir, { extensions: PGLITE_EXTENSIONS });
@@ -55,19 +84,21 @@ export const openPglite = async (dataDir?: string): Promise<Database> => {
   const prepared = new Map<string, string>();
   // Without parameters, the simple protocol does in one exchange what the extended one does in five.
   const run = (runner: Pick<PGlite, 'query' | 'exec'>) => ({
-    async query<R>(text: string, params?: readonly unknown[]): Promise<R[]> {
-      if (!params?.length) return ((await runner.exec(text)).at(-1)?.rows ?? []) as R[];
-      return (await runner.query<R>(text, asParams(params))).rows;
-    },
+    query: <R>(text: string, params?: readonly unknown[]): Promise<R[]> =>
+      mappingStorageErrors(async () => {
+        if (!params?.length) return ((await runner.exec(text)).at(-1)?.rows ?? []) as R[];
+        return (await runner.query<R>(text, asParams(params))).rows;
+      }),
   });
   const sql = run(db);
   return {
     engine: 'pglite',
     ...sql,
-    transaction: (fn) => db.transaction((tx) => fn(run(tx))),
-    exec: async (script) => {
-      await db.exec(script);
-    },
+    transaction: (fn) => mappingStorageErrors(() => db.transaction((tx) => fn(run(tx)))),
+    exec: (script) =>
+      mappingStorageErrors(async () => {
+        await db.exec(script);
+      }),
     listen: async (channel, onNotify) => {
       const unlisten = await db.listen(channel, onNotify);
       return unlisten;
@@ -79,7 +110,7 @@ export const openPglite = async (dataDir?: string): Promise<Database> => {
     },
     // Holds both of PGlite's locks, as its own queries do, so it never runs inside another's transaction.
     textRows: (sql, params) =>
-      db._runExclusiveTransaction(() =>
+      mappingStorageErrors(() => db._runExclusiveTransaction(() =>
         db.runExclusive(async () => {
           const known = prepared.get(sql);
           const name = known ?? `ctx_statement_${prepared.size + 1}`;
@@ -97,7 +128,7 @@ export const openPglite = async (dataDir?: string): Promise<Database> => {
           if (error) throw error;
           return rows;
         }),
-      ),
+      )),
     close: () => db.close(),
   };
 };
@@ -145,7 +176,9 @@ export const connectPostgres = (connectionString: string, options: { max?: numbe
   pool.on('error', () => undefined);
   /** The one place a lost or refused connection becomes DatabaseUnavailableError; other errors pass unchanged. */
   const unavailable = (error: unknown): unknown =>
-    isConnectionError(error)
+    isStorageFullError(error)
+      ? storageFull(error)
+      : isConnectionError(error)
       ? new DatabaseUnavailableError(`Database unavailable: ${(error as Error).message || (error as { code?: string }).code}`, {
           cause: error,
           details: {

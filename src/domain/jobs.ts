@@ -45,9 +45,11 @@ export const IndexingJobProgressedSchema = jobEvent('IndexingJobProgressed', {
 });
 export const IndexingJobBlockedSchema = jobEvent('IndexingJobBlocked', { reason: z.string() });
 export const IndexingJobUnblockedSchema = jobEvent('IndexingJobUnblocked', {});
+/** Every scanned file is indexed, skipped or failed (events written before `filesFailed` have none failed). */
 export const IndexingJobCompletedSchema = jobEvent('IndexingJobCompleted', {
   ...counts,
   filesSkipped: z.number().int().nonnegative(),
+  filesFailed: z.number().int().nonnegative().optional(),
   filesRemoved: z.number().int().nonnegative(),
 });
 export const IndexingJobFailedSchema = jobEvent('IndexingJobFailed', {

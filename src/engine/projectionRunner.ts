@@ -1,6 +1,6 @@
 import type { StoredEvent } from '../domain/events.js';
 import { START, type Position } from '../domain/position.js';
-import { IllegalStateError, NotFoundError } from '../errors.js';
+import { IllegalStateError, NotFoundError, UnavailableError } from '../errors.js';
 import type { EventStore, Subscription } from '../ports/eventStore.js';
 import type { Logger } from '../ports/logger.js';
 import type { ProjectionSink, QuarantinedEvent, RunnableProjection } from '../ports/projections.js';
@@ -50,7 +50,10 @@ export interface ProjectionRunner {
    * there); a started runner starts it at once, from its stored checkpoint.
    */
   add(projection: RunnableProjection): Promise<void>;
-  /** Resolves once every projection (or the one named) has applied everything up to `position`. */
+  /**
+   * Resolves once every projection (or the one named) has applied everything up to `position`.
+   * Rejects at the timeout; with the projection's own UnavailableError when that is why it is behind.
+   */
   waitFor(position: Position, options?: { name?: string; timeoutMs?: number }): Promise<void>;
 }
 
@@ -74,6 +77,8 @@ interface Live {
   /** While set, the feed leaves this projection out; the feed restarts at its position when it ends. */
   retry: { failures: number; timer: NodeJS.Timeout | null };
   lastError: { message: string; at: string } | null;
+  /** Why the last batch failed, while it keeps failing: a waiter is told when it is an outage. */
+  lastFailure: unknown;
   rate: { events: number; since: number; perSecond: number };
   rebuild: RebuildProgress | null;
   waiters: Set<() => void>;
@@ -118,6 +123,7 @@ export const createProjectionRunner = (
     following: false,
     retry: { failures: 0, timer: null },
     lastError: null,
+    lastFailure: undefined,
     rate: { events: 0, since: Date.now(), perSecond: 0 },
     rebuild: null,
     waiters: new Set(),
@@ -182,6 +188,7 @@ export const createProjectionRunner = (
   /** A failed batch is retried later; meanwhile the feed goes on without this projection. */
   const retryLater = (live: Live, error: unknown) => {
     live.lastError = { message: (error as Error).message, at: new Date().toISOString() };
+    live.lastFailure = error;
     logger.error({ projection: live.projection.name, error: (error as Error).message }, 'projection batch failed; retrying');
     const delay = Math.min(MAX_RETRY_DELAY_MS, 100 * 2 ** live.retry.failures++);
     live.retry.timer = setTimeout(() => {
@@ -210,6 +217,7 @@ export const createProjectionRunner = (
       }
       live.seen = live.checkpoint > to ? live.checkpoint : to;
       live.lastError = null;
+      live.lastFailure = undefined;
       live.retry.failures = 0;
       recordRate(live, fresh.length);
       live.waiters.forEach((wake) => wake());
@@ -378,8 +386,10 @@ export const createProjectionRunner = (
               const check = () => {
                 if (live.seen >= position) return done(resolve);
                 if (Date.now() >= deadline) {
+                  // Behind because its writes fail for a reason that passes (a full disk, a lost database): say so.
+                  const outage = live.lastFailure instanceof UnavailableError ? live.lastFailure : undefined;
                   return done(() =>
-                    reject(new Error(`Projection '${live.projection.name}' did not reach ${position} in ${timeoutMs} ms`)),
+                    reject(outage ?? new Error(`Projection '${live.projection.name}' did not reach ${position} in ${timeoutMs} ms`)),
                   );
                 }
               };

@@ -1,6 +1,6 @@
 import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { newId } from '../domain/ids.js';
-import { AppError } from '../errors.js';
+import { AppError, UnavailableError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
 import { refuseOtherMethod } from './allowedMethods.js';
 import { limitCallers, type CallerRateLimits } from './callerRateLimits.js';
@@ -50,7 +50,8 @@ export const buildApp = async (deps: AppDeps): Promise<FastifyInstance> => {
       const code = error instanceof AppError && SEED_CODES.has(error.code) ? error.code : toolsCodeForStatus(status);
       return reply.status(status).send(errorBody(request, code, (error as Error).message));
     }
-    if (error instanceof AppError && SEED_CODES.has(error.code)) {
+    // A passing outage (a full disk: 507; a lost database: 503) is named, so the caller knows to retry later.
+    if (error instanceof AppError && (SEED_CODES.has(error.code) || error instanceof UnavailableError)) {
       return reply.status(error.statusCode).send(errorBody(request, error.code, error.message));
     }
     request.log.error({ err: error, requestId: request.id }, 'unexpected error');

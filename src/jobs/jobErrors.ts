@@ -4,6 +4,7 @@ import {
   AppError,
   DatabaseUnavailableError,
   IllegalStateError,
+  InsufficientStorageError,
   NotFoundError,
   UnavailableError,
   ValidationError,
@@ -20,7 +21,7 @@ const codeOf = (error: AppError): string => {
   if (error instanceof NotFoundError) return 'JOB_NOT_FOUND';
   if (error instanceof DuplicateJobError) return 'DUPLICATE_JOB';
   if (error instanceof IllegalStateError) return 'INVALID_STATUS';
-  if (error instanceof DatabaseUnavailableError) return 'DATABASE_ERROR';
+  if (error instanceof DatabaseUnavailableError || error instanceof InsufficientStorageError) return 'DATABASE_ERROR';
   if (error instanceof UnavailableError) return 'CONNECTION_ERROR';
   return 'DATABASE_ERROR';
 };

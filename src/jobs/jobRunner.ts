@@ -35,6 +35,8 @@ export interface JobRunner {
   admit(job: AdmittedJob): Promise<Admission>;
   /** A cancel was recorded: a queued job leaves the queue, a running one stops after its current file. */
   cancelRecorded(jobId: string): void;
+  /** Why a job this runner runs is waiting (a full disk, an embedder down), while it waits; whether or not that is recorded yet. */
+  outageOf(jobId: string): string | undefined;
   start(): Promise<void>;
   /** Stops running jobs without an outcome (a restart resumes them) and waits for them. */
   close(): Promise<void>;
@@ -48,6 +50,7 @@ export interface JobRunnerOptions extends IndexingDeps {
 interface Tracked extends AdmittedJob {
   status: JobStatus;
   cancel: boolean;
+  outage?: string;
   run?: Promise<void>;
 }
 
@@ -116,6 +119,9 @@ export const createJobRunner = ({ maxConcurrent, runnerId = newId(), ...deps }: 
       runnerId,
       cancelRequested: () => job.cancel,
       stopping: () => stopping,
+      waiting: (reason) => {
+        job.outage = reason;
+      },
     })
       .catch((error: unknown) => deps.logger.error({ jobId: job.jobId, err: error }, 'indexing job crashed'))
       .finally(() => {
@@ -189,6 +195,7 @@ export const createJobRunner = ({ maxConcurrent, runnerId = newId(), ...deps }: 
       const position = queue().findIndex((j) => j.jobId === job.jobId) + 1;
       return { status: 'pending', queuePosition: Math.max(position, 1), runningCount };
     },
+    outageOf: (jobId) => active.get(jobId)?.outage,
     cancelRecorded(jobId) {
       const job = active.get(jobId);
       if (!job) return;

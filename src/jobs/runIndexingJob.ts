@@ -38,6 +38,8 @@ export interface RunControl {
   cancelRequested(): boolean;
   /** True when this process is shutting down: stop without writing an outcome; a restart resumes. */
   stopping(): boolean;
+  /** Told why the job waits when an outage begins, and undefined when it ends. */
+  waiting(reason: string | undefined): void;
 }
 
 /** A transient outage the job met: recorded as IndexingJobBlocked as soon as the ledger takes the write. */
@@ -68,6 +70,8 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
   const contextNow = (): CommandContext => commandContext(actor, { project: project!, correlationId: jobId });
   const throttle = progressThrottle(deps.progressIntervalMs, deps.progressEveryFiles);
   const counts = { filesScanned: 0, filesIndexed: 0, chunksCreated: 0 };
+  /** Files whose ingestion failed for a reason of their own (an outage is waited out, never counted here). */
+  let filesFailed = 0;
   const startedAt = Date.now();
   const source = sourceOfRepo(repoPath);
 
@@ -115,6 +119,7 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
       } catch (error) {
         if (!(error instanceof UnavailableError)) throw error;
         outage ??= { reason: `${error.message}; retrying with backoff`, blocked: contextNow(), recorded: false };
+        control.waiting(outage.reason);
         const retryInMs = delays.next();
         deps.logger.warn({ jobId, reason: error.message, retryInMs }, 'indexing job blocked');
         await pause(retryInMs, checkStop);
@@ -125,6 +130,7 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
   /** The first step that succeeds after an outage puts the job back to running. */
   const endOutage = async () => {
     if (outage?.recorded) await appendOnce({ type: 'IndexingJobUnblocked', data: {} }, (outage.unblocked ??= contextNow()));
+    if (outage) control.waiting(undefined);
     outage = undefined;
   };
 
@@ -210,6 +216,7 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
           counts.chunksCreated += result.chunks;
         } catch (error) {
           if (error instanceof Stop) throw error;
+          filesFailed++;
           deps.logger.warn({ jobId, file: file.sourceId, error: (error as Error).message }, 'file not indexed');
         }
       }
@@ -217,6 +224,8 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
       throttle.fileDone();
       if (throttle.due()) await progress('chunking', 10 + (40 * done) / Math.max(1, total), `Chunking files: ${done}/${total}`);
     }
+    // The files walked now are the ones accounted for, should the tree have changed since the count.
+    counts.filesScanned = done;
     return { seen, skipped };
   };
 
@@ -231,14 +240,19 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
     const [, targetSeq] = positionParts(target);
     const startCheckpoint = await embeddingSeq();
     let lastCheckpoint = startCheckpoint;
+    /** True once there; false while behind; throws UnavailableError while a read model cannot write (e.g. a full disk). */
+    const reached = () =>
+      deps.waitForProjections(target, 500).then(
+        () => true,
+        (error: unknown) => {
+          if (error instanceof UnavailableError) throw error;
+          return false;
+        },
+      );
     for (;;) {
       checkStop();
-      try {
-        await deps.waitForProjections(target, 500);
-        return;
-      } catch {
-        // not there yet: report, and find out whether the database or the embedder is the reason
-      }
+      if (await whileAvailable(reached)) return;
+      // not there yet: report, and find out whether the database or the embedder is the reason
       await whileAvailable(probeDatabase);
       if (phase !== 'embedding' || !deps.embeddingCheckpoint) continue;
       const seq = await embeddingSeq();
@@ -281,7 +295,7 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
     if (removed > 0) await waitForIndexes(await head(), 'writing', 90, 100);
     await append({
       type: 'IndexingJobCompleted',
-      data: { ...counts, filesSkipped: skipped, filesRemoved: removed },
+      data: { ...counts, filesSkipped: skipped, filesFailed, filesRemoved: removed },
     });
   } catch (error) {
     recordingOutcome = true;

@@ -189,13 +189,13 @@ export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule 
         retryMaxMs: options.retryMaxMs ?? 30_000,
       });
       runtime.runner = runner;
-      const reads = { store, readModels };
+      const reads = { store, readModels, liveOutage: (jobId: string) => runner.outageOf(jobId) };
       return {
         projections: [await postgresDocumentProjection(db, jobsProjection)],
         operations: [
           startIndexingOperation({ store, runner, readable: readableRootsOf(config) }),
           getJobStatusOperation(reads),
-          listBackgroundJobsOperation(readModels),
+          listBackgroundJobsOperation(reads),
           cancelJobOperation({ ...reads, runner }),
         ],
         start: () => runner.start(),

@@ -66,4 +66,14 @@ describe('the job state machine', () => {
     expect(decide(running, 'cancel').map((e) => e.type)).toEqual(['IndexingJobCancellationRequested']);
     expect(decide(given('request', 'start', 'cancel'), 'cancel')).toEqual([]);
   });
+
+  it('completes a job only when every scanned file is indexed, skipped or failed', () => {
+    const running = given('request', 'start');
+    const complete = (data: { filesScanned: number; filesIndexed: number; filesSkipped: number; filesFailed: number }) =>
+      jobDecider.decide({ type: 'IndexingJobCompleted', jobId, data: { ...data, chunksCreated: 0, filesRemoved: 0 } }, running, context);
+    expect(complete({ filesScanned: 1842, filesIndexed: 1119, filesSkipped: 1, filesFailed: 722 })).toHaveLength(1);
+    expect(() => complete({ filesScanned: 1842, filesIndexed: 1119, filesSkipped: 1, filesFailed: 0 })).toThrow(
+      'A completed job must account for every scanned file: 1842 scanned, but 1119 indexed, 1 skipped and 0 failed',
+    );
+  });
 });

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { AppError } from '../../errors.js';
+import { AppError, UnavailableError } from '../../errors.js';
 
 /** Seed 002's error codes, by HTTP status. */
 const CODE_BY_STATUS: Record<number, string> = {
@@ -16,6 +16,7 @@ const CODE_BY_STATUS: Record<number, string> = {
   429: 'RATE_LIMIT_ERROR',
   500: 'INTERNAL_ERROR',
   503: 'SERVICE_UNAVAILABLE',
+  507: 'INSUFFICIENT_STORAGE',
 };
 
 const MESSAGE_BY_CODE: Record<string, string> = {
@@ -31,6 +32,7 @@ const MESSAGE_BY_CODE: Record<string, string> = {
   RATE_LIMIT_ERROR: 'Rate limit exceeded',
   INTERNAL_ERROR: 'Internal server error',
   SERVICE_UNAVAILABLE: 'Service temporarily unavailable',
+  INSUFFICIENT_STORAGE: 'Insufficient storage',
 };
 
 /** A client's own correlation id is kept when it looks like an id. */
@@ -69,7 +71,7 @@ export const apiErrorBody = (
       message: MESSAGE_BY_CODE[code] ?? code,
       detail,
       correlation_id: correlationId,
-      retryable: status === 429 || status === 503,
+      retryable: status === 429 || status === 503 || status === 507,
       docs_url: `${DOCS_BASE_URL}/${code
         .toLowerCase()
         .replace(/_error$/, '')
@@ -103,12 +105,10 @@ export const toApiError = (error: unknown, request: FastifyRequest, correlationI
     };
   }
   if (error instanceof AppError && error.statusCode >= 400 && error.statusCode < 600) {
-    const detail =
-      error.statusCode >= 500 && error.statusCode !== 503
-        ? 'The server failed to handle the request'
-        : error.message;
-    if (error.statusCode >= 500 && error.statusCode !== 503)
-      request.log.error({ err: error, correlationId }, 'request failed');
+    // An outage's message names its cause (a full disk, a lost database) and is safe to show.
+    const masked = error.statusCode >= 500 && !(error instanceof UnavailableError);
+    const detail = masked ? 'The server failed to handle the request' : error.message;
+    if (masked) request.log.error({ err: error, correlationId }, 'request failed');
     return { status: error.statusCode, body: apiErrorBody(error.statusCode, detail, correlationId) };
   }
   const framework = error as { statusCode?: number; code?: string; message?: string };

@@ -2,6 +2,7 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../../config.js';
+import { AppError } from '../../errors.js';
 
 /** Settings whose values are secrets: sealed in events, never shown in responses. */
 export const isSecretField = (name: string) =>
@@ -21,15 +22,47 @@ export interface SecretBox {
   open(settings: Record<string, unknown>): Record<string, unknown>;
 }
 
-/** The key: `auth.secrets_key`, else derived from `jwt_secret`, else a key file kept in the data directory. */
-const keyOf = (config: Config): Buffer => {
-  const material = config.auth.secretsKey ?? config.auth.jwtSecret;
-  if (material) return createHash('sha256').update(`context-ledger-secrets:${material}`).digest();
-  const file = path.join(config.storage.dataDir, 'secrets.key');
-  if (!existsSync(file)) {
-    mkdirSync(config.storage.dataDir, { recursive: true });
-    writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
+const keyFileOf = (config: Config) => path.join(config.storage.dataDir, 'secrets.key');
+const configuredKey = (config: Config) => config.auth.secretsKey ?? config.auth.jwtSecret;
+
+/** The master key file is gone while data sealed with it remains: a new key would leave that data unreadable. */
+export class SecretsKeyMissingError extends AppError {
+  override name = 'SecretsKeyMissingError';
+  constructor(file: string) {
+    super(
+      'secrets_key_missing',
+      2,
+      `The master key file ${file} is missing, but this data directory holds data sealed with it. ` +
+        'Restore the file (from a backup of the data directory), or, if the data was sealed with a configured key, ' +
+        'set auth.secrets_key (CTX_AUTH__SECRETS_KEY) to it; the server does not make a new key over sealed data',
+      { file },
+    );
   }
+}
+
+/**
+ * Makes `<data_dir>/secrets.key` on first use when no key is configured; refuses when the file is
+ * missing but `hasSealedData` finds data sealed under the key it held.
+ */
+export const ensureSecretsKeyFile = async (config: Config, hasSealedData: () => Promise<boolean>): Promise<void> => {
+  if (configuredKey(config)) return;
+  const file = keyFileOf(config);
+  if (existsSync(file)) return;
+  if (await hasSealedData()) throw new SecretsKeyMissingError(path.resolve(file));
+  mkdirSync(config.storage.dataDir, { recursive: true });
+  try {
+    writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+};
+
+/** The key: `auth.secrets_key`, else derived from `jwt_secret`, else the key file kept in the data directory. */
+const keyOf = (config: Config): Buffer => {
+  const material = configuredKey(config);
+  if (material) return createHash('sha256').update(`context-ledger-secrets:${material}`).digest();
+  const file = keyFileOf(config);
+  if (!existsSync(file)) throw new SecretsKeyMissingError(path.resolve(file));
   return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
 };
 
