@@ -12,6 +12,7 @@ import type { JobEvent } from '../../src/domain/jobs.js';
 import { openLedger, startServer, type Ledger, type RunningServer } from '../../src/main.js';
 import { MODULES } from '../../src/modules/index.js';
 import { createJobsModule } from '../../src/modules/jobsModule.js';
+import { tempRootsEnv } from '../support/ledger.js';
 import { assertContract, makeRepo } from './jobsSupport.js';
 
 const FILES = 300;
@@ -66,7 +67,12 @@ describe.skipIf(!mounted)('an indexing job whose disk fills up', () => {
 
   beforeAll(async () => {
     const config = loadConfig({
-      env: { CTX_EMBEDDINGS__PROVIDER: 'none', CTX_JOBS__PROGRESS_EVERY_FILES: '10', CTX_JOBS__PROGRESS_INTERVAL_MS: '50' },
+      env: {
+        CTX_EMBEDDINGS__PROVIDER: 'none',
+        CTX_JOBS__PROGRESS_EVERY_FILES: '10',
+        CTX_JOBS__PROGRESS_INTERVAL_MS: '50',
+        ...tempRootsEnv(),
+      },
       overrides: { storage: { dataDir: path.join(mountPoint, 'data') }, server: { bind: '127.0.0.1:0' } },
     });
     ledger = await openLedger(config, {
