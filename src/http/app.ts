@@ -1,5 +1,5 @@
 import cors from '@fastify/cors';
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { newId } from '../domain/ids.js';
 import { AppError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
@@ -21,6 +21,16 @@ const SEED_CODES = new Set(['embeddings_disabled', 'not_configured', 'tool_error
 const codeForStatus = (status: number): string =>
   status === 404 ? 'not_found' : status === 408 ? 'timeout' : status === 409 ? 'conflict' : status === 413 ? 'payload_too_large' : 'bad_request';
 
+/** Requests are logged at debug, one line each when done: at the default level a busy server's log stays readable. */
+class DebugRequestLogs extends LogController {
+  override incomingRequest(): void {}
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const fields = { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) };
+    if (error) reply.log.error({ ...fields, err: error }, 'request errored');
+    else reply.log.debug(fields, 'request completed');
+  }
+}
+
 /** The HTTP face of the ledger; `inject()` tests it without a socket. */
 export const buildApp = async (deps: AppDeps): Promise<FastifyInstance> => {
   const app = Fastify({
@@ -28,6 +38,7 @@ export const buildApp = async (deps: AppDeps): Promise<FastifyInstance> => {
     bodyLimit: deps.bodyLimitBytes,
     requestIdHeader: 'x-request-id',
     genReqId: () => newId(),
+    logController: new DebugRequestLogs(),
   });
   await app.register(cors, { origin: true });
   app.addHook('onSend', async (request, reply) => {
