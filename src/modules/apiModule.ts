@@ -11,7 +11,8 @@ import { CONNECTORS, connectorsProjection } from '../../projections/connectors.j
 import type { SearchInput, SearchOutput } from '../../queries/searchDocuments.js';
 import { createSearchSuggestions } from '../../queries/searchSuggestions.js';
 import { searchWithWorkContext, type WorkContextSearchDeps } from '../../queries/searchWithWorkContext.js';
-import { print } from '../cli/output.js';
+import { fields, table } from '../cli/format.js';
+import { print, printResult } from '../cli/output.js';
 import { ScopeSchema, type Scope } from '../domain/auth.js';
 import type { Actor } from '../domain/metadata.js';
 import { commandContext } from '../engine/commands.js';
@@ -229,9 +230,10 @@ const keysCli = (program: Command, withLedger: WithLedger) => {
     .command('create')
     .description('create an API key; the key is printed once and only its hash is kept')
     .requiredOption('--scopes <scopes>', `comma-separated scopes (${ScopeSchema.options.join(', ')})`)
-    .requiredOption('--tenant <tenant>', 'the tenant (project) the key works in')
+    .option('--tenant <tenant>', 'the tenant (project) the key works in', DEFAULT_PROJECT)
     .option('--label <label>', 'a note saying what the key is for')
-    .action(async (options: { scopes: string; tenant: string; label?: string }, command: Command) => {
+    .option('--json', 'print JSON')
+    .action(async (options: { scopes: string; tenant: string; label?: string; json?: boolean }, command: Command) => {
       const scopes = scopesOf(options.scopes);
       const created = await withLedger(command, (ledger) =>
         createApiKey(
@@ -240,12 +242,9 @@ const keysCli = (program: Command, withLedger: WithLedger) => {
           commandContext(cliActor()),
         ),
       );
-      print(
-        JSON.stringify(
-          { key_id: created.keyId, api_key: created.key, scopes, tenant: created.tenant },
-          null,
-          2,
-        ),
+      printResult({ keyId: created.keyId, apiKey: created.key, scopes, tenant: created.tenant }, options.json, (k) =>
+        `${k.apiKey}\n\nThe key above is shown only this once; only its hash is kept.\n` +
+        fields({ 'key id': k.keyId, scopes: k.scopes, tenant: k.tenant }),
       );
     });
   keys
@@ -259,17 +258,29 @@ const keysCli = (program: Command, withLedger: WithLedger) => {
   keys
     .command('list')
     .description('list API keys (ids, scopes, tenants; never the keys)')
-    .action(async (_options: object, command: Command) => {
+    .option('--json', 'print JSON')
+    .action(async (options: { json?: boolean }, command: Command) => {
       const rows = await withLedger(command, async (ledger) => {
         await ledger.catchUp();
         return (await ledger.readModels.find<ApiKeyRow>(API_KEYS, { limit: 1000 })).items;
       });
-      print(
-        JSON.stringify(
-          rows.map(({ hash: _hash, ...row }) => row),
-          null,
-          2,
-        ),
+      printResult(
+        rows.map(({ hash: _hash, ...row }) => row),
+        options.json,
+        (keys) =>
+          table(
+            [
+              { header: 'key id', value: (k) => k.keyId },
+              { header: 'scopes', value: (k) => k.scopes.join(',') },
+              { header: 'tenant', value: (k) => k.tenant },
+              { header: 'label', value: (k) => k.label },
+              { header: 'created', value: (k) => k.createdAt },
+              { header: 'by', value: (k) => k.createdBy },
+              { header: 'revoked', value: (k) => (k.revoked ? 'revoked' : '') },
+            ],
+            keys,
+            'No API keys.',
+          ),
       );
     });
 
@@ -278,8 +289,9 @@ const keysCli = (program: Command, withLedger: WithLedger) => {
     .description('issue an access token and a refresh token (needs auth.jwt_secret)')
     .requiredOption('--subject <subject>', 'who the tokens are for')
     .requiredOption('--scopes <scopes>', 'comma-separated scopes')
-    .requiredOption('--tenant <tenant>', 'the tenant (project)')
-    .action(async (options: { subject: string; scopes: string; tenant: string }, command: Command) => {
+    .option('--tenant <tenant>', 'the tenant (project)', DEFAULT_PROJECT)
+    .option('--json', 'print JSON')
+    .action(async (options: { subject: string; scopes: string; tenant: string; json?: boolean }, command: Command) => {
       const scopes = scopesOf(options.scopes);
       const pair = await withLedger(command, async (ledger) =>
         issueTokens(
@@ -288,7 +300,9 @@ const keysCli = (program: Command, withLedger: WithLedger) => {
           commandContext(cliActor()),
         ),
       );
-      print(JSON.stringify(pair, null, 2));
+      printResult(pair, options.json, (p) =>
+        fields({ 'access token': p.access_token, 'refresh token': p.refresh_token, 'expires in': `${p.expires_in} s` }),
+      );
     });
 };
 
