@@ -98,6 +98,9 @@ const jobEvent = (event: StoredEvent) => {
   return { revision: Number(event.revision), type: event.type, occurredAt: event.metadata.occurredAt, data };
 };
 
+/** `jobs` takes `--json` too, and takes it wherever it stands: `ctx jobs show ID --json` sets the parent's. */
+const wantsJson = (command: Command) => Boolean(command.optsWithGlobals<{ json?: boolean }>().json);
+
 /** Waits until the jobs read model has applied every event so far. */
 const jobsCaughtUp = async (ledger: LedgerHandle) => {
   await ledger.projections.start();
@@ -176,33 +179,33 @@ const mountCli = (runtime: { runner?: JobRunner }) => (program: Command, withLed
     .argument('<jobId>')
     .option('--as-of <position|iso>', 'the status as it was then')
     .option('--json', 'print JSON')
-    .action(async (jobId: string, options: { asOf?: string; json?: boolean }, command: Command) => {
+    .action(async (jobId: string, options: { asOf?: string }, command: Command) => {
       const status = await withLedger(command, async (ledger) => {
         await jobsCaughtUp(ledger);
         return call<JobStatusResponse>(ledger, 'get_job_status', { job_id: jobId, as_of: options.asOf });
       });
-      printResult(withoutDatabaseName(status), options.json, () => statusText(status));
+      printResult(withoutDatabaseName(status), wantsJson(command), () => statusText(status));
     });
   jobs
     .command('cancel')
     .description('cancel a pending job, or ask a running one to stop')
     .argument('<jobId>')
     .option('--json', 'print JSON')
-    .action(async (jobId: string, options: { json?: boolean }, command: Command) => {
+    .action(async (jobId: string, _options: object, command: Command) => {
       const cancelled = await withLedger(command, (ledger) =>
         call<{ job_id: string; status: string; message: string }>(ledger, 'cancel_job', { job_id: jobId }),
       );
-      printResult(cancelled, options.json, (c) => `${c.job_id}: ${c.status}. ${c.message}`);
+      printResult(cancelled, wantsJson(command), (c) => `${c.job_id}: ${c.status}. ${c.message}`);
     });
   jobs
     .command('history')
     .description('every event of a job, with its time')
     .argument('<jobId>')
     .option('--json', 'print JSON')
-    .action(async (jobId: string, options: { json?: boolean }, command: Command) => {
+    .action(async (jobId: string, _options: object, command: Command) => {
       const events = await withLedger(command, (ledger) => ledger.store.readStream(streamId('job', jobId)));
       if (events.length === 0) throw new AppError('not_found', 404, `Job not found: ${jobId}`);
-      printResult({ events: events.map(jobEvent) }, options.json, ({ events: rows }) =>
+      printResult({ events: events.map(jobEvent) }, wantsJson(command), ({ events: rows }) =>
         table(
           [
             { header: 'occurred', value: (e) => e.occurredAt },
