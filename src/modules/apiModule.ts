@@ -19,6 +19,7 @@ import { commandContext } from '../engine/commands.js';
 import { UnavailableError, ValidationError } from '../errors.js';
 import { adminHandlers } from '../http/api/adminRoutes.js';
 import { forgetHandlers } from '../http/api/forgetRoutes.js';
+import { mountErrorDocs } from '../http/api/errorDocs.js';
 import { createApiMetrics } from '../http/api/apiMetrics.js';
 import { apiPlugin, type ApiHandlers } from '../http/api/apiPlugin.js';
 import { auditHandlers } from '../http/api/auditRoutes.js';
@@ -187,6 +188,7 @@ const wire = async (context: ModuleContext) => {
         openapi: () => openapi,
         bodyLimitBytes: Math.min(config.server.bodyLimitBytes, 1024 * 1024),
       });
+      mountErrorDocs(app);
       guardOtherSurfaces(app, authenticator);
       authenticateMcpWith(app, async (request) => {
         const principal = await authenticator.authenticate(request.headers);

@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.js';
+import { ERROR_DOCS_PATH } from './errorDocs.js';
 
 /** Seed 002's error codes, by HTTP status. */
 const CODE_BY_STATUS: Record<number, string> = {
@@ -29,7 +30,6 @@ const MESSAGE_BY_CODE: Record<string, string> = {
   SERVICE_UNAVAILABLE: 'Service temporarily unavailable',
 };
 
-export const DOCS_BASE_URL = 'https://docs.context-engine.com/errors';
 
 export interface ApiErrorBody {
   error: {
@@ -57,7 +57,7 @@ export const apiErrorBody = (
       detail,
       correlation_id: correlationId,
       retryable: status === 429 || status === 503,
-      docs_url: `${DOCS_BASE_URL}/${code
+      docs_url: `${ERROR_DOCS_PATH}#${code
         .toLowerCase()
         .replace(/_error$/, '')
         .replace(/_/g, '-')}`,
