@@ -56,6 +56,9 @@ describe('ctx CLI', () => {
     const serve = await runCtx(['serve', 'foo', '--bind', '127.0.0.1:0', '--data-dir', tempDataDir()]);
     expect(serve.code).toBe(2);
     expect(serve.stderr).toMatch(/value 'foo' is invalid for argument 'surface'\. Allowed choices are mcp/);
+    const mode = await runCtx(['search', 'tokens', '--mode', 'fuzzy']);
+    expect(mode.code).toBe(2);
+    expect(mode.stderr).toMatch(/Allowed choices are keyword, semantic, hybrid/);
     const option = await runCtx(['keys', 'list', '--verbose']);
     expect(option.code).toBe(2);
     expect(option.stderr).toMatch(/unknown option '--verbose'/);
