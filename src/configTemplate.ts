@@ -1,10 +1,14 @@
 import { ConfigSchema } from './config.js';
 
-const toml = (value: unknown): string => (Array.isArray(value) ? `[${value.map(toml).join(', ')}]` : JSON.stringify(value));
+const toml = (value: unknown): string =>
+  Array.isArray(value) ? `[${value.map(toml).join(', ')}]` : JSON.stringify(value);
 
 /** Lines up trailing comments (two or more spaces, then `#`) in one column. */
 const alignComments = (text: string, column = 42): string =>
-  text.replace(/^(.*?\S) {2,}(# .*)$/gm, (_, setting: string, comment: string) => `${setting.padEnd(column - 1)} ${comment}`);
+  text.replace(
+    /^(.*?\S) {2,}(# .*)$/gm,
+    (_, setting: string, comment: string) => `${setting.padEnd(column - 1)} ${comment}`,
+  );
 
 /** The `ctx.toml` that `ctx init` writes: every setting at its default, each with a comment; optional ones commented out. */
 export const configTemplate = (): string => {

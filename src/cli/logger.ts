@@ -1,6 +1,13 @@
 import { pino, type Level, type Logger } from 'pino';
 
-const LEVELS: Record<number, string> = { 10: 'TRACE', 20: 'DEBUG', 30: 'INFO', 40: 'WARN', 50: 'ERROR', 60: 'FATAL' };
+const LEVELS: Record<number, string> = {
+  10: 'TRACE',
+  20: 'DEBUG',
+  30: 'INFO',
+  40: 'WARN',
+  50: 'ERROR',
+  60: 'FATAL',
+};
 const COLORS: Record<number, string> = { 10: '90', 20: '90', 30: '32', 40: '33', 50: '31', 60: '31' };
 /** Fields every line has, or that the line's text already says. */
 const OMITTED = new Set(['level', 'time', 'msg', 'pid', 'hostname', 'err']);

@@ -31,13 +31,30 @@ beforeAll(async () => {
       newEvent(sampleEvent(), { actor: { subject: LONG_SUBJECT, tenant: null, via: 'cli' } }),
     );
     await ledger.store.append(stream, events, 'no_stream');
-    const context = { actor: { subject: 'alice', tenant: null, via: 'cli' as const }, project: DEFAULT_PROJECT };
-    await ledger.operation('ingest_documents').run(
-      { source: 'notes', documents: [{ source_id: 'keeper', title: 'Lighthouse', body: 'The lighthouse keeper trims the lamp.' }] },
-      { ...context, correlationId: randomUUID() },
-    );
+    const context = {
+      actor: { subject: 'alice', tenant: null, via: 'cli' as const },
+      project: DEFAULT_PROJECT,
+    };
+    await ledger
+      .operation('ingest_documents')
+      .run(
+        {
+          source: 'notes',
+          documents: [
+            { source_id: 'keeper', title: 'Lighthouse', body: 'The lighthouse keeper trims the lamp.' },
+          ],
+        },
+        { ...context, correlationId: randomUUID() },
+      );
     const started = (await ledger.operation('start_session').run(
-      { config: { chunks: [{ chunk_id: 'a', position: 0, text: 'first' }, { chunk_id: 'b', position: 1, text: 'second' }] } },
+      {
+        config: {
+          chunks: [
+            { chunk_id: 'a', position: 0, text: 'first' },
+            { chunk_id: 'b', position: 1, text: 'second' },
+          ],
+        },
+      },
       { ...context, correlationId: randomUUID() },
     )) as { sessionId: string };
     sessionId = started.sessionId;
@@ -49,7 +66,10 @@ beforeAll(async () => {
 
 describe('ctx output', () => {
   it('exits quietly when the reader of its output goes away early', async () => {
-    const child = spawnCtx(['history', stream, '--limit', String(EVENTS), '--data-dir', dataDir], KEYWORD_ONLY);
+    const child = spawnCtx(
+      ['history', stream, '--limit', String(EVENTS), '--data-dir', dataDir],
+      KEYWORD_ONLY,
+    );
     let stderr = '';
     child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     let first = '';
@@ -73,7 +93,15 @@ describe('ctx output', () => {
 
     const listed = await ctx(['keys', 'list', '--json']);
     const [row] = JSON.parse(listed.stdout) as Record<string, unknown>[];
-    expect(Object.keys(row!).sort()).toEqual(['created_at', 'created_by', 'key_id', 'label', 'revoked', 'scopes', 'tenant']);
+    expect(Object.keys(row!).sort()).toEqual([
+      'created_at',
+      'created_by',
+      'key_id',
+      'label',
+      'revoked',
+      'scopes',
+      'tenant',
+    ]);
 
     const table = (await ctx(['keys', 'list'])).stdout.trimEnd().split('\n');
     expect(table[0]).toMatch(/^KEY ID +SCOPES +TENANT +LABEL +CREATED +BY +REVOKED$/);
@@ -87,8 +115,14 @@ describe('ctx output', () => {
     const job = JSON.parse(started.stdout) as Record<string, unknown>;
     expect(Object.keys(job).sort()).toEqual(['job_id', 'message', 'project_id', 'status']);
 
-    const listed = JSON.parse((await ctx(['jobs', '--json'])).stdout) as { jobs: Record<string, unknown>[]; total_count: number };
-    expect(listed).toMatchObject({ total_count: 1, jobs: [expect.objectContaining({ job_id: job.job_id, repo_path: repo })] });
+    const listed = JSON.parse((await ctx(['jobs', '--json'])).stdout) as {
+      jobs: Record<string, unknown>[];
+      total_count: number;
+    };
+    expect(listed).toMatchObject({
+      total_count: 1,
+      jobs: [expect.objectContaining({ job_id: job.job_id, repo_path: repo })],
+    });
 
     const table = (await ctx(['jobs'])).stdout.trimEnd().split('\n');
     expect(table[0]).toMatch(/^JOB +STATUS +PROGRESS +FILES +CHUNKS +CREATED +REPOSITORY$/);
@@ -114,7 +148,9 @@ describe('ctx output', () => {
     expect(found.code, found.stderr).toBe(0);
     const lines = found.stdout.split('\n');
     expect(lines[0]).toMatch(/^1\. Lighthouse +\(notes:keeper, /);
-    expect(lines[2]).toMatch(/^ {3}keyword #1 \(score -?\d+\.\d{3}, chunk \S+\); semantic: not ranked; shown: chunk \S+$/);
+    expect(lines[2]).toMatch(
+      /^ {3}keyword #1 \(score -?\d+\.\d{3}, chunk \S+\); semantic: not ranked; shown: chunk \S+$/,
+    );
   });
 });
 

@@ -28,7 +28,9 @@ export const renderErrorDocs = (markdown: string): string => {
 };
 
 const loadPage = (): string => {
-  const file = CANDIDATES.map((candidate) => fileURLToPath(new URL(candidate, import.meta.url))).find((f) => existsSync(f));
+  const file = CANDIDATES.map((candidate) => fileURLToPath(new URL(candidate, import.meta.url))).find((f) =>
+    existsSync(f),
+  );
   if (!file) throw new Error(`docs/errors.md is missing (looked in ${CANDIDATES.join(', ')})`);
   return renderErrorDocs(readFileSync(file, 'utf8'));
 };
