@@ -1,10 +1,10 @@
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { DEFAULT_VOCABULARY } from './domain/annotations.js';
-import { AppError, describeIssues } from './errors.js';
+import { AppError } from './errors.js';
 
 const bind = z
   .string()
@@ -273,6 +273,7 @@ export class ConfigError extends AppError {
 }
 
 const camel = (key: string) => key.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase());
+const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
 const camelKeys = (value: unknown): unknown => {
   if (Array.isArray(value)) return value.map(camelKeys);
@@ -282,16 +283,34 @@ const camelKeys = (value: unknown): unknown => {
   return value;
 };
 
+/** A setting as written in `ctx.toml`: `server.body_limit_bytes`, `annotations.labels[2]`. */
+const tomlKey = (path: readonly PropertyKey[]): string =>
+  path
+    .map((part, i) => (typeof part === 'number' ? `[${part}]` : `${i > 0 ? '.' : ''}${snake(String(part))}`))
+    .join('');
+
+type Layer = Record<string, Record<string, unknown>>;
+/** Where each `section.key` (camelCase) was set: the file, an environment variable or a flag. */
+type Origins = Map<string, string>;
+
 /** `CTX_SERVER__BIND=0.0.0.0:7331` sets `[server] bind`: a double underscore separates sections. */
-const environmentOverrides = (env: NodeJS.ProcessEnv): Record<string, Record<string, string>> => {
-  const overrides: Record<string, Record<string, string>> = {};
+const environmentOverrides = (env: NodeJS.ProcessEnv, origins: Origins): Layer => {
+  const overrides: Layer = {};
   for (const [name, value] of Object.entries(env)) {
     const match = /^CTX_([A-Z0-9]+)__([A-Z0-9_]+)$/.exec(name);
     if (!match || value === undefined) continue;
     const section = camel(match[1]!.toLowerCase());
-    (overrides[section] ??= {})[camel(match[2]!.toLowerCase())] = value;
+    const key = camel(match[2]!.toLowerCase());
+    (overrides[section] ??= {})[key] = value;
+    origins.set(`${section}.${key}`, `from ${name}`);
   }
   return overrides;
+};
+
+/** The `ctx.toml` of the working directory, if there is one. */
+export const discoverConfigFile = (cwd: string = process.cwd()): string | undefined => {
+  const file = path.join(cwd, 'ctx.toml');
+  return existsSync(file) ? file : undefined;
 };
 
 export interface LoadConfigOptions {
@@ -299,11 +318,14 @@ export interface LoadConfigOptions {
   file?: string;
   env?: NodeJS.ProcessEnv;
   /** Command-line settings, applied last. */
-  overrides?: { storage?: { dataDir?: string }; server?: { bind?: string } };
+  overrides?: Partial<Record<string, Record<string, string | undefined>>>;
+  /** The flag behind each override, by `section.key` (camelCase), e.g. `{'server.bind': '--bind'}`, for error messages. */
+  flags?: Record<string, string>;
 }
 
 /** Reads, merges and validates the configuration; throws one ConfigError listing every problem. */
-export const loadConfig = ({ file, env = process.env, overrides = {} }: LoadConfigOptions = {}): Config => {
+export const loadConfig = ({ file, env = process.env, overrides = {}, flags = {} }: LoadConfigOptions = {}): Config => {
+  const origins: Origins = new Map();
   let fromFile: Record<string, unknown> = {};
   if (file) {
     try {
@@ -311,15 +333,45 @@ export const loadConfig = ({ file, env = process.env, overrides = {} }: LoadConf
     } catch (error) {
       throw new ConfigError([`${path.resolve(file)}: ${(error as Error).message}`]);
     }
+    for (const [section, values] of Object.entries(fromFile)) {
+      for (const key of values && typeof values === 'object' ? Object.keys(values) : [''])
+        origins.set(key ? `${section}.${key}` : section, `in ${file}`);
+    }
+  }
+  const fromFlags: Layer = {};
+  for (const [section, values] of Object.entries(overrides)) {
+    for (const [key, value] of Object.entries(values ?? {})) {
+      if (value === undefined) continue;
+      (fromFlags[section] ??= {})[key] = value;
+      origins.set(`${section}.${key}`, `from ${flags[`${section}.${key}`] ?? 'the command line'}`);
+    }
   }
   const merged: Record<string, unknown> = { ...fromFile };
-  for (const layer of [environmentOverrides(env), overrides] as Record<string, Record<string, unknown>>[]) {
+  for (const layer of [environmentOverrides(env, origins), fromFlags]) {
     for (const [section, values] of Object.entries(layer)) {
-      const defined = Object.fromEntries(Object.entries(values).filter(([, v]) => v !== undefined));
-      merged[section] = { ...(merged[section] as Record<string, unknown> | undefined), ...defined };
+      merged[section] = { ...(merged[section] as Record<string, unknown> | undefined), ...values };
     }
   }
   const parsed = ConfigSchema.safeParse(merged);
-  if (!parsed.success) throw new ConfigError(describeIssues(parsed.error.issues));
+  if (!parsed.success) throw new ConfigError(parsed.error.issues.flatMap((issue) => describeSetting(issue, origins)));
   return Object.freeze(parsed.data);
+};
+
+const describeSetting = (issue: z.core.$ZodIssue, origins: Origins): string[] => {
+  const origin = (path: readonly PropertyKey[]) => {
+    const section = String(path[0]);
+    const found =
+      origins.get(`${section}.${String(path[1])}`) ??
+      origins.get(section) ??
+      // An unknown section: whatever set one of its keys.
+      (path.length === 1 ? [...origins].find(([key]) => key.startsWith(`${section}.`))?.[1] : undefined);
+    return found ? ` (${found})` : '';
+  };
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((key) => {
+      const at = [...issue.path, key];
+      return `${tomlKey(at)}: not a setting${issue.path.length ? ` of [${tomlKey(issue.path)}]` : ''}${origin(at)}`;
+    });
+  }
+  return [`${issue.path.length ? tomlKey(issue.path) : '(root)'}: ${issue.message}${origin(issue.path)}`];
 };

@@ -159,7 +159,8 @@ export const startServer = async (ledger: Ledger): Promise<RunningServer> => {
   await app.listen({ host, port: Number(port) });
   const address = app.server.address();
   const url = `http://${host}:${typeof address === 'object' && address ? address.port : port}`;
-  ledger.logger.info({ url, mcp: `${url}/mcp`, admin: `${url}/admin` }, `Context Ledger is serving; admin console at ${url}/admin`);
+  const urls = { url, mcp: `${url}/mcp`, admin: `${url}/admin` };
+  ledger.logger.info(urls, `Context Ledger is serving on ${urls.url} (MCP ${urls.mcp}, admin console ${urls.admin})`);
   return {
     app,
     url,

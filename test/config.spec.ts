@@ -2,7 +2,8 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.js';
+import { ConfigError, discoverConfigFile, loadConfig } from '../src/config.js';
+import { configTemplate } from '../src/configTemplate.js';
 
 const tomlFile = (text: string) => {
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'ctx-config-')), 'ctx.toml');
@@ -41,9 +42,43 @@ describe('loadConfig', () => {
     expect(error).toBeInstanceOf(ConfigError);
     const problems = (error as ConfigError).problems.join('\n');
     expect(problems).toMatch(/server\.bind: expected host:port/);
-    expect(problems).toMatch(/server: Unrecognized key.*unknown/);
-    expect(problems).toMatch(/projections\.batchSize/);
+    expect(problems).toMatch(/server\.unknown: not a setting of \[server\]/);
+    expect(problems).toMatch(/projections\.batch_size/);
     expect(problems).toMatch(/log\.level/);
+  });
+
+  it('names each bad setting as written in ctx.toml, and the file, variable or flag that set it', () => {
+    const file = tomlFile('[server]\nbody_limit_bytes = 0\n[embeddings]\nbatch_sise = 8\n');
+    let error: unknown;
+    try {
+      loadConfig({
+        file,
+        env: { CTX_PROJECTIONS__BATCH_SIZE: 'lots', CTX_SEARCH__AS_OF_CACHE: '-1' },
+        overrides: { server: { bind: 'nowhere' } },
+        flags: { 'server.bind': '--bind' },
+      });
+    } catch (e) {
+      error = e;
+    }
+    expect((error as ConfigError).problems).toEqual([
+      expect.stringMatching(new RegExp(`^server\\.bind: expected host:port.* \\(from --bind\\)$`)),
+      `server.body_limit_bytes: Too small: expected number to be >0 (in ${file})`,
+      expect.stringMatching(/^projections\.batch_size: .* \(from CTX_PROJECTIONS__BATCH_SIZE\)$/),
+      `embeddings.batch_sise: not a setting of [embeddings] (in ${file})`,
+      expect.stringMatching(/^search\.as_of_cache: .* \(from CTX_SEARCH__AS_OF_CACHE\)$/),
+    ]);
+  });
+
+  it('finds ctx.toml in the working directory, when there is one', () => {
+    const file = tomlFile('[server]\nbind = "127.0.0.1:8000"\n');
+    expect(discoverConfigFile(path.dirname(file))).toBe(file);
+    expect(discoverConfigFile(mkdtempSync(path.join(tmpdir(), 'ctx-config-')))).toBeUndefined();
+  });
+
+  it('writes a template for ctx init that loads as the defaults', () => {
+    const file = tomlFile(configTemplate());
+    expect(loadConfig({ file, env: {} })).toEqual(loadConfig({ env: {} }));
+    expect(configTemplate()).toMatch(/^body_limit_bytes = 4194304 +# /m);
   });
 
   it('names the file when it is not valid TOML', () => {

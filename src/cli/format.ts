@@ -1,17 +1,45 @@
 import type { ReadHistoryOutput } from '../../queries/readHistory.js';
 import type { ProjectionStatus, RebuildProgress } from '../engine/projectionRunner.js';
 
-const table = (rows: readonly (readonly string[])[]): string => {
-  const widths = rows[0]?.map((_, i) => Math.max(...rows.map((r) => r[i]?.length ?? 0))) ?? [];
-  return rows.map((r) => r.map((cell, i) => cell.padEnd(widths[i] ?? 0)).join('  ').trimEnd()).join('\n');
+export interface Column<T> {
+  header: string;
+  value: (row: T) => string | number | boolean | null | undefined;
+}
+
+/** Rows under upper-case headers, columns two spaces apart; `empty` when there are no rows. */
+export const table = <T>(columns: readonly Column<T>[], rows: readonly T[], empty = 'Nothing to show.'): string => {
+  if (rows.length === 0) return empty;
+  const cells = [
+    columns.map((c) => c.header.toUpperCase()),
+    ...rows.map((row) => columns.map((c) => String(c.value(row) ?? ''))),
+  ];
+  const widths = columns.map((_, i) => Math.max(...cells.map((r) => r[i]!.length)));
+  return cells.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
 };
 
-export const formatHistory = (page: ReadHistoryOutput): string => {
-  if (page.events.length === 0) return 'No events.';
-  const rows = page.events.map((e) => [e.recordedAt, e.streamId, `#${e.revision}`, e.type, `${e.actor.subject} (${e.actor.via})`]);
-  const more = page.nextCursor ? `\nMore: --cursor ${page.nextCursor}` : '';
-  return table([['RECORDED', 'STREAM', 'REV', 'TYPE', 'ACTOR'], ...rows]) + more;
+/** `key: value` lines, keys aligned; null and undefined values left out. */
+export const fields = (entries: Readonly<Record<string, unknown>>): string => {
+  const shown = Object.entries(entries).filter(([, v]) => v !== null && v !== undefined);
+  const width = Math.max(0, ...shown.map(([k]) => k.length));
+  return shown
+    .map(([k, v]) => `${`${k}:`.padEnd(width + 2)}${Array.isArray(v) ? v.join(', ') : typeof v === 'object' ? JSON.stringify(v) : String(v as string | number | boolean)}`)
+    .join('\n');
 };
+
+const nextPage = (cursor: string | null | undefined) => (cursor ? `\nMore: --cursor ${cursor}` : '');
+
+export const formatHistory = (page: ReadHistoryOutput): string =>
+  table(
+    [
+      { header: 'recorded', value: (e) => e.recordedAt },
+      { header: 'stream', value: (e) => e.streamId },
+      { header: 'rev', value: (e) => `#${e.revision}` },
+      { header: 'type', value: (e) => e.type },
+      { header: 'actor', value: (e) => `${e.actor.subject} (${e.actor.via})` },
+    ],
+    page.events,
+    'No events.',
+  ) + nextPage(page.nextCursor);
 
 /** `45s`, `3m 05s`, `2h 07m`. */
 export const formatDuration = (seconds: number): string => {
@@ -29,22 +57,24 @@ export const formatRebuildProgress = (p: RebuildProgress): string =>
 
 /** The table of projections, then each quarantined event: where, what, and why it could not be applied. */
 export const formatProjectionStatus = (status: readonly ProjectionStatus[]): string => {
-  const overview = table([
-    ['NAME', 'VERSION', 'STATE', 'LAG (events)', 'LAG (s)', 'EVENTS/S', 'REBUILD', 'QUARANTINED', 'LAST ERROR'],
-    ...status.map((s) => [
-      s.name,
-      String(s.version),
-      s.state,
-      String(s.lagEvents),
-      s.lagSeconds.toFixed(1),
-      String(s.eventsPerSecond),
-      s.rebuild ? `${s.rebuild.percent.toFixed(1)}%, ${eta(s.rebuild)}` : '',
-      String(s.quarantined.length),
-      s.lastError?.message ?? '',
-    ]),
-  ]);
+  const overview = table(
+    [
+      { header: 'name', value: (s) => s.name },
+      { header: 'version', value: (s) => s.version },
+      { header: 'state', value: (s) => s.state },
+      { header: 'lag (events)', value: (s) => s.lagEvents },
+      { header: 'lag (s)', value: (s) => s.lagSeconds.toFixed(1) },
+      { header: 'events/s', value: (s) => s.eventsPerSecond },
+      { header: 'rebuild', value: (s) => (s.rebuild ? `${s.rebuild.percent.toFixed(1)}%, ${eta(s.rebuild)}` : '') },
+      { header: 'quarantined', value: (s) => s.quarantined.length },
+      { header: 'last error', value: (s) => s.lastError?.message },
+    ],
+    status,
+    'No projections.',
+  );
   const quarantined = status.flatMap((s) =>
     s.quarantined.map((q) => `  ${s.name} at ${q.position}: ${q.eventType} in ${q.streamId}: ${q.error}`),
   );
-  return quarantined.length ? `${overview}\n\nQuarantined events (skipped; see the README):\n${quarantined.join('\n')}` : overview;
+  if (!quarantined.length) return overview;
+  return `${overview}\n\nQuarantined events (skipped; see the README):\n${quarantined.join('\n')}`;
 };

@@ -1,4 +1,4 @@
-import Fastify, { type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
+import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { newId } from '../domain/ids.js';
 import { AppError, UnavailableError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
@@ -26,6 +26,16 @@ const SEED_CODES = new Set(['embeddings_disabled', 'not_configured', 'tool_error
 const errorBody = (request: FastifyRequest, code: string, message: string) =>
   surfaceOf(request) === 'mcp' ? jsonRpcErrorBody(-32000, message) : toolsErrorBody(code, message);
 
+/** Requests are logged at debug, one line each when done: at the default level a busy server's log stays readable. */
+class DebugRequestLogs extends LogController {
+  override incomingRequest(): void {}
+  override requestCompleted(error: Error | null | undefined, request: FastifyRequest, reply: FastifyReply): void {
+    const fields = { method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) };
+    if (error) reply.log.error({ ...fields, err: error }, 'request errored');
+    else reply.log.debug(fields, 'request completed');
+  }
+}
+
 /** The HTTP face of the ledger; `inject()` tests it without a socket. */
 export const buildApp = async (deps: AppDeps): Promise<FastifyInstance> => {
   const app = Fastify({
@@ -38,6 +48,7 @@ export const buildApp = async (deps: AppDeps): Promise<FastifyInstance> => {
       const message = error.statusCode === 414 ? 'A path segment is longer than 100 characters' : error.message;
       void refuse(request, reply, error.statusCode ?? 400, message);
     },
+    logController: new DebugRequestLogs(),
   });
   await guardHostAndOrigin(app, deps.browsers, deps.logger);
   await limitCallers(app, deps.rateLimits);

@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { pino } from 'pino';
 import { copyDataKeys } from '../../infra/crypto/postgresKeyring.js';
 import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
-import { print } from '../cli/output.js';
+import { printResult } from '../cli/output.js';
 import { progressLine } from '../cli/progress.js';
 import { loadConfig } from '../config.js';
 import { createSecretBox } from '../http/api/secrets.js';
@@ -63,9 +63,8 @@ export const migrateCli = (program: Command, withLedger: WithLedger): void => {
           await destination.close();
         }
       });
-      if (options.json) return print(JSON.stringify(report, null, 2));
-      print(
-        `Copied ${report.copied} events (${report.read} read) into ${options.to}; rebuilt ${report.projections.join(', ')}.`,
+      printResult(report, options.json, (r) =>
+        `Copied ${r.copied} events (${r.read} read) into ${options.to}; rebuilt ${r.projections.join(', ')}.`,
       );
     });
 };

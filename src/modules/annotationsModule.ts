@@ -7,21 +7,23 @@ import { postgresDocumentProjection } from '../../infra/postgres/documentReadMod
 import { addRelationOperation } from '../../commands/addRelation.js';
 import { annotateChunkOperation } from '../../commands/annotateChunk.js';
 import { annotateChunksOperation } from '../../commands/annotateChunks.js';
-import { annotationErrorObject } from '../../commands/annotationFields.js';
+import { annotationErrorObject, type ExportedChunk } from '../../commands/annotationFields.js';
+import type { AnnotateChunksOutput } from '../../commands/annotateChunks.js';
 import { createSessionRepository } from '../../commands/annotationSessionRepository.js';
-import { startSessionOperation } from '../../commands/startSession.js';
+import { startSessionOperation, type StartSessionOutput } from '../../commands/startSession.js';
 import { annotationChunkLists } from '../../projections/annotationChunkLists.js';
 import { annotationChunks } from '../../projections/annotationChunks.js';
 import { annotationSessions } from '../../projections/annotationSessions.js';
-import { annotationHistoryOperation } from '../../queries/annotationHistory.js';
-import { diffAnnotationsOperation } from '../../queries/diffAnnotations.js';
+import { annotationHistoryOperation, type AnnotationHistory } from '../../queries/annotationHistory.js';
+import { diffAnnotationsOperation, type AnnotationDiff } from '../../queries/diffAnnotations.js';
 import { exportAnnotationsOperation } from '../../queries/exportAnnotations.js';
-import { getProgressOperation } from '../../queries/getAnnotationProgress.js';
+import { getProgressOperation, type Progress } from '../../queries/getAnnotationProgress.js';
 import { annotationStream, SessionNotFoundError } from '../domain/annotations.js';
 import { newId } from '../domain/ids.js';
 import type { Actor } from '../domain/metadata.js';
 import type { Position } from '../domain/position.js';
-import { print } from '../cli/output.js';
+import { fields, table } from '../cli/format.js';
+import { printResult } from '../cli/output.js';
 import { callerContext } from '../http/api/guardOtherSurfaces.js';
 import { createSecretBox } from '../http/api/secrets.js';
 import type { LedgerHandle, LedgerModule, WithLedger } from '../module.js';
@@ -119,7 +121,74 @@ const runOperation = (ledger: LedgerHandle, name: string, input: unknown) =>
 
 const readJson = (file: string): unknown => JSON.parse(readFileSync(file, 'utf8'));
 
-const printJson = (value: unknown) => print(JSON.stringify(value, null, 2));
+const list = (values: readonly string[]) => values.join(', ');
+
+const chunkText = (chunk: ExportedChunk) =>
+  fields({
+    chunk: chunk.chunk_id,
+    categories: list(chunk.categories),
+    labels: list(chunk.labels),
+    subtypes: list(Object.entries(chunk.subtypes).map(([category, subtype]) => `${category}=${subtype}`)),
+    keywords: list(chunk.keywords),
+    tags: list(chunk.tags),
+    notes: chunk.notes,
+    summary: chunk.summary,
+    forgotten: chunk.forgotten,
+  });
+
+const batchText = (result: AnnotateChunksOutput) =>
+  [
+    `${result.successCount} annotated, ${result.errorCount} failed`,
+    ...result.results.flatMap((r) => (r.success ? [] : [`  ${r.chunkId}: ${r.error.message}`])),
+  ].join('\n');
+
+const progressText = (p: Progress) =>
+  fields({
+    annotated: `${p.annotatedChunks} of ${p.totalChunks} chunks (${p.completionPercentage}%)`,
+    pending: p.pendingChunks ? `${p.pendingChunks}: ${list(p.pendingChunkIds)}` : '0',
+  });
+
+const exportText = ({ chunks }: { chunks: ExportedChunk[] }) =>
+  table(
+    [
+      { header: 'chunk', value: (c) => c.chunk_id },
+      { header: 'position', value: (c) => c.position },
+      { header: 'categories', value: (c) => list(c.categories) },
+      { header: 'labels', value: (c) => list(c.labels) },
+      { header: 'tags', value: (c) => list(c.tags) },
+      { header: 'notes', value: (c) => c.notes },
+    ],
+    chunks,
+    'No chunks.',
+  );
+
+const changesText = (changes: Record<string, { from: unknown; to: unknown }> | undefined) =>
+  Object.entries(changes ?? {})
+    .map(([field, { from, to }]) => `${field}: ${JSON.stringify(from)} -> ${JSON.stringify(to)}`)
+    .join('; ');
+
+const historyText = (page: AnnotationHistory) =>
+  table(
+    [
+      { header: 'position', value: (e) => e.position },
+      { header: 'occurred', value: (e) => e.occurredAt },
+      { header: 'type', value: (e) => e.type },
+      { header: 'actor', value: (e) => e.actor.subject },
+      { header: 'chunk', value: (e) => e.chunkId },
+      { header: 'changes', value: (e) => changesText(e.changes) },
+    ],
+    page.events,
+    'No events.',
+  ) + (page.nextCursor ? `\nMore: --cursor ${page.nextCursor}` : '');
+
+const diffText = (diff: AnnotationDiff) => {
+  const lines = [
+    ...diff.added.map((d) => `+ ${d.chunkId}  ${changesText(d.changes)}`),
+    ...diff.changed.map((d) => `~ ${d.chunkId}  ${changesText(d.changes)}`),
+    ...diff.removed.map((d) => `- ${d.chunkId}  ${changesText(d.changes)}`),
+  ];
+  return lines.length ? lines.join('\n') : 'No changes.';
+};
 
 const collect = (value: string, previous: string[] = []) => [...previous, value];
 
@@ -137,6 +206,7 @@ const mountCli = (program: Command, withLedger: WithLedger) => {
     .option('--query <query>', 'the indexed chunks that best match this query')
     .option('--limit <n>', 'with --query: how many chunks at most', (v) => Number(v))
     .option('--name <name>', 'a name for the session')
+    .option('--json', 'print JSON')
     .action(async (file: string | undefined, options: Record<string, unknown>, command: Command) => {
       const fromFile = file ? (readJson(file) as Record<string, unknown>) : {};
       const config = 'config' in fromFile ? fromFile.config : fromFile;
@@ -149,7 +219,8 @@ const mountCli = (program: Command, withLedger: WithLedger) => {
         },
         ...(options.name ? { name: options.name } : {}),
       };
-      printJson(await withLedger(command, (ledger) => runOperation(ledger, 'start_session', input)));
+      const started = (await withLedger(command, (ledger) => runOperation(ledger, 'start_session', input))) as StartSessionOutput;
+      printResult(started, options.json as boolean | undefined, (s) => `Started session ${s.sessionId} with ${s.chunkCount} chunks.`);
     });
   annotations
     .command('annotate')
@@ -164,6 +235,7 @@ const mountCli = (program: Command, withLedger: WithLedger) => {
     .option('--tag <tag>', 'a tag (repeatable)', collect)
     .option('--notes <notes>')
     .option('--summary <summary>')
+    .option('--json', 'print JSON')
     .action(
       async (
         sessionId: string,
@@ -196,7 +268,9 @@ const mountCli = (program: Command, withLedger: WithLedger) => {
             summary: options.summary,
           });
         });
-        printJson(result);
+        printResult(result, options.json as boolean | undefined, (r) =>
+          'results' in (r as object) ? batchText(r as AnnotateChunksOutput) : chunkText(r as ExportedChunk),
+        );
       },
     );
   const asOfQuery = (name: string, description: string) =>
@@ -205,13 +279,16 @@ const mountCli = (program: Command, withLedger: WithLedger) => {
       .description(description)
       .argument('<sessionId>')
       .option('--as-of <moment>', 'a position from `annotations history` or an ISO timestamp')
-      .action(async (sessionId: string, options: { asOf?: string }, command: Command) => {
+      .option('--json', 'print JSON')
+      .action(async (sessionId: string, options: { asOf?: string; json?: boolean }, command: Command) => {
         const operation = name === 'progress' ? 'get_progress' : 'export_annotations';
         const result = await withLedger(command, async (ledger) => {
           if (!options.asOf) await ledger.projections.start();
           return runOperation(ledger, operation, { sessionId, asOf: options.asOf });
         });
-        printJson(result);
+        printResult(result, options.json, (r) =>
+          name === 'progress' ? progressText(r as Progress) : exportText(r as { chunks: ExportedChunk[] }),
+        );
       });
   asOfQuery('progress', 'totals, completion and pending chunks of a session, now or at a past moment');
   asOfQuery('export', 'the annotations of every chunk, now or exactly as they were at a past moment');
@@ -222,22 +299,22 @@ const mountCli = (program: Command, withLedger: WithLedger) => {
     .option('--chunk <chunkId>', 'only this chunk')
     .option('--limit <n>', 'events per page', (v) => Number(v))
     .option('--cursor <cursor>', 'continue from a previous page')
+    .option('--json', 'print JSON')
     .action(
       async (
         sessionId: string,
-        options: { chunk?: string; limit?: number; cursor?: string },
+        options: { chunk?: string; limit?: number; cursor?: string; json?: boolean },
         command: Command,
       ) => {
-        printJson(
-          await withLedger(command, (ledger) =>
-            runOperation(ledger, 'annotation_history', {
-              sessionId,
-              chunkId: options.chunk,
-              limit: options.limit,
-              cursor: options.cursor,
-            }),
-          ),
-        );
+        const page = (await withLedger(command, (ledger) =>
+          runOperation(ledger, 'annotation_history', {
+            sessionId,
+            chunkId: options.chunk,
+            limit: options.limit,
+            cursor: options.cursor,
+          }),
+        )) as AnnotationHistory;
+        printResult(page, options.json, historyText);
       },
     );
   annotations
@@ -246,12 +323,13 @@ const mountCli = (program: Command, withLedger: WithLedger) => {
     .argument('<sessionId>')
     .requiredOption('--from <moment>', 'the earlier moment: a position or an ISO timestamp')
     .option('--to <moment>', 'the later moment (default: now)')
-    .action(async (sessionId: string, options: { from: string; to?: string }, command: Command) => {
-      printJson(
-        await withLedger(command, (ledger) =>
-          runOperation(ledger, 'diff_annotations', { sessionId, ...options }),
-        ),
-      );
+    .option('--json', 'print JSON')
+    .action(async (sessionId: string, options: { from: string; to?: string; json?: boolean }, command: Command) => {
+      const { json, ...moments } = options;
+      const diff = (await withLedger(command, (ledger) =>
+        runOperation(ledger, 'diff_annotations', { sessionId, ...moments }),
+      )) as AnnotationDiff;
+      printResult(diff, json, diffText);
     });
 };
 

@@ -10,13 +10,15 @@ import { CONNECTORS, connectorsProjection } from '../../projections/connectors.j
 import type { SearchInput, SearchOutput } from '../../queries/searchDocuments.js';
 import { createSearchSuggestions } from '../../queries/searchSuggestions.js';
 import { searchWithWorkContext, type WorkContextSearchDeps } from '../../queries/searchWithWorkContext.js';
-import { print } from '../cli/output.js';
+import { fields, table } from '../cli/format.js';
+import { print, printResult } from '../cli/output.js';
 import { ScopeSchema, type Scope } from '../domain/auth.js';
 import type { Actor } from '../domain/metadata.js';
 import { commandContext } from '../engine/commands.js';
 import { UnavailableError, ValidationError } from '../errors.js';
 import { adminHandlers } from '../http/api/adminRoutes.js';
 import { forgetHandlers } from '../http/api/forgetRoutes.js';
+import { mountErrorDocs } from '../http/api/errorDocs.js';
 import { createApiMetrics } from '../http/api/apiMetrics.js';
 import { apiPlugin, type ApiHandlers } from '../http/api/apiPlugin.js';
 import { auditHandlers } from '../http/api/auditRoutes.js';
@@ -186,6 +188,7 @@ const wire = async (context: ModuleContext) => {
         openapi: () => openapi,
         bodyLimitBytes: Math.min(config.server.bodyLimitBytes, 1024 * 1024),
       });
+      mountErrorDocs(app);
       guardOtherSurfaces(app, authenticator, context.operations);
       authenticateMcpWith(app, async (request) => {
         const principal = await authenticator.authenticate(request.headers);
@@ -229,9 +232,10 @@ const keysCli = (program: Command, withLedger: WithLedger) => {
     .command('create')
     .description('create an API key; the key is printed once and only its hash is kept')
     .requiredOption('--scopes <scopes>', `comma-separated scopes (${ScopeSchema.options.join(', ')})`)
-    .requiredOption('--tenant <tenant>', 'the tenant (project) the key works in')
+    .option('--tenant <tenant>', 'the tenant (project) the key works in', DEFAULT_PROJECT)
     .option('--label <label>', 'a note saying what the key is for')
-    .action(async (options: { scopes: string; tenant: string; label?: string }, command: Command) => {
+    .option('--json', 'print JSON')
+    .action(async (options: { scopes: string; tenant: string; label?: string; json?: boolean }, command: Command) => {
       const scopes = scopesOf(options.scopes);
       const created = await withLedger(command, (ledger) =>
         createApiKey(
@@ -240,12 +244,9 @@ const keysCli = (program: Command, withLedger: WithLedger) => {
           commandContext(cliActor()),
         ),
       );
-      print(
-        JSON.stringify(
-          { key_id: created.keyId, api_key: created.key, scopes, tenant: created.tenant },
-          null,
-          2,
-        ),
+      printResult({ keyId: created.keyId, apiKey: created.key, scopes, tenant: created.tenant }, options.json, (k) =>
+        `${k.apiKey}\n\nThe key above is shown only this once; only its hash is kept.\n` +
+        fields({ 'key id': k.keyId, scopes: k.scopes, tenant: k.tenant }),
       );
     });
   keys
@@ -259,17 +260,29 @@ const keysCli = (program: Command, withLedger: WithLedger) => {
   keys
     .command('list')
     .description('list API keys (ids, scopes, tenants; never the keys)')
-    .action(async (_options: object, command: Command) => {
+    .option('--json', 'print JSON')
+    .action(async (options: { json?: boolean }, command: Command) => {
       const rows = await withLedger(command, async (ledger) => {
         await ledger.catchUp();
         return (await ledger.readModels.find<ApiKeyRow>(API_KEYS, { limit: 1000 })).items;
       });
-      print(
-        JSON.stringify(
-          rows.map(({ hash: _hash, ...row }) => row),
-          null,
-          2,
-        ),
+      printResult(
+        rows.map(({ hash: _hash, ...row }) => row),
+        options.json,
+        (keys) =>
+          table(
+            [
+              { header: 'key id', value: (k) => k.keyId },
+              { header: 'scopes', value: (k) => k.scopes.join(',') },
+              { header: 'tenant', value: (k) => k.tenant },
+              { header: 'label', value: (k) => k.label },
+              { header: 'created', value: (k) => k.createdAt },
+              { header: 'by', value: (k) => k.createdBy },
+              { header: 'revoked', value: (k) => (k.revoked ? 'revoked' : '') },
+            ],
+            keys,
+            'No API keys.',
+          ),
       );
     });
 
@@ -278,8 +291,9 @@ const keysCli = (program: Command, withLedger: WithLedger) => {
     .description('issue an access token and a refresh token (needs auth.jwt_secret)')
     .requiredOption('--subject <subject>', 'who the tokens are for')
     .requiredOption('--scopes <scopes>', 'comma-separated scopes')
-    .requiredOption('--tenant <tenant>', 'the tenant (project)')
-    .action(async (options: { subject: string; scopes: string; tenant: string }, command: Command) => {
+    .option('--tenant <tenant>', 'the tenant (project)', DEFAULT_PROJECT)
+    .option('--json', 'print JSON')
+    .action(async (options: { subject: string; scopes: string; tenant: string; json?: boolean }, command: Command) => {
       const scopes = scopesOf(options.scopes);
       const pair = await withLedger(command, async (ledger) =>
         issueTokens(
@@ -288,7 +302,9 @@ const keysCli = (program: Command, withLedger: WithLedger) => {
           commandContext(cliActor()),
         ),
       );
-      print(JSON.stringify(pair, null, 2));
+      printResult(pair, options.json, (p) =>
+        fields({ 'access token': p.access_token, 'refresh token': p.refresh_token, 'expires in': `${p.expires_in} s` }),
+      );
     });
 };
 

@@ -9,7 +9,7 @@ import { BadRequestError } from '../../infra/lua/luaErrors.js';
 import type { LuaLimits } from '../../infra/lua/luaRuntime.js';
 import { contextToolsFromOperations, loadingHost, scriptHost } from '../../infra/lua/scriptHost.js';
 import { createToolCaller, type ToolCaller } from '../../infra/lua/toolCalls.js';
-import { print } from '../cli/output.js';
+import { printResult } from '../cli/output.js';
 import { callerContext } from '../http/api/guardOtherSurfaces.js';
 import { toolFailure, toolSuccess } from '../mcp/toolResult.js';
 import { streamId } from '../domain/events.js';
@@ -240,10 +240,8 @@ export const createExtensionsModule = (options: ExtensionsModuleOptions = {}): L
         const summary = (await withLedger(command, (ledger) =>
           ledger.operation('extensions.sync').run({ name }, { actor: { subject: 'local', tenant: null, via: 'cli' }, correlationId: newId(), project: DEFAULT_PROJECT }),
         )) as z.infer<typeof SyncOutputSchema>;
-        print(
-          flags.json
-            ? JSON.stringify(summary, null, 2)
-            : `synced ${summary.connector}: ${summary.documents} documents in ${summary.pages} pages (${summary.created} created, ${summary.updated} updated, ${summary.unchanged} unchanged)`,
+        printResult(summary, flags.json, () =>
+            `synced ${summary.connector}: ${summary.documents} documents in ${summary.pages} pages (${summary.created} created, ${summary.updated} updated, ${summary.unchanged} unchanged)`,
         );
       });
   },

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { userInfo } from 'node:os';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
+import type { z } from 'zod';
 import { treeSitterChunker } from '../../infra/chunking/chunker.js';
 import { createHttpEmbedder } from '../../infra/embeddings/httpEmbedder.js';
 import { readLiveCheckpoint } from '../../infra/postgres/checkpoints.js';
@@ -11,18 +12,20 @@ import { startIndexingOperation } from '../../commands/startIndexing.js';
 import { jobsProjection } from '../../projections/jobs.js';
 import { getJobStatusOperation } from '../../queries/getJobStatus.js';
 import { listBackgroundJobsOperation } from '../../queries/listBackgroundJobs.js';
-import { print } from '../cli/output.js';
+import { fields, table } from '../cli/format.js';
+import { printResult } from '../cli/output.js';
 import { progressLine } from '../cli/progress.js';
 import type { Config } from '../config.js';
-import { streamId } from '../domain/events.js';
+import { streamId, type StoredEvent } from '../domain/events.js';
 import { newId } from '../domain/ids.js';
-import { isTerminal } from '../domain/jobs.js';
+import { isTerminal, JobStatusSchema } from '../domain/jobs.js';
 import type { Actor } from '../domain/metadata.js';
 import type { Embedder } from '../ports/embedder.js';
 import { AppError } from '../errors.js';
 import { readableRootsOf } from '../ingestion/readableRoots.js';
 import { createJobRunner, type JobRunner } from '../jobs/jobRunner.js';
 import type { JobStatusResponse } from '../jobs/jobResponses.js';
+import type { ListJobsResponseSchema } from '../../queries/listBackgroundJobs.js';
 import type { LedgerHandle, LedgerModule, WithLedger } from '../module.js';
 import { DEFAULT_PROJECT } from '../operations.js';
 
@@ -60,7 +63,44 @@ const bar = (percentage: number, width = 30) => {
   return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(percentage).padStart(3)}%`;
 };
 
-const printJson = (value: unknown) => print(JSON.stringify(value, null, 2));
+/** `database_name` names the project's workspace for the job tools; the CLI has no use for it. */
+const withoutDatabaseName = <T extends object>(response: T): Omit<T, 'database_name'> => {
+  const { database_name: _name, ...rest } = response as T & { database_name?: string };
+  return rest;
+};
+
+const statusText = (status: JobStatusResponse): string => {
+  const { job_id, status: state, progress_percentage, progress_message, project_id, ...rest } = withoutDatabaseName(status);
+  return fields({ job: job_id, status: state, progress: `${progress_percentage}% ${progress_message}`, project: project_id, ...rest });
+};
+
+type ListJobsResponse = z.infer<typeof ListJobsResponseSchema>;
+
+const jobsTable = (page: ListJobsResponse): string => {
+  const shown = table(
+    [
+      { header: 'job', value: (j) => j.job_id },
+      { header: 'status', value: (j) => j.status },
+      { header: 'progress', value: (j) => `${j.progress_percentage}%` },
+      { header: 'files', value: (j) => j.files_indexed },
+      { header: 'chunks', value: (j) => j.chunks_created },
+      { header: 'created', value: (j) => j.created_at },
+      { header: 'repository', value: (j) => j.repo_path },
+    ],
+    page.jobs,
+    'No jobs.',
+  );
+  const more = page.offset + page.jobs.length < page.total_count;
+  return more ? `${shown}\n${page.jobs.length} of ${page.total_count}; more: --offset ${page.offset + page.jobs.length}` : shown;
+};
+
+const jobEvent = (event: StoredEvent) => {
+  const { jobId: _id, ...data } = event.data as Record<string, unknown>;
+  return { revision: Number(event.revision), type: event.type, occurredAt: event.metadata.occurredAt, data };
+};
+
+/** `jobs` takes `--json` too, and takes it wherever it stands: `ctx jobs show ID --json` sets the parent's. */
+const wantsJson = (command: Command) => Boolean(command.optsWithGlobals<{ json?: boolean }>().json);
 
 /** Waits until the jobs read model has applied every event so far. */
 const jobsCaughtUp = async (ledger: LedgerHandle) => {
@@ -78,10 +118,12 @@ const mountCli = (runtime: { runner?: JobRunner }) => (program: Command, withLed
     .option('--force', 're-ingest every file, even unchanged ones')
     .option('--include <globs...>', 'only these files')
     .option('--exclude <globs...>', 'leave these files out')
+    .option('--json', 'print JSON')
     .action(async (repo: string, options: Record<string, unknown>, command: Command) => {
+      const json = options.json as boolean | undefined;
       await withLedger(command, async (ledger) => {
         if (options.follow) await ledger.projections.start();
-        const started = await call<{ job_id: string }>(ledger, 'start_indexing_background', {
+        const started = await call<{ job_id: string; status: string; project_id: string }>(ledger, 'start_indexing_background', {
           repo_path: path.resolve(repo),
           project_id: options.project,
           force_reindex: Boolean(options.force),
@@ -89,7 +131,10 @@ const mountCli = (runtime: { runner?: JobRunner }) => (program: Command, withLed
           ...(options.exclude ? { exclude_patterns: options.exclude } : {}),
         });
         if (!options.follow) {
-          printJson({ ...started, note: 'the job runs while `ctx serve` runs; `ctx index --follow` runs it here' });
+          printResult(withoutDatabaseName(started), json, (job) =>
+            `Started job ${job.job_id} (${job.status}) in project ${job.project_id}.\n` +
+            `It runs while \`ctx serve\` runs (\`ctx index --follow\` runs it here); \`ctx jobs show ${job.job_id}\` shows its progress.`,
+          );
           return;
         }
         // This process is the runner: start it, so queued and interrupted jobs run here too.
@@ -100,7 +145,7 @@ const mountCli = (runtime: { runner?: JobRunner }) => (program: Command, withLed
           line.update(`${bar(status.progress_percentage)} ${status.status}: ${status.progress_message}`);
           if (isTerminal(status.status)) {
             line.done();
-            printJson(status);
+            printResult(status, json, statusText);
             if (status.status !== 'completed') process.exitCode = 1;
             return;
           }
@@ -112,55 +157,66 @@ const mountCli = (runtime: { runner?: JobRunner }) => (program: Command, withLed
   const jobs = program
     .command('jobs')
     .description('background indexing jobs: list, show, cancel, history')
-    .option('-s, --status <status>', 'only jobs in this status')
+    .addOption(new Option('-s, --status <status>', 'only jobs in this status').choices(JobStatusSchema.options))
     .option('-p, --project <project>', 'project workspace', DEFAULT_PROJECT)
     .option('--limit <n>', 'jobs per page', (v) => Number(v), 50)
     .option('--offset <n>', 'skip this many', (v) => Number(v), 0)
+    .option('--json', 'print JSON')
     .action(async (options: Record<string, unknown>, command: Command) => {
-      printJson(
-        await withLedger(command, async (ledger) => {
-          await jobsCaughtUp(ledger);
-          return call(ledger, 'list_background_jobs', {
-            status: options.status,
-            project_id: options.project,
-            limit: options.limit,
-            offset: options.offset,
-          });
-        }),
-      );
+      const page = await withLedger(command, async (ledger) => {
+        await jobsCaughtUp(ledger);
+        return call<ListJobsResponse>(ledger, 'list_background_jobs', {
+          status: options.status,
+          project_id: options.project,
+          limit: options.limit,
+          offset: options.offset,
+        });
+      });
+      printResult(page, options.json as boolean | undefined, jobsTable);
     });
   jobs
     .command('show')
     .description('the status of one job')
     .argument('<jobId>')
     .option('--as-of <position|iso>', 'the status as it was then')
+    .option('--json', 'print JSON')
     .action(async (jobId: string, options: { asOf?: string }, command: Command) => {
-      printJson(
-        await withLedger(command, async (ledger) => {
-          await jobsCaughtUp(ledger);
-          return call(ledger, 'get_job_status', { job_id: jobId, as_of: options.asOf });
-        }),
-      );
+      const status = await withLedger(command, async (ledger) => {
+        await jobsCaughtUp(ledger);
+        return call<JobStatusResponse>(ledger, 'get_job_status', { job_id: jobId, as_of: options.asOf });
+      });
+      printResult(withoutDatabaseName(status), wantsJson(command), () => statusText(status));
     });
   jobs
     .command('cancel')
     .description('cancel a pending job, or ask a running one to stop')
     .argument('<jobId>')
+    .option('--json', 'print JSON')
     .action(async (jobId: string, _options: object, command: Command) => {
-      printJson(await withLedger(command, (ledger) => call(ledger, 'cancel_job', { job_id: jobId })));
+      const cancelled = await withLedger(command, (ledger) =>
+        call<{ job_id: string; status: string; message: string }>(ledger, 'cancel_job', { job_id: jobId }),
+      );
+      printResult(cancelled, wantsJson(command), (c) => `${c.job_id}: ${c.status}. ${c.message}`);
     });
   jobs
     .command('history')
     .description('every event of a job, with its time')
     .argument('<jobId>')
+    .option('--json', 'print JSON')
     .action(async (jobId: string, _options: object, command: Command) => {
       const events = await withLedger(command, (ledger) => ledger.store.readStream(streamId('job', jobId)));
       if (events.length === 0) throw new AppError('not_found', 404, `Job not found: ${jobId}`);
-      for (const event of events) {
-        const { jobId: _id, ...data } = event.data as Record<string, unknown>;
-        const detail = Object.keys(data).length ? ` ${JSON.stringify(data)}` : '';
-        print(`${event.metadata.occurredAt}  #${event.revision}  ${event.type}${detail}`);
-      }
+      printResult({ events: events.map(jobEvent) }, wantsJson(command), ({ events: rows }) =>
+        table(
+          [
+            { header: 'occurred', value: (e) => e.occurredAt },
+            { header: 'rev', value: (e) => `#${e.revision}` },
+            { header: 'type', value: (e) => e.type },
+            { header: 'details', value: (e) => (Object.keys(e.data).length ? JSON.stringify(e.data) : '') },
+          ],
+          rows,
+        ),
+      );
     });
 };
 

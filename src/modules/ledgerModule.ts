@@ -5,7 +5,8 @@ import { auditEvents, auditEventsOperation, toAuditEvent } from '../../queries/a
 import { documentAsOfOperation } from '../../queries/getDocument.js';
 import { readHistory, readHistoryOperation } from '../../queries/readHistory.js';
 import { formatDuration, formatHistory, formatProjectionStatus, formatRebuildProgress } from '../cli/format.js';
-import { print } from '../cli/output.js';
+import { printResult } from '../cli/output.js';
+import { ValidationError } from '../errors.js';
 import { progressLine } from '../cli/progress.js';
 import type { LedgerModule } from '../module.js';
 
@@ -40,7 +41,7 @@ export const ledgerModule: LedgerModule = {
             direction: options.backwards ? 'backwards' : 'forwards',
           }),
         );
-        print(options.json ? JSON.stringify(page, null, 2) : formatHistory(page));
+        printResult(page, options.json as boolean | undefined, formatHistory);
       });
 
     program
@@ -75,7 +76,7 @@ export const ledgerModule: LedgerModule = {
           }),
         );
         const output = { events: page.events.map(toAuditEvent), nextCursor: page.nextCursor };
-        print(options.json ? JSON.stringify(output, null, 2) : formatHistory(output));
+        printResult(output, options.json as boolean | undefined, formatHistory);
       });
 
     const projections = program.command('projections').description('inspect and rebuild read models');
@@ -85,20 +86,23 @@ export const ledgerModule: LedgerModule = {
       .option('--json', 'print JSON')
       .action(async (options: { json?: boolean }, command: Command) => {
         const status = await withLedger(command, (ledger) => ledger.projections.status());
-        print(options.json ? JSON.stringify(status, null, 2) : formatProjectionStatus(status));
+        printResult(status, options.json, formatProjectionStatus);
       });
     projections
       .command('rebuild')
       .description('rebuild a projection from the first event into a shadow copy, then swap it in')
       .argument('<name>', 'projection name (see `ctx projections status`)')
-      .action(async (name: string, _options: object, command: Command) => {
+      .option('--json', 'print JSON')
+      .action(async (name: string, options: { json?: boolean }, command: Command) => {
         const line = progressLine();
-        const result = await withLedger(command, (ledger) =>
-          ledger.projections.rebuild(name, (p) => line.update(`rebuilding ${name}: ${formatRebuildProgress(p)}`)),
-        );
+        const result = await withLedger(command, async (ledger) => {
+          const names = (await ledger.projections.status()).map((s) => s.name);
+          if (!names.includes(name)) throw new ValidationError(`No projection named '${name}'; projections: ${names.join(', ')}`);
+          return ledger.projections.rebuild(name, (p) => line.update(`rebuilding ${name}: ${formatRebuildProgress(p)}`));
+        });
         line.done();
         const took = (Date.now() - Date.parse(result.startedAt)) / 1000;
-        print(`rebuilt ${name} from ${result.processedEvents} events in ${formatDuration(took)}`);
+        printResult({ name, ...result }, options.json, () => `rebuilt ${name} from ${result.processedEvents} events in ${formatDuration(took)}`);
       });
   },
 };

@@ -3,7 +3,8 @@ import type { Command } from 'commander';
 import { createPostgresKeyring } from '../../infra/crypto/postgresKeyring.js';
 import { createPostgresContentErasure } from '../../infra/postgres/postgresContentStore.js';
 import { forgetOperation } from '../../commands/forget.js';
-import { print } from '../cli/output.js';
+import { fields } from '../cli/format.js';
+import { printResult } from '../cli/output.js';
 import { newId } from '../domain/ids.js';
 import type { Actor } from '../domain/metadata.js';
 import { createSecretBox } from '../http/api/secrets.js';
@@ -34,8 +35,9 @@ const forgetCli = (program: Command, withLedger: WithLedger) => {
     )
     .argument('<id>', 'the document id')
     .option('--reason <reason>', 'why; kept in the audit event')
-    .action(async (id: string, options: { reason?: string }, command: Command) => {
-      print(JSON.stringify(await forget(command, { document_id: id, reason: options.reason }), null, 2));
+    .option('--json', 'print JSON')
+    .action(async (id: string, options: { reason?: string; json?: boolean }, command: Command) => {
+      printResult(await forget(command, { document_id: id, reason: options.reason }), options.json, fields);
     });
   group
     .command('subject')
@@ -45,10 +47,9 @@ const forgetCli = (program: Command, withLedger: WithLedger) => {
     .argument('<subject>', 'the author, as events name them (actor subject)')
     .option('--tenant <tenant>', 'only in this tenant (default: every tenant)')
     .option('--reason <reason>', 'why; kept in the audit event')
-    .action(async (subject: string, options: { reason?: string; tenant?: string }, command: Command) => {
-      print(
-        JSON.stringify(await forget(command, { subject, reason: options.reason }, options.tenant), null, 2),
-      );
+    .option('--json', 'print JSON')
+    .action(async (subject: string, options: { reason?: string; tenant?: string; json?: boolean }, command: Command) => {
+      printResult(await forget(command, { subject, reason: options.reason }, options.tenant), options.json, fields);
     });
 };
 

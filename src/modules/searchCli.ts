@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
-import type { Command } from 'commander';
-import type { GetDocumentOutput } from '../../queries/getDocument.js';
+import { Option, type Command } from 'commander';
+import type { DocumentVersion, GetDocumentOutput } from '../../queries/getDocument.js';
 import type { ListSourcesOutput } from '../../queries/listSources.js';
 import type { SearchOutput } from '../../queries/searchDocuments.js';
-import { print } from '../cli/output.js';
+import { fields, table } from '../cli/format.js';
+import { printResult } from '../cli/output.js';
 import { progressLine } from '../cli/progress.js';
 import { toStorableText } from '../domain/text.js';
 import { ValidationError } from '../errors.js';
@@ -24,6 +25,42 @@ const run = async <T>(ledger: LedgerHandle, name: string, input: unknown, extra?
 const summary = (t: IngestTally) =>
   `${t.scanned} files: ${t.created} new, ${t.updated} updated, ${t.unchanged} unchanged, ${t.skipped} skipped, ` +
   `${t.failed} failed, ${t.removed} removed; ${t.chunks} chunks`;
+
+type SearchResult = SearchOutput['results'][number];
+type Ranking = NonNullable<NonNullable<SearchResult['explain']>['keyword']>;
+
+const ranking = (name: string, r: Ranking | null) =>
+  r ? `${name} #${r.rank} (score ${r.score.toFixed(3)}, chunk ${r.chunk_id})` : `${name}: not ranked`;
+
+const resultText = (r: SearchResult, i: number) =>
+  [
+    `${i + 1}. ${r.title ?? r.source_id}  (${r.source}:${r.source_id}, ${r.score.toFixed(3)})`,
+    `   id ${r.id}`,
+    ...(r.explain ? [`   ${ranking('keyword', r.explain.keyword)}; ${ranking('semantic', r.explain.semantic)}; shown: chunk ${r.explain.chunk_id}`] : []),
+    `   ${r.snippet}`,
+  ].join('\n');
+
+const versionText = (v: DocumentVersion) =>
+  fields({
+    document: v.id,
+    title: v.title,
+    source: v.source && `${v.source}:${v.source_id}`,
+    version: `${v.version} (stream revision ${v.revision})`,
+    state: v.forgotten ? 'forgotten' : v.removed ? 'removed' : 'present',
+    'content hash': v.content_hash,
+    updated: v.updated_at,
+    chunks: v.chunk_ids,
+  });
+
+const ingestText = (result: unknown): string => {
+  if ('results' in (result as object)) return `ingested ${(result as { results: unknown[] }).results.length} documents`;
+  const tally = result as IngestTally;
+  return [
+    summary(tally),
+    ...tally.problems.slice(0, 20).map((p) => `  ${p.sourceId}: ${p.reason}`),
+    ...(tally.problems.length > 20 ? [`  … and ${tally.problems.length - 20} more`] : []),
+  ].join('\n');
+};
 
 /**
  * Parses JSONL: one document per line; a bad line is reported with its number. Text the ledger
@@ -77,27 +114,20 @@ export const searchCli = (program: Command, withLedger: WithLedger) => {
         progress.done();
         return outcome;
       });
-      if (options.json) print(JSON.stringify(result, null, 2));
-      else if ('results' in (result as object)) print(`ingested ${(result as { results: unknown[] }).results.length} documents`);
-      else {
-        const tally = result as IngestTally;
-        print(summary(tally));
-        for (const p of tally.problems.slice(0, 20)) print(`  ${p.sourceId}: ${p.reason}`);
-        if (tally.problems.length > 20) print(`  … and ${tally.problems.length - 20} more`);
-      }
+      printResult(result, options.json as boolean | undefined, ingestText);
     });
 
   program
     .command('search')
     .description('search the index')
     .argument('<query...>', 'what to look for')
-    .option('--mode <mode>', 'keyword, semantic or hybrid', 'keyword')
+    .addOption(new Option('--mode <mode>', 'how to rank').choices(['keyword', 'semantic', 'hybrid']).default('keyword'))
     .option('--limit <n>', 'maximum results', (v) => Number(v))
     .option('--source <name>', 'only this source')
     .option('--tag <tag...>', 'only documents with these tags')
     .option('--since <iso>', 'only documents updated since')
     .option('--until <iso>', 'only documents updated until')
-    .option('--explain', 'show component scores')
+    .option('--explain', "show each result's rank and score in the keyword and semantic rankings")
     .option('--as-of <position|iso>', 'search as it would have answered then: a position from `ctx history`, or a time')
     .option('--json', 'print JSON')
     .action(async (words: string[], options: Record<string, unknown>, command: Command) => {
@@ -125,12 +155,8 @@ export const searchCli = (program: Command, withLedger: WithLedger) => {
         progress.done();
         return found;
       });
-      if (options.json) return print(JSON.stringify(output, null, 2));
-      if (output.results.length === 0) return print('No results.');
-      print(
-        output.results
-          .map((r, i) => `${i + 1}. ${r.title ?? r.source_id}  (${r.source}:${r.source_id}, ${r.score.toFixed(3)})\n   id ${r.id}\n   ${r.snippet}`)
-          .join('\n'),
+      printResult(output, options.json as boolean | undefined, ({ results }) =>
+        results.length === 0 ? 'No results.' : results.map(resultText).join('\n'),
       );
     });
 
@@ -139,17 +165,17 @@ export const searchCli = (program: Command, withLedger: WithLedger) => {
     .description('print a document by id')
     .argument('<id>', 'document id')
     .option('--json', 'print JSON with chunks')
-    .option('--as-of <position|iso>', 'which version it was then, and its chunk ids (JSON)')
+    .option('--as-of <position|iso>', 'which version it was then, and its chunk ids')
     .action(async (id: string, options: { json?: boolean; asOf?: string }, command: Command) => {
       if (options.asOf !== undefined) {
-        const version = await withLedger(command, (ledger) => run(ledger, 'document_as_of', { id, as_of: options.asOf }));
-        return print(JSON.stringify(version, null, 2));
+        const version = await withLedger(command, (ledger) => run<DocumentVersion>(ledger, 'document_as_of', { id, as_of: options.asOf }));
+        return printResult(version, options.json, versionText);
       }
       const doc = await withLedger(command, async (ledger) => {
         await ledger.catchUp();
         return run<GetDocumentOutput>(ledger, 'get', { id });
       });
-      print(options.json ? JSON.stringify(doc, null, 2) : `# ${doc.title ?? doc.source_id}\n${doc.source}:${doc.source_id}\n\n${doc.body}`);
+      printResult(doc, options.json, (d) => `# ${d.title ?? d.source_id}\n${d.source}:${d.source_id}\n\n${d.body}`);
     });
 
   program
@@ -161,13 +187,17 @@ export const searchCli = (program: Command, withLedger: WithLedger) => {
         await ledger.catchUp();
         return run<ListSourcesOutput>(ledger, 'sources', {});
       });
-      if (options.json) return print(JSON.stringify({ sources }, null, 2));
-      print(
-        sources.length === 0
-          ? 'No sources.'
-          : sources
-              .map((s) => `${s.name}  ${s.doc_count} documents  ${s.healthy ? 'healthy' : 'UNHEALTHY'}${s.notes ? `  (${s.notes})` : ''}`)
-              .join('\n'),
+      printResult({ sources }, options.json, () =>
+        table(
+          [
+            { header: 'source', value: (s) => s.name },
+            { header: 'documents', value: (s) => s.doc_count },
+            { header: 'health', value: (s) => (s.healthy ? 'healthy' : 'UNHEALTHY') },
+            { header: 'notes', value: (s) => s.notes },
+          ],
+          sources,
+          'No sources.',
+        ),
       );
     });
 };

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { backupDataDir, BackupError, restoreDataDir } from '../../infra/postgres/backup.js';
-import { print } from '../cli/output.js';
+import { printResult } from '../cli/output.js';
 import type { Config } from '../config.js';
 
 /** Backups copy the embedded data directory; a ledger on servers is backed up with the servers' tools. */
@@ -29,20 +29,22 @@ export const backupCli = (program: Command, configOf: (command: Command) => Conf
     .command('backup')
     .description('back up the embedded data directory to one file (stop `ctx serve` first)')
     .argument('<file>', 'the backup file to write')
-    .action(async (file: string, _options: object, command: Command) => {
+    .option('--json', 'print the manifest as JSON')
+    .action(async (file: string, options: { json?: boolean }, command: Command) => {
       const dataDir = embeddedDataDir(configOf(command), 'backup');
       const manifest = await backupDataDir(dataDir, file);
       const bytes = manifest.files.reduce((sum, f) => sum + f.bytes, 0);
-      print(`backed up ${manifest.events} events (up to ${manifest.head}), ${megabytes(bytes)}, to ${file}`);
+      printResult(manifest, options.json, (m) => `backed up ${m.events} events (up to ${m.head}), ${megabytes(bytes)}, to ${file}`);
     });
   program
     .command('restore')
     .description('restore a backup into the data directory: an empty one, or any with --force')
     .argument('<file>', 'a file written by `ctx backup`')
     .option('--force', 'replace a data directory that is not empty')
-    .action(async (file: string, options: { force?: boolean }, command: Command) => {
+    .option('--json', 'print the manifest as JSON')
+    .action(async (file: string, options: { force?: boolean; json?: boolean }, command: Command) => {
       const dataDir = embeddedDataDir(configOf(command), 'restore');
       const manifest = await restoreDataDir(file, dataDir, { force: options.force });
-      print(`restored ${manifest.events} events (up to ${manifest.head}) into ${dataDir}`);
+      printResult(manifest, options.json, (m) => `restored ${m.events} events (up to ${m.head}) into ${dataDir}`);
     });
 };

@@ -301,8 +301,8 @@ describe('ctx audit', () => {
     }
     const json = await runCtx(['audit', '--actor', 'alice', '--category', 'job', '--oldest-first', '--json', '--data-dir', dataDir]);
     expect(json.code, json.stderr).toBe(0);
-    const page = JSON.parse(json.stdout) as { events: { commandId: string }[]; nextCursor: string | null };
-    expect(page.events.map((event) => event.commandId)).toEqual([seeded.written[0]!.commandId, seeded.written[4]!.commandId]);
+    const page = JSON.parse(json.stdout) as { events: { command_id: string }[]; next_cursor: string | null };
+    expect(page.events.map((event) => event.command_id)).toEqual([seeded.written[0]!.commandId, seeded.written[4]!.commandId]);
     const text = await runCtx(['audit', '--type', 'DocumentRemoved,ConnectorAdded', '--project', 'acme', '--data-dir', dataDir]);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout.trim().split('\n').slice(1).map((line) => line.split(/\s+/)[3])).toEqual([

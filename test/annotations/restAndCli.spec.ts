@@ -81,11 +81,11 @@ describe('ctx annotations', () => {
       }),
     );
     const ctx = async (...args: string[]) => {
-      const { code, stdout, stderr } = await runCtx(['annotations', ...args, '--data-dir', dataDir]);
+      const { code, stdout, stderr } = await runCtx(['annotations', ...args, '--json', '--data-dir', dataDir]);
       expect(code, stderr).toBe(0);
       return JSON.parse(stdout) as Record<string, unknown>;
     };
-    const { sessionId } = (await ctx('start', file)) as { sessionId: string };
+    const { session_id: sessionId } = (await ctx('start', file)) as { session_id: string };
     await ctx(
       'annotate',
       sessionId,
@@ -95,7 +95,7 @@ describe('ctx annotations', () => {
       '--subtype',
       'fee_schedule=participant_fee',
     );
-    expect(await ctx('progress', sessionId)).toMatchObject({ annotatedChunks: 1, pendingChunkIds: ['b'] });
+    expect(await ctx('progress', sessionId)).toMatchObject({ annotated_chunks: 1, pending_chunk_ids: ['b'] });
     const exported = (await ctx('export', sessionId)) as { chunks: { subtypes: object }[] };
     expect(exported.chunks[0]!.subtypes).toEqual({ fee_schedule: 'participant_fee' });
     const history = (await ctx('history', sessionId, '--chunk', 'a')) as {
@@ -103,9 +103,9 @@ describe('ctx annotations', () => {
     };
     expect(history.events.map((e) => e.type)).toEqual(['SessionChunksAdded', 'ChunkAnnotated']);
     const diff = (await ctx('diff', sessionId, '--from', history.events[0]!.position)) as {
-      added: { chunkId: string }[];
+      added: { chunk_id: string }[];
     };
-    expect(diff.added.map((d) => d.chunkId)).toEqual(['a']);
+    expect(diff.added.map((d) => d.chunk_id)).toEqual(['a']);
     const bad = await runCtx([
       'annotations',
       'annotate',

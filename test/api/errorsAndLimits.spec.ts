@@ -35,7 +35,16 @@ describe('errors and rate limits of /api/v1', () => {
       ]);
       expect(error.correlation_id).toMatch(UUID);
       expect(response.headers.get('x-correlation-id')).toBe(error.correlation_id);
-      expect(error.docs_url).toBe('https://docs.context-engine.com/errors/authentication');
+      expect(error.docs_url).toBe('/docs/errors#authentication');
+    });
+
+    it("links each error to its section of the server's own error page", async () => {
+      const page = await fetch(new URL('/docs/errors', api.url));
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      const html = await page.text();
+      for (const section of ['validation', 'authentication', 'authorization', 'not-found', 'rate-limit', 'internal', 'service-unavailable'])
+        expect(html).toContain(`<h2 id="${section}">${section}</h2>`);
     });
 
     it('keeps a correlation id the client sends, on success and on error', async () => {

@@ -21,6 +21,7 @@ describe('ctx keys and ctx tokens', () => {
         'acme',
         '--label',
         'ci',
+        '--json',
         '--data-dir',
         dataDir,
       ],
@@ -30,12 +31,12 @@ describe('ctx keys and ctx tokens', () => {
     const { key_id: keyId, api_key: key } = JSON.parse(created.stdout) as { key_id: string; api_key: string };
     expect(key).toMatch(/^[0-9a-f]{32}$/);
 
-    const listed = await runCtx(['keys', 'list', '--data-dir', dataDir], env);
+    const listed = await runCtx(['keys', 'list', '--json', '--data-dir', dataDir], env);
     expect(listed.stdout).toContain(keyId);
     expect(listed.stdout).not.toContain(key);
     expect(JSON.parse(listed.stdout)).toEqual([
       expect.objectContaining({
-        keyId,
+        key_id: keyId,
         scopes: ['search:read', 'index:read'],
         tenant: 'acme',
         label: 'ci',
@@ -44,7 +45,7 @@ describe('ctx keys and ctx tokens', () => {
     ]);
 
     const tokens = await runCtx(
-      ['tokens', '--subject', 'ci-bot', '--scopes', 'search:read', '--tenant', 'acme', '--data-dir', dataDir],
+      ['tokens', '--subject', 'ci-bot', '--scopes', 'search:read', '--tenant', 'acme', '--json', '--data-dir', dataDir],
       env,
     );
     expect(tokens.code).toBe(0);

@@ -1,6 +1,7 @@
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.js';
 import { runCtx, spawnCtx } from '../support/cli.js';
 import { tempDataDir } from '../support/ledger.js';
 
@@ -9,10 +10,58 @@ describe('ctx CLI', () => {
     const dir = tempDataDir();
     const file = path.join(dir, 'ctx.toml');
     writeFileSync(file, '[server]\nbind = "nowhere"\n[projections]\nbatch_size = -1\n');
-    const { code, stderr } = await runCtx(['history', '--config', file]);
+    const { code, stderr } = await runCtx(['history', '--config', file], { CTX_SERVER__BODY_LIMIT_BYTES: '0' });
     expect(code).toBe(2);
-    expect(stderr).toMatch(/server\.bind/);
-    expect(stderr).toMatch(/projections\.batchSize/);
+    expect(stderr).toContain(`server.bind: expected host:port, e.g. 127.0.0.1:7331 (in ${file})`);
+    expect(stderr).toContain(`projections.batch_size: Too small: expected number to be >=1 (in ${file})`);
+    expect(stderr).toContain('server.body_limit_bytes: Too small: expected number to be >0 (from CTX_SERVER__BODY_LIMIT_BYTES)');
+  });
+
+  it('reads ./ctx.toml from the working directory, and --config instead of it', async () => {
+    const cwd = tempDataDir();
+    writeFileSync(path.join(cwd, 'ctx.toml'), '[projections]\nbatch_size = 0\n');
+    const found = await runCtx(['history'], {}, { cwd });
+    expect(found.code).toBe(2);
+    expect(found.stderr).toContain(`projections.batch_size: Too small: expected number to be >=1 (in ${path.join(cwd, 'ctx.toml')})`);
+
+    const other = path.join(cwd, 'other.toml');
+    writeFileSync(other, '[storage]\ndata_dir = "./from-other"\n[embeddings]\nprovider = "none"\n');
+    const chosen = await runCtx(['history', '--config', other], {}, { cwd });
+    expect(chosen.code, chosen.stderr).toBe(0);
+    expect(chosen.stdout.trim()).toBe('No events.');
+    expect(existsSync(path.join(cwd, 'from-other', 'pgdata'))).toBe(true);
+  });
+
+  it('writes a commented ctx.toml with ctx init, and replaces one only with --force', async () => {
+    const cwd = tempDataDir();
+    const file = path.join(cwd, 'ctx.toml');
+    const first = await runCtx(['init'], {}, { cwd });
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout.trim()).toBe(`wrote ${file}`);
+    const written = readFileSync(file, 'utf8');
+    expect(written).toMatch(/^bind = "127\.0\.0\.1:7331" +# /m);
+    expect(loadConfig({ file, env: {} })).toEqual(loadConfig({ env: {} }));
+
+    writeFileSync(file, '[server]\nbind = "127.0.0.1:9000"\n');
+    const again = await runCtx(['init'], {}, { cwd });
+    expect(again.code).toBe(2);
+    expect(again.stderr).toContain(`${file} exists; --force replaces it`);
+    expect(readFileSync(file, 'utf8')).toBe('[server]\nbind = "127.0.0.1:9000"\n');
+
+    expect((await runCtx(['init', '--force'], {}, { cwd })).code).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe(written);
+  });
+
+  it('refuses arguments and options a command does not take, with exit code 2', async () => {
+    const serve = await runCtx(['serve', 'foo', '--bind', '127.0.0.1:0', '--data-dir', tempDataDir()]);
+    expect(serve.code).toBe(2);
+    expect(serve.stderr).toMatch(/value 'foo' is invalid for argument 'surface'\. Allowed choices are mcp/);
+    const mode = await runCtx(['search', 'tokens', '--mode', 'fuzzy']);
+    expect(mode.code).toBe(2);
+    expect(mode.stderr).toMatch(/Allowed choices are keyword, semantic, hybrid/);
+    const option = await runCtx(['keys', 'list', '--verbose']);
+    expect(option.code).toBe(2);
+    expect(option.stderr).toMatch(/unknown option '--verbose'/);
   });
 
   it('exits 2 on an unknown command and prints help on --help', async () => {
@@ -26,7 +75,7 @@ describe('ctx CLI', () => {
     const dataDir = tempDataDir();
     const json = await runCtx(['history', 'job-missing', '--json', '--data-dir', dataDir]);
     expect(json.code).toBe(0);
-    expect(JSON.parse(json.stdout)).toEqual({ events: [], nextCursor: null });
+    expect(JSON.parse(json.stdout)).toEqual({ events: [], next_cursor: null });
     const text = await runCtx(['history', '--data-dir', dataDir]);
     expect(text.stdout.trim()).toBe('No events.');
   });
@@ -36,36 +85,42 @@ describe('ctx CLI', () => {
     const status = await runCtx(['projections', 'status', '--json', '--data-dir', dataDir]);
     expect(status.code).toBe(0);
     expect(JSON.parse(status.stdout)).toEqual(
-      expect.arrayContaining([expect.objectContaining({ name: 'streams', lagEvents: 0, state: 'stopped' })]),
+      expect.arrayContaining([expect.objectContaining({ name: 'streams', lag_events: 0, state: 'stopped' })]),
     );
     const rebuild = await runCtx(['projections', 'rebuild', 'streams', '--data-dir', dataDir]);
     expect(rebuild.code).toBe(0);
     expect(rebuild.stdout).toMatch(/rebuilt streams/);
     const unknown = await runCtx(['projections', 'rebuild', 'nope', '--data-dir', dataDir]);
-    expect(unknown.code).toBe(1);
-    expect(unknown.stderr).toMatch(/No projection named 'nope'/);
+    expect(unknown.code).toBe(2);
+    expect(unknown.stderr).toMatch(/No projection named 'nope'; projections: streams, documents, keyword, .*jobs/);
   });
 
-  it('serves /health and refuses a second process on the same data directory', async () => {
+  it('serves /health, says where at start-up and when it stops, and refuses a second process on the same data directory', async () => {
     const dataDir = tempDataDir();
     const server = spawnCtx(['serve', '--data-dir', dataDir, '--bind', '127.0.0.1:0']);
+    let out = '';
+    server.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const exited = new Promise((resolve) => server.on('exit', resolve));
     try {
       const url = await new Promise<string>((resolve, reject) => {
-        let out = '';
-        server.stdout!.on('data', (chunk: Buffer) => {
-          out += chunk.toString();
+        server.stdout!.on('data', () => {
           const match = /"url":"(http:\/\/[^"]+)"/.exec(out);
           if (match) resolve(match[1]!);
         });
         server.on('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
       });
+      expect(out).toContain(`"msg":"Context Ledger is serving on ${url} (MCP ${url}/mcp, admin console ${url}/admin)"`);
       expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: 'ok' });
       const second = await runCtx(['history', '--data-dir', dataDir]);
       expect(second.code).toBe(2);
       expect(second.stderr).toMatch(/in use by process \d+/);
     } finally {
       server.kill('SIGTERM');
-      await new Promise((resolve) => server.on('exit', resolve));
+      await exited;
     }
+    const lines = out.trim().split('\n').map((line) => JSON.parse(line) as { level: number; msg: string; reqId?: string });
+    // Requests are logged at debug, below the default level.
+    expect(lines.filter((line) => line.reqId !== undefined)).toEqual([]);
+    expect(lines.at(-1)).toMatchObject({ level: 30, msg: 'Context Ledger stopped' });
   });
 });

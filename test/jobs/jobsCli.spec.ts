@@ -15,16 +15,16 @@ describe('ctx index and ctx jobs', () => {
     writeFileSync(path.join(repo, 'main.py'), 'def main():\n    return 0\n');
     const dataDir = tempDataDir();
 
-    const indexed = await runCtx(['index', repo, '--follow', '--data-dir', dataDir], { ...KEYWORD_ONLY, ...tempRootsEnv() });
+    const indexed = await runCtx(['index', repo, '--follow', '--json', '--data-dir', dataDir], { ...KEYWORD_ONLY, ...tempRootsEnv() });
     expect(indexed.code, indexed.stderr).toBe(0);
     const final = JSON.parse(indexed.stdout.slice(indexed.stdout.lastIndexOf('{\n'))) as Record<string, unknown>;
     expect(final).toMatchObject({ status: 'completed', files_indexed: 2, progress_percentage: 100 });
     const jobId = final.job_id as string;
 
-    const listed = await runCtx(['jobs', '--status', 'completed', '--data-dir', dataDir], KEYWORD_ONLY);
+    const listed = await runCtx(['jobs', '--status', 'completed', '--json', '--data-dir', dataDir], KEYWORD_ONLY);
     expect(JSON.parse(listed.stdout)).toMatchObject({ total_count: 1, jobs: [expect.objectContaining({ job_id: jobId })] });
 
-    const shown = await runCtx(['jobs', 'show', jobId, '--data-dir', dataDir], KEYWORD_ONLY);
+    const shown = await runCtx(['jobs', 'show', jobId, '--json', '--data-dir', dataDir], KEYWORD_ONLY);
     expect(JSON.parse(shown.stdout)).toMatchObject({ job_id: jobId, status: 'completed' });
 
     const history = await runCtx(['jobs', 'history', jobId, '--data-dir', dataDir], KEYWORD_ONLY);

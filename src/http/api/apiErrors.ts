@@ -1,5 +1,6 @@
 import type { FastifyRequest } from 'fastify';
 import { AppError, UnavailableError } from '../../errors.js';
+import { ERROR_DOCS_PATH } from './errorDocs.js';
 
 /** Seed 002's error codes, by HTTP status. */
 const CODE_BY_STATUS: Record<number, string> = {
@@ -44,7 +45,6 @@ export const correlationIdOf = (request: FastifyRequest): string => {
   return typeof sent === 'string' && CLIENT_CORRELATION_ID.test(sent) ? sent : request.id;
 };
 
-export const DOCS_BASE_URL = 'https://docs.context-engine.com/errors';
 
 export interface ApiErrorBody {
   error: {
@@ -72,7 +72,7 @@ export const apiErrorBody = (
       detail,
       correlation_id: correlationId,
       retryable: status === 429 || status === 503 || status === 507,
-      docs_url: `${DOCS_BASE_URL}/${code
+      docs_url: `${ERROR_DOCS_PATH}#${code
         .toLowerCase()
         .replace(/_error$/, '')
         .replace(/_/g, '-')}`,

@@ -8,6 +8,7 @@ import type { Authenticator, Principal } from './authenticator.js';
 /** Routes anyone may call when authentication is on (HEAD goes with GET); every other route needs credentials. */
 const PUBLIC_ROUTES = new Set([
   'GET /health',
+  'GET /docs/errors',
   'GET /admin',
   'GET /admin/',
   'GET /admin/console.js',

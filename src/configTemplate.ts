@@ -1,0 +1,94 @@
+import { ConfigSchema } from './config.js';
+
+const toml = (value: unknown): string =>
+  Array.isArray(value) ? `[${value.map(toml).join(', ')}]` : JSON.stringify(value);
+
+/** Lines up trailing comments (two or more spaces, then `#`) in one column. */
+const alignComments = (text: string, column = 42): string =>
+  text.replace(
+    /^(.*?\S) {2,}(# .*)$/gm,
+    (_, setting: string, comment: string) => `${setting.padEnd(column - 1)} ${comment}`,
+  );
+
+/** The `ctx.toml` that `ctx init` writes: every setting at its default, each with a comment; optional ones commented out. */
+export const configTemplate = (): string => {
+  const d = ConfigSchema.parse({});
+  return alignComments(`# Context Ledger configuration. Every value below is the default; delete what you do not change.
+# Environment variables override this file: CTX_<SECTION>__<KEY>, e.g. CTX_SERVER__BIND=0.0.0.0:7331.
+# \`ctx\` reads ./ctx.toml from the working directory; \`--config FILE\` reads another file instead.
+
+[server]
+bind = ${toml(d.server.bind)}                # host:port; beyond loopback, authentication turns on
+body_limit_bytes = ${d.server.bodyLimitBytes}          # largest request body
+
+[storage]
+data_dir = ${toml(d.storage.dataDir)}                     # the embedded database; one process at a time
+# postgres_url = "postgres://user@host/db"  # a PostgreSQL server instead (needs pgvector)
+event_store = ${toml(d.storage.eventStore)}               # postgres | eventstoredb
+# eventstore_url = "esdb://host:2113?tls=false"
+
+[embeddings]
+provider = ${toml(d.embeddings.provider)}                    # local | http | none (keyword search only)
+model = ${toml(d.embeddings.model)}
+# model_dir = "/opt/models"                 # holds <model>/; nothing is downloaded then
+# url = "http://127.0.0.1:11434"            # provider = "http": an Ollama or OpenAI-compatible server
+api = ${toml(d.embeddings.api)}                        # openai | ollama
+batch_size = ${d.embeddings.batchSize}
+
+[jobs]
+max_concurrent = ${d.jobs.maxConcurrent}                        # more wait as pending
+progress_interval_ms = ${d.jobs.progressIntervalMs}
+progress_every_files = ${d.jobs.progressEveryFiles}
+
+[search]
+default_limit = ${d.search.defaultLimit}
+keyword_index = ${toml(d.search.keywordIndex)}           # pg_textsearch | meilisearch
+# meilisearch_url = "http://127.0.0.1:7700"
+as_of_cache = ${d.search.asOfCache}                           # past positions whose search indexes stay built
+
+# Named sources, ingested with \`ctx ingest --source git:platform\`:
+# [sources.platform]
+# kind = "git"
+# repository = "../platform"
+# [sources.handbook]
+# kind = "filesystem"
+# roots = ["./handbook"]
+
+[annotations]                             # the vocabulary annotators may use
+categories = ${toml(d.annotations.categories)}
+labels = ${toml(d.annotations.labels)}
+subtypes = ${toml(d.annotations.subtypes)}
+
+[extensions]
+tools_dir = ${toml(d.extensions.toolsDir)}                   # Lua tools (*.lua)
+agents_dir = ${toml(d.extensions.agentsDir)}                 # agents (*.toml, *.lua)
+connectors_dir = ${toml(d.extensions.connectorsDir)}         # Lua connectors, synced with \`ctx sync <name>\`
+timeout_ms = ${d.extensions.timeoutMs}
+memory_mb = ${d.extensions.memoryMb}
+instruction_budget = ${d.extensions.instructionBudget}
+http_allowlist = ${toml(d.extensions.httpAllowlist)}                       # hosts scripts may GET
+
+[auth]
+mode = ${toml(d.auth.mode)}                             # auto (on unless bound to loopback) | on | off
+# jwt_secret = "at least 32 characters"
+algorithm = ${toml(d.auth.algorithm)}
+issuer = ${toml(d.auth.issuer)}
+audience = ${toml(d.auth.audience)}
+access_ttl_s = ${d.auth.accessTtlS}
+refresh_ttl_s = ${d.auth.refreshTtlS}
+# secrets_key = "at least 32 characters"   # seals connector secrets and annotation notes
+
+[api]
+# connectors_root = "/srv/repos"            # local connectors read only below it (default: the working directory)
+
+[mcp]
+# toolsets = ["ledger", "search", "jobs", "annotations", "admin", "extensions"]
+read_only = ${toml(d.mcp.readOnly)}                        # hide every tool that writes
+
+[projections]
+batch_size = ${d.projections.batchSize}
+
+[log]
+level = ${toml(d.log.level)}                            # fatal | error | warn | info | debug | trace | silent
+`);
+};
