@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { Actor } from './domain/metadata.js';
+import { parseInput } from './validation.js';
 
 export const DEFAULT_PROJECT = 'default';
 
@@ -45,3 +46,16 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodO
 
 export const defineOperation = <I extends z.ZodObject, O extends z.ZodObject>(operation: Operation<I, O>) =>
   operation as unknown as Operation;
+
+/**
+ * Runs an operation for a caller: a tenant's call runs in its own project whatever project the
+ * input names, and the input is parsed by the operation's schema unless the operation checks it
+ * itself (those with `mcpError`).
+ */
+export const callOperation = (operation: Operation, given: unknown, context: OperationContext) => {
+  const input =
+    context.actor.tenant && 'project_id' in operation.input.shape
+      ? { ...(given as object), project_id: context.actor.tenant }
+      : given;
+  return operation.run(operation.mcpError ? (input as never) : parseInput(operation.input, input), context);
+};

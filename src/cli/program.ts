@@ -2,18 +2,24 @@ import { Command, CommanderError, Option } from 'commander';
 import { pino } from 'pino';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { loadConfig, type Config } from '../config.js';
-import { AppError } from '../errors.js';
-import { openLedger, startServer, PRODUCT } from '../main.js';
+import { AppError, ValidationError } from '../errors.js';
+import { dataDirHolder } from '../../infra/postgres/dataDirLock.js';
+import { openLedger, startServer, PRODUCT, type Ledger } from '../main.js';
 import { deploymentAccess } from '../mcp/server.js';
 import type { WithLedger } from '../module.js';
 import { MODULES } from '../modules/index.js';
 import { migrateCli } from '../migration/migrateCli.js';
 import { backupCli } from '../protection/backupCli.js';
+import { localLedger } from './localLedger.js';
+import { remoteLedger, type ServerAccess } from './remoteLedger.js';
 
 interface GlobalOptions {
   config?: string;
   dataDir?: string;
   bind?: string;
+  server?: string;
+  apiKey?: string;
+  token?: string;
 }
 
 /** The configuration: file, then environment, then `settings` (flags written as environment overrides), then flags. */
@@ -26,15 +32,59 @@ const configOf = (command: Command, settings: NodeJS.ProcessEnv = {}): Config =>
   });
 };
 
-/** Opens the ledger for a one-shot command, logging only warnings, to stderr. */
-const withLedger: WithLedger = async (command, work) => {
+/** The server to send operations to: the one named, or the one serving the data directory; null for none. */
+const serverOf = (command: Command): ServerAccess | null => {
+  const { server, apiKey, token } = command.optsWithGlobals<GlobalOptions>();
+  const credentials = { ...(apiKey ? { apiKey } : {}), ...(token ? { token } : {}) };
+  if (server) return { url: server, ...credentials };
+  const config = configOf(command);
+  if (config.storage.postgresUrl) return null;
+  const url = dataDirHolder(config.storage.dataDir)?.url;
+  return url ? { url, ...credentials } : null;
+};
+
+/** Opens the ledger in this process for a one-shot command, logging only warnings, to stderr. */
+const openForCommand = (command: Command): Promise<Ledger> => {
   const config = configOf(command);
   const logger = pino({ level: config.log.level === 'info' ? 'warn' : config.log.level }, pino.destination(2));
-  const ledger = await openLedger(config, { logger });
+  return openLedger(config, { logger });
+};
+
+/**
+ * Runs a one-shot command through the server that holds the data directory (or the one named), or
+ * else in this process with its projections running, as a server runs them, until it ends.
+ */
+const withLedger: WithLedger = async (command, work) => {
+  const server = serverOf(command);
+  if (server) return work(remoteLedger(server));
+  const ledger = await openForCommand(command);
+  try {
+    await ledger.projections.start();
+    return await work(localLedger(ledger));
+  } finally {
+    await ledger.close();
+  }
+};
+
+/** For commands that need the data directory itself (migrate): never through a server. */
+const withOwnLedger = async <T>(command: Command, work: (ledger: Ledger) => Promise<T>): Promise<T> => {
+  refuseServer(command);
+  const ledger = await openForCommand(command);
   try {
     return await work(ledger);
   } finally {
     await ledger.close();
+  }
+};
+
+/** Commands that work on the data directory itself say so when told to use a server. */
+const refuseServer = (command: Command) => {
+  const { server } = command.optsWithGlobals<GlobalOptions>();
+  if (server) {
+    throw new ValidationError(
+      `ctx ${command.name()} works on the data directory itself, not through a server (--server or CTX_SERVER_URL is ${server}): ` +
+        'stop the server, then run it where its data directory is, without --server',
+    );
   }
 };
 
@@ -61,6 +111,13 @@ export const buildCli = (): Command => {
     .version(PRODUCT.version)
     .addOption(new Option('-c, --config <file>', 'a ctx.toml file'))
     .addOption(new Option('-d, --data-dir <dir>', 'embedded data directory (default ./.ctx)'))
+    .addOption(
+      new Option('--server <url>', 'run commands through this server (default: the server holding the data directory)').env(
+        'CTX_SERVER_URL',
+      ),
+    )
+    .addOption(new Option('--api-key <key>', 'API key for a server with authentication on').env('CTX_API_KEY'))
+    .addOption(new Option('--token <jwt>', 'bearer token for a server with authentication on').env('CTX_TOKEN'))
     .showHelpAfterError()
     .exitOverride();
 
@@ -104,8 +161,11 @@ export const buildCli = (): Command => {
     });
 
   for (const module of MODULES) module.cli?.(program, withLedger);
-  migrateCli(program, withLedger);
-  backupCli(program, configOf);
+  migrateCli(program, withOwnLedger);
+  backupCli(program, (command) => {
+    refuseServer(command);
+    return configOf(command);
+  });
   return program;
 };
 

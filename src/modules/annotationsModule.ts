@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { createPostgresKeyring } from '../../infra/crypto/postgresKeyring.js';
@@ -18,13 +17,11 @@ import { diffAnnotationsOperation } from '../../queries/diffAnnotations.js';
 import { exportAnnotationsOperation } from '../../queries/exportAnnotations.js';
 import { getProgressOperation } from '../../queries/getAnnotationProgress.js';
 import { annotationStream, SessionNotFoundError } from '../domain/annotations.js';
-import { newId } from '../domain/ids.js';
-import type { Actor } from '../domain/metadata.js';
 import type { Position } from '../domain/position.js';
 import { print } from '../cli/output.js';
 import { callerContext } from '../http/api/guardOtherSurfaces.js';
 import { createSecretBox } from '../http/api/secrets.js';
-import type { LedgerHandle, LedgerModule, WithLedger } from '../module.js';
+import type { LedgerModule, WithLedger } from '../module.js';
 import { DEFAULT_PROJECT, type Operation } from '../operations.js';
 import type { ChunkSource } from '../ports/chunkSource.js';
 import type { EventStore } from '../ports/eventStore.js';
@@ -110,13 +107,6 @@ const mountRoutes = (app: FastifyInstance, operations: ReadonlyMap<string, Opera
   );
 };
 
-const cliActor = (): Actor => ({ subject: userInfo().username || 'cli', tenant: null, via: 'cli' });
-
-const runOperation = (ledger: LedgerHandle, name: string, input: unknown) =>
-  ledger
-    .operation(name)
-    .run(input as never, { actor: cliActor(), correlationId: newId(), project: DEFAULT_PROJECT });
-
 const readJson = (file: string): unknown => JSON.parse(readFileSync(file, 'utf8'));
 
 const printJson = (value: unknown) => print(JSON.stringify(value, null, 2));
@@ -149,7 +139,7 @@ const mountCli = (program: Command, withLedger: WithLedger) => {
         },
         ...(options.name ? { name: options.name } : {}),
       };
-      printJson(await withLedger(command, (ledger) => runOperation(ledger, 'start_session', input)));
+      printJson(await withLedger(command, (ledger) => ledger.run('start_session', input)));
     });
   annotations
     .command('annotate')
@@ -173,7 +163,7 @@ const mountCli = (program: Command, withLedger: WithLedger) => {
       ) => {
         const result = await withLedger(command, (ledger) => {
           if (options.file) {
-            return runOperation(ledger, 'annotate_chunks', {
+            return ledger.run('annotate_chunks', {
               sessionId,
               annotations: readJson(options.file as string),
             });
@@ -184,7 +174,7 @@ const mountCli = (program: Command, withLedger: WithLedger) => {
                 string
               >)
             : undefined;
-          return runOperation(ledger, 'annotate_chunk', {
+          return ledger.run('annotate_chunk', {
             sessionId,
             chunkId,
             categories: options.category,
@@ -207,10 +197,7 @@ const mountCli = (program: Command, withLedger: WithLedger) => {
       .option('--as-of <moment>', 'a position from `annotations history` or an ISO timestamp')
       .action(async (sessionId: string, options: { asOf?: string }, command: Command) => {
         const operation = name === 'progress' ? 'get_progress' : 'export_annotations';
-        const result = await withLedger(command, async (ledger) => {
-          if (!options.asOf) await ledger.projections.start();
-          return runOperation(ledger, operation, { sessionId, asOf: options.asOf });
-        });
+        const result = await withLedger(command, (ledger) => ledger.run(operation, { sessionId, asOf: options.asOf }));
         printJson(result);
       });
   asOfQuery('progress', 'totals, completion and pending chunks of a session, now or at a past moment');
@@ -230,7 +217,7 @@ const mountCli = (program: Command, withLedger: WithLedger) => {
       ) => {
         printJson(
           await withLedger(command, (ledger) =>
-            runOperation(ledger, 'annotation_history', {
+            ledger.run('annotation_history', {
               sessionId,
               chunkId: options.chunk,
               limit: options.limit,
@@ -249,7 +236,7 @@ const mountCli = (program: Command, withLedger: WithLedger) => {
     .action(async (sessionId: string, options: { from: string; to?: string }, command: Command) => {
       printJson(
         await withLedger(command, (ledger) =>
-          runOperation(ledger, 'diff_annotations', { sessionId, ...options }),
+          ledger.run('diff_annotations', { sessionId, ...options }),
         ),
       );
     });

@@ -1,5 +1,4 @@
 import path from 'node:path';
-import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { treeSitterChunker } from '../../infra/chunking/chunker.js';
 import { createHttpEmbedder } from '../../infra/embeddings/httpEmbedder.js';
@@ -11,18 +10,17 @@ import { startIndexingOperation } from '../../commands/startIndexing.js';
 import { jobsProjection } from '../../projections/jobs.js';
 import { getJobStatusOperation } from '../../queries/getJobStatus.js';
 import { listBackgroundJobsOperation } from '../../queries/listBackgroundJobs.js';
+import type { ReadHistoryOutput } from '../../queries/readHistory.js';
 import { print } from '../cli/output.js';
 import { progressLine } from '../cli/progress.js';
 import type { Config } from '../config.js';
 import { streamId } from '../domain/events.js';
-import { newId } from '../domain/ids.js';
 import { isTerminal } from '../domain/jobs.js';
-import type { Actor } from '../domain/metadata.js';
 import type { Embedder } from '../ports/embedder.js';
 import { AppError } from '../errors.js';
 import { createJobRunner, type JobRunner } from '../jobs/jobRunner.js';
 import type { JobStatusResponse } from '../jobs/jobResponses.js';
-import type { LedgerHandle, LedgerModule, WithLedger } from '../module.js';
+import type { LedgerModule, WithLedger } from '../module.js';
 import { DEFAULT_PROJECT } from '../operations.js';
 
 export interface JobsModuleOptions {
@@ -49,23 +47,12 @@ const httpProbe = ({ embeddings }: Config): (() => Promise<void>) | undefined =>
   };
 };
 
-const cliActor = (): Actor => ({ subject: userInfo().username || 'cli', tenant: null, via: 'cli' });
-
-const call = async <T>(ledger: LedgerHandle, name: string, input: unknown): Promise<T> =>
-  (await ledger.operation(name).run(input as never, { actor: cliActor(), correlationId: newId(), project: DEFAULT_PROJECT })) as T;
-
 const bar = (percentage: number, width = 30) => {
   const filled = Math.round((percentage / 100) * width);
   return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(percentage).padStart(3)}%`;
 };
 
 const printJson = (value: unknown) => print(JSON.stringify(value, null, 2));
-
-/** Waits until the jobs read model has applied every event so far. */
-const jobsCaughtUp = async (ledger: LedgerHandle) => {
-  await ledger.projections.start();
-  await ledger.projections.waitFor(await ledger.store.headPosition(), { name: 'jobs', timeoutMs: 60_000 });
-};
 
 const mountCli = (runtime: { runner?: JobRunner }) => (program: Command, withLedger: WithLedger) => {
   program
@@ -79,8 +66,7 @@ const mountCli = (runtime: { runner?: JobRunner }) => (program: Command, withLed
     .option('--exclude <globs...>', 'leave these files out')
     .action(async (repo: string, options: Record<string, unknown>, command: Command) => {
       await withLedger(command, async (ledger) => {
-        if (options.follow) await ledger.projections.start();
-        const started = await call<{ job_id: string }>(ledger, 'start_indexing_background', {
+        const started = await ledger.run<{ job_id: string }>('start_indexing_background', {
           repo_path: path.resolve(repo),
           project_id: options.project,
           force_reindex: Boolean(options.force),
@@ -91,11 +77,12 @@ const mountCli = (runtime: { runner?: JobRunner }) => (program: Command, withLed
           printJson({ ...started, note: 'the job runs while `ctx serve` runs; `ctx index --follow` runs it here' });
           return;
         }
-        // This process is the runner: start it, so queued and interrupted jobs run here too.
-        await runtime.runner?.start();
+        // In this process, this process is the runner: start it, so queued and interrupted jobs run here too.
+        // Through a server, the server runs the job and this follows its status.
+        if (!ledger.server) await runtime.runner?.start();
         const line = progressLine();
         for (;;) {
-          const status = await call<JobStatusResponse>(ledger, 'get_job_status', { job_id: started.job_id });
+          const status = await ledger.run<JobStatusResponse>('get_job_status', { job_id: started.job_id });
           line.update(`${bar(status.progress_percentage)} ${status.status}: ${status.progress_message}`);
           if (isTerminal(status.status)) {
             line.done();
@@ -118,8 +105,8 @@ const mountCli = (runtime: { runner?: JobRunner }) => (program: Command, withLed
     .action(async (options: Record<string, unknown>, command: Command) => {
       printJson(
         await withLedger(command, async (ledger) => {
-          await jobsCaughtUp(ledger);
-          return call(ledger, 'list_background_jobs', {
+          await ledger.catchUp('jobs');
+          return ledger.run('list_background_jobs', {
             status: options.status,
             project_id: options.project,
             limit: options.limit,
@@ -136,8 +123,8 @@ const mountCli = (runtime: { runner?: JobRunner }) => (program: Command, withLed
     .action(async (jobId: string, options: { asOf?: string }, command: Command) => {
       printJson(
         await withLedger(command, async (ledger) => {
-          await jobsCaughtUp(ledger);
-          return call(ledger, 'get_job_status', { job_id: jobId, as_of: options.asOf });
+          await ledger.catchUp('jobs');
+          return ledger.run('get_job_status', { job_id: jobId, as_of: options.asOf });
         }),
       );
     });
@@ -146,19 +133,32 @@ const mountCli = (runtime: { runner?: JobRunner }) => (program: Command, withLed
     .description('cancel a pending job, or ask a running one to stop')
     .argument('<jobId>')
     .action(async (jobId: string, _options: object, command: Command) => {
-      printJson(await withLedger(command, (ledger) => call(ledger, 'cancel_job', { job_id: jobId })));
+      printJson(await withLedger(command, (ledger) => ledger.run('cancel_job', { job_id: jobId })));
     });
   jobs
     .command('history')
     .description('every event of a job, with its time')
     .argument('<jobId>')
     .action(async (jobId: string, _options: object, command: Command) => {
-      const events = await withLedger(command, (ledger) => ledger.store.readStream(streamId('job', jobId)));
+      const events = await withLedger(command, async (ledger) => {
+        const all: ReadHistoryOutput['events'] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await ledger.run<ReadHistoryOutput>('ledger.history', {
+            stream: streamId('job', jobId),
+            limit: 500,
+            ...(cursor ? { cursor } : {}),
+          });
+          all.push(...page.events);
+          cursor = page.nextCursor ?? undefined;
+        } while (cursor);
+        return all;
+      });
       if (events.length === 0) throw new AppError('not_found', 404, `Job not found: ${jobId}`);
       for (const event of events) {
-        const { jobId: _id, ...data } = event.data as Record<string, unknown>;
+        const { jobId: _id, ...data } = event.data;
         const detail = Object.keys(data).length ? ` ${JSON.stringify(data)}` : '';
-        print(`${event.metadata.occurredAt}  #${event.revision}  ${event.type}${detail}`);
+        print(`${event.occurredAt}  #${event.revision}  ${event.type}${detail}`);
       }
     });
 };

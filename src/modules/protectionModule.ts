@@ -1,26 +1,19 @@
-import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { createPostgresKeyring } from '../../infra/crypto/postgresKeyring.js';
 import { createPostgresContentErasure } from '../../infra/postgres/postgresContentStore.js';
 import { forgetOperation } from '../../commands/forget.js';
 import { print } from '../cli/output.js';
-import { newId } from '../domain/ids.js';
-import type { Actor } from '../domain/metadata.js';
 import { createSecretBox } from '../http/api/secrets.js';
 import type { LedgerModule, WithLedger } from '../module.js';
-import { DEFAULT_PROJECT } from '../operations.js';
 
 /** How long forgetting a document waits for the search indexes to drop its chunks. */
 const INDEXES_TIMEOUT_MS = 5 * 60_000;
 
 const forgetCli = (program: Command, withLedger: WithLedger) => {
-  const forget = (command: Command, input: Record<string, unknown>, tenant: string | null = null) =>
+  const forget = (command: Command, input: Record<string, unknown>) =>
     withLedger(command, async (ledger) => {
       await ledger.catchUp();
-      const actor: Actor = { subject: userInfo().username || 'cli', tenant, via: 'cli' };
-      return ledger
-        .operation('forget')
-        .run(input, { actor, correlationId: newId(), project: DEFAULT_PROJECT });
+      return ledger.run('forget', input);
     });
   const group = program
     .command('forget')
@@ -47,7 +40,7 @@ const forgetCli = (program: Command, withLedger: WithLedger) => {
     .option('--reason <reason>', 'why; kept in the audit event')
     .action(async (subject: string, options: { reason?: string; tenant?: string }, command: Command) => {
       print(
-        JSON.stringify(await forget(command, { subject, reason: options.reason }, options.tenant), null, 2),
+        JSON.stringify(await forget(command, { subject, tenant: options.tenant, reason: options.reason }), null, 2),
       );
     });
 };

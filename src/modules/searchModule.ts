@@ -72,7 +72,7 @@ const ingestRunner = (context: ModuleContext, deps: Parameters<typeof ingestFile
     };
     if (input.paths?.length) {
       return indexed(
-        ingestFiles(deps, scanPaths(input, process.cwd()), {
+        ingestFiles(deps, scanPaths(input, path.resolve(input.base_dir ?? '.')), {
           source: input.source ?? 'filesystem',
           context: command,
           onProgress,
