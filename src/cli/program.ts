@@ -88,21 +88,35 @@ const refuseServer = (command: Command) => {
   }
 };
 
-const onShutdown = (close: () => Promise<void>) => {
+/** How often a server checks that the process that started it is still there. */
+const PARENT_CHECK_MS = 1_000;
+/** Taken at start: a parent that dies while the server starts is noticed too. */
+const STARTED_BY = process.ppid;
+
+/**
+ * A server stops cleanly on SIGINT, SIGTERM or SIGHUP, and when the process that started it (npx,
+ * a desktop client) goes away without a word: then it is handed to another parent.
+ */
+const stopWithParent = (close: () => Promise<void>): (() => void) => {
   let closing = false;
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.on(signal, () => {
-      if (closing) return;
-      closing = true;
-      close().then(
-        () => process.exit(0),
-        (error: unknown) => {
-          console.error(error);
-          process.exit(1);
-        },
-      );
-    });
-  }
+  const stop = () => {
+    if (closing) return;
+    closing = true;
+    clearInterval(watch);
+    close().then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  };
+  const watch = setInterval(() => {
+    if (process.ppid !== STARTED_BY) stop();
+  }, PARENT_CHECK_MS);
+  watch.unref();
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, stop);
+  return stop;
 };
 
 export const buildCli = (): Command => {
@@ -130,7 +144,7 @@ export const buildCli = (): Command => {
       const ledger = await openLedger(configOf(command));
       try {
         const server = await startServer(ledger);
-        onShutdown(() => server.close());
+        stopWithParent(() => server.close());
       } catch (error) {
         await ledger.close();
         throw error;
@@ -152,12 +166,12 @@ export const buildCli = (): Command => {
       await ledger.start();
       const access = deploymentAccess(config.mcp);
       const connection = serveStdio(() => ledger.createMcpServer({ subject: 'local', tenant: null, via: 'mcp' }, access));
-      const close = async () => {
+      const stop = stopWithParent(async () => {
         await connection.close();
         await ledger.close();
-      };
-      process.stdin.on('end', () => void close().then(() => process.exit(0)));
-      onShutdown(close);
+      });
+      process.stdin.on('end', stop);
+      process.stdin.on('close', stop);
     });
 
   for (const module of MODULES) module.cli?.(program, withLedger);

@@ -36,7 +36,7 @@ describe('ctx CLI', () => {
     const status = await runCtx(['projections', 'status', '--json', '--data-dir', dataDir]);
     expect(status.code).toBe(0);
     expect(JSON.parse(status.stdout)).toEqual(
-      expect.arrayContaining([expect.objectContaining({ name: 'streams', lagEvents: 0, state: 'stopped' })]),
+      expect.arrayContaining([expect.objectContaining({ name: 'streams', lagEvents: 0, state: 'running' })]),
     );
     const rebuild = await runCtx(['projections', 'rebuild', 'streams', '--data-dir', dataDir]);
     expect(rebuild.code).toBe(0);
@@ -46,7 +46,7 @@ describe('ctx CLI', () => {
     expect(unknown.stderr).toMatch(/No projection named 'nope'/);
   });
 
-  it('serves /health and refuses a second process on the same data directory', async () => {
+  it('serves /health and refuses a second process that needs the data directory itself', async () => {
     const dataDir = tempDataDir();
     const server = spawnCtx(['serve', '--data-dir', dataDir, '--bind', '127.0.0.1:0']);
     try {
@@ -60,9 +60,9 @@ describe('ctx CLI', () => {
         server.on('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
       });
       expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: 'ok' });
-      const second = await runCtx(['history', '--data-dir', dataDir]);
+      const second = await runCtx(['migrate', '--to', path.join(dataDir, 'elsewhere.toml'), '--data-dir', dataDir]);
       expect(second.code).toBe(2);
-      expect(second.stderr).toMatch(/in use by process \d+/);
+      expect(second.stderr).toMatch(/in use by the server at http:\/\/127\.0\.0\.1:\d+ \(process \d+\); stop it first/);
     } finally {
       server.kill('SIGTERM');
       await new Promise((resolve) => server.on('exit', resolve));
