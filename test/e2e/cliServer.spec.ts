@@ -133,8 +133,13 @@ describe('ctx beside a running server', SLOW, () => {
   });
 
   it('runs jobs and annotation sessions through the server', async () => {
-    const jobs = JSON.parse(await ctx(['jobs', '--data-dir', dataDir])) as { jobs: unknown[]; project_id: string };
-    expect(jobs).toMatchObject({ project_id: 'default' });
+    // The server runs the job; the command follows it to the end.
+    const followed = await ctx(['index', path.dirname(docs), '--follow', '--data-dir', dataDir]);
+    const final = JSON.parse(followed.slice(followed.lastIndexOf('{\n'))) as { job_id: string };
+    expect(final).toMatchObject({ status: 'completed', progress_percentage: 100 });
+    const jobs = JSON.parse(await ctx(['jobs', '--data-dir', dataDir])) as object;
+    expect(jobs).toMatchObject({ project_id: 'default', jobs: [expect.objectContaining({ job_id: final.job_id })] });
+    expect(await ctx(['jobs', 'history', final.job_id, '--data-dir', dataDir])).toContain('IndexingJobCompleted');
     const file = path.join(tempDataDir('ctx-session-'), 'session.json');
     writeFileSync(file, JSON.stringify({ chunks: [{ chunk_id: 'c0', position: 0, text: 'fees' }] }));
     const started = JSON.parse(await ctx(['annotations', 'start', file, '--data-dir', dataDir])) as {
@@ -147,8 +152,11 @@ describe('ctx beside a running server', SLOW, () => {
   });
 
   it('goes to the server named by --server from anywhere', async () => {
+    const search = ['search', 'token', 'buckets'];
+    remote.search = await ctx([...search, '--data-dir', dataDir]);
+    remote.sources = await ctx(['sources', '--data-dir', dataDir]);
     const elsewhere = tempDataDir();
-    expect(await ctx(['search', 'token', 'buckets', '--server', server.url, '--data-dir', elsewhere])).toBe(remote.search);
+    expect(await ctx([...search, '--server', server.url, '--data-dir', elsewhere])).toBe(remote.search);
     expect(await ctx(['sources'], { CTX_SERVER_URL: server.url })).toBe(remote.sources);
   });
 
