@@ -7,7 +7,7 @@ import { postgresDocumentProjection } from '../../infra/postgres/documentReadMod
 import { createApiKeyOperation, type CreateApiKeyOutputSchema } from '../../commands/createApiKey.js';
 import { issueTokensOperation } from '../../commands/issueTokens.js';
 import { revokeApiKeyOperation } from '../../commands/revokeApiKey.js';
-import { apiKeysProjection } from '../../projections/apiKeys.js';
+import { API_KEYS, apiKeysProjection } from '../../projections/apiKeys.js';
 import { listApiKeysOperation, type ListApiKeysOutputSchema } from '../../queries/listApiKeys.js';
 import { CONNECTORS, connectorsProjection } from '../../projections/connectors.js';
 import type { SearchInput, SearchOutput } from '../../queries/searchDocuments.js';
@@ -228,7 +228,11 @@ const wire = async (context: ModuleContext) => {
         indexControl,
         connectors,
       }),
-      createApiKeyOperation({ store, waitForProjections: settle }),
+      createApiKeyOperation({
+        store,
+        // Only the keys' read model: a backlog of embeddings must not hold up a new key.
+        waitForProjections: (position) => context.projections().waitFor(position, { name: API_KEYS, timeoutMs: 30_000 }),
+      }),
       revokeApiKeyOperation(store),
       listApiKeysOperation(readModels),
       issueTokensOperation((input, command) => issueTokens({ store, jwt, config }, input, command)),
@@ -289,7 +293,7 @@ const keysCli = (program: Command, withLedger: WithLedger) => {
     .description('list API keys (ids, scopes, tenants; never the keys)')
     .action(async (_options: object, command: Command) => {
       const { keys: rows } = await withLedger(command, async (ledger) => {
-        await ledger.catchUp();
+        await ledger.catchUp(API_KEYS);
         return ledger.run<z.infer<typeof ListApiKeysOutputSchema>>('keys.list', {});
       });
       print(JSON.stringify(rows, null, 2));

@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ctxCommand, runCtx, spawnCtx } from '../support/cli.js';
@@ -31,9 +31,16 @@ const isGone = (pid: number) => {
 
 const serverFile = (dataDir: string) => path.join(dataDir, 'server.json');
 
+/** Every process a test starts, ended when the file is done, whatever became of the test. */
+const started: number[] = [];
+afterAll(() => {
+  for (const pid of started.filter((p) => !isGone(p))) process.kill(pid, 'SIGKILL');
+});
+
 /** `ctx serve` on a free port, once it has said where it listens. */
 const serve = async (dataDir: string, env: NodeJS.ProcessEnv = {}) => {
   const child = spawnCtx(['serve', '--data-dir', dataDir, '--bind', '127.0.0.1:0'], { ...ENV, ...env });
+  started.push(child.pid!);
   let output = '';
   child.stdout!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -209,8 +216,14 @@ describe('ctx beside a server with authentication on', SLOW, () => {
 });
 
 describe('servers stop with the process that started them', SLOW, () => {
-  /** Starts `ctx <args>` from a wrapper process, as npx or a desktop client does; answers both pids. */
+  /**
+   * Starts `ctx <args>` from a wrapper process, as npx or a desktop client does. Their stdin is a
+   * FIFO this test holds open, so that only the parent goes away when the wrapper is killed.
+   */
   const throughWrapper = async (args: string[]) => {
+    const fifo = path.join(tempDataDir('ctx-fifo-'), 'stdin');
+    execFileSync('mkfifo', [fifo]);
+    const stdin = openSync(fifo, 'r+');
     const { command, args: full, cwd } = ctxCommand(args);
     const script = `
       const { spawn } = require('node:child_process');
@@ -219,11 +232,12 @@ describe('servers stop with the process that started them', SLOW, () => {
       setInterval(() => {}, 1 << 30);`;
     const wrapper: ChildProcess = spawn(process.execPath, ['-e', script], {
       env: { ...process.env, ...ENV },
-      // The server's stdin stays open here: only its parent goes away.
-      stdio: ['pipe', 'ignore', 'ignore', 'ipc'],
+      stdio: [stdin, 'ignore', 'ignore', 'ipc'],
     });
+    started.push(wrapper.pid!);
     const pid = await new Promise<number>((resolve) => wrapper.once('message', (m) => resolve(m as number)));
-    return { wrapper, pid, done: () => wrapper.stdin!.destroy() };
+    started.push(pid);
+    return { wrapper, pid, done: () => closeSync(stdin) };
   };
 
   it('ctx serve stops cleanly when its parent is killed', async () => {
@@ -250,6 +264,7 @@ describe('servers stop with the process that started them', SLOW, () => {
   it('ctx serve stops cleanly on SIGHUP', async () => {
     const dataDir = tempDataDir();
     const child = spawnCtx(['serve', '--data-dir', dataDir, '--bind', '127.0.0.1:0'], ENV);
+    started.push(child.pid!);
     await eventually(() => existsSync(serverFile(dataDir)));
     const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     child.kill('SIGHUP');
