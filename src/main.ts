@@ -2,7 +2,7 @@ import path from 'node:path';
 import { pino, type Logger as PinoLogger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { connectPostgres, openPglite, type Database } from '../infra/postgres/database.js';
-import { advertiseServer, lockDataDir } from '../infra/postgres/dataDirLock.js';
+import { advertiseServer, dataDirHolder, lockDataDir } from '../infra/postgres/dataDirLock.js';
 import { postgresReadModels } from '../infra/postgres/documentReadModels.js';
 import { createPostgresEventStore } from '../infra/eventstore/postgresEventStore.js';
 import { connectEsdb, createEsdbEventStore } from '../infra/eventstore/esdbEventStore.js';
@@ -139,6 +139,10 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
     throw error;
   }
 };
+
+/** The URL of the server that holds this configuration's data directory; null when none serves it. */
+export const runningServerUrl = (config: Config): string | null =>
+  config.storage.postgresUrl ? null : (dataDirHolder(config.storage.dataDir)?.url ?? null);
 
 export interface RunningServer {
   app: FastifyInstance;

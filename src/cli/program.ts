@@ -5,8 +5,7 @@ import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { discoverConfigFile, loadConfig, type Config } from '../config.js';
 import { configTemplate } from '../configTemplate.js';
 import { AppError, ValidationError } from '../errors.js';
-import { dataDirHolder } from '../../infra/postgres/dataDirLock.js';
-import { openLedger, startServer, PRODUCT, type Ledger } from '../main.js';
+import { openLedger, runningServerUrl, startServer, PRODUCT, type Ledger } from '../main.js';
 import { deploymentAccess } from '../mcp/server.js';
 import type { WithLedger } from '../module.js';
 import { MODULES } from '../modules/index.js';
@@ -46,9 +45,7 @@ const serverOf = (command: Command): ServerAccess | null => {
   const { server, apiKey, token } = command.optsWithGlobals<GlobalOptions>();
   const credentials = { ...(apiKey ? { apiKey } : {}), ...(token ? { token } : {}) };
   if (server) return { url: server, ...credentials };
-  const config = configOf(command);
-  if (config.storage.postgresUrl) return null;
-  const url = dataDirHolder(config.storage.dataDir)?.url;
+  const url = runningServerUrl(configOf(command));
   return url ? { url, ...credentials } : null;
 };
 
