@@ -3,12 +3,12 @@ import { closeSync, existsSync, mkdirSync, openSync, readFileSync, writeFileSync
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ctxCommand, runCtx, spawnCtx } from '../support/cli.js';
-import { tempDataDir } from '../support/ledger.js';
+import { tempDataDir, tempRootsEnv } from '../support/ledger.js';
 
 const JWT_SECRET = 'cli-server-secret-that-is-long-enough-0123456789';
 /** Each spawned process opens a database: a group of them takes minutes on a busy machine. */
 const SLOW = { timeout: 300_000 };
-const ENV = { CTX_EMBEDDINGS__PROVIDER: 'none', CTX_AUTH__JWT_SECRET: JWT_SECRET };
+const ENV = { CTX_EMBEDDINGS__PROVIDER: 'none', CTX_AUTH__JWT_SECRET: JWT_SECRET, ...tempRootsEnv() };
 
 /** Polls until `check` holds; the test's own timeout bounds the wait. */
 const eventually = async (check: () => boolean) => {
@@ -83,9 +83,9 @@ describe('ctx on its own', SLOW, () => {
     expect(found).toMatch(/^1\. buckets\.md /);
     const status = JSON.parse(await ctx(['projections', 'status', '--json', '--data-dir', dataDir])) as {
       name: string;
-      lagEvents: number;
+      lag_events: number;
     }[];
-    expect(status.find((p) => p.name === 'documents')).toMatchObject({ lagEvents: 0 });
+    expect(status.find((p) => p.name === 'documents')).toMatchObject({ lag_events: 0 });
   });
 });
 
@@ -107,7 +107,7 @@ describe('ctx beside a running server', SLOW, () => {
     remote.get = await ctx(['get', id, '--data-dir', dataDir]);
     expect(remote.get).toContain('Token buckets refill');
     remote.sources = await ctx(['sources', '--data-dir', dataDir]);
-    expect(remote.sources).toMatch(/filesystem\s+1 documents/);
+    expect(remote.sources).toMatch(/filesystem\s+1\s+healthy/);
     const history = JSON.parse(await ctx(['history', '--json', '--data-dir', dataDir])) as { events: { type: string }[] };
     expect(history.events.map((e) => e.type)).toContain('DocumentIngested');
     const status = JSON.parse(await ctx(['projections', 'status', '--json', '--data-dir', dataDir])) as {
@@ -119,14 +119,14 @@ describe('ctx beside a running server', SLOW, () => {
 
   it('creates and lists keys and issues tokens through the server', async () => {
     const created = JSON.parse(
-      await ctx(['keys', 'create', '--scopes', 'search:read', '--tenant', 'acme', '--data-dir', dataDir]),
+      await ctx(['keys', 'create', '--scopes', 'search:read', '--tenant', 'acme', '--json', '--data-dir', dataDir]),
     ) as { key_id: string; api_key: string; scopes: string[]; tenant: string };
     expect(created).toMatchObject({ scopes: ['search:read'], tenant: 'acme' });
     expect(created.api_key).toMatch(/^[0-9a-f]{32}$/);
-    const listed = JSON.parse(await ctx(['keys', 'list', '--data-dir', dataDir])) as { keyId: string }[];
-    expect(listed.map((k) => k.keyId)).toContain(created.key_id);
+    const listed = JSON.parse(await ctx(['keys', 'list', '--json', '--data-dir', dataDir])) as { key_id: string }[];
+    expect(listed.map((k) => k.key_id)).toContain(created.key_id);
     const pair = JSON.parse(
-      await ctx(['tokens', '--subject', 'ci-bot', '--scopes', 'search:read', '--tenant', 'acme', '--data-dir', dataDir]),
+      await ctx(['tokens', '--subject', 'ci-bot', '--scopes', 'search:read', '--tenant', 'acme', '--json', '--data-dir', dataDir]),
     ) as { access_token: string; refresh_token: string; expires_in: number };
     expect(pair.expires_in).toBe(900);
     // The server keeps the refresh token it issued: it exchanges it.
@@ -141,21 +141,21 @@ describe('ctx beside a running server', SLOW, () => {
 
   it('runs jobs and annotation sessions through the server', async () => {
     // The server runs the job; the command follows it to the end.
-    const followed = await ctx(['index', path.dirname(docs), '--follow', '--data-dir', dataDir]);
+    const followed = await ctx(['index', path.dirname(docs), '--follow', '--json', '--data-dir', dataDir]);
     const final = JSON.parse(followed.slice(followed.lastIndexOf('{\n'))) as { job_id: string };
     expect(final).toMatchObject({ status: 'completed', progress_percentage: 100 });
-    const jobs = JSON.parse(await ctx(['jobs', '--data-dir', dataDir])) as object;
+    const jobs = JSON.parse(await ctx(['jobs', '--json', '--data-dir', dataDir])) as object;
     expect(jobs).toMatchObject({ project_id: 'default', jobs: [expect.objectContaining({ job_id: final.job_id })] });
     expect(await ctx(['jobs', 'history', final.job_id, '--data-dir', dataDir])).toContain('IndexingJobCompleted');
     const file = path.join(tempDataDir('ctx-session-'), 'session.json');
     writeFileSync(file, JSON.stringify({ chunks: [{ chunk_id: 'c0', position: 0, text: 'fees' }] }));
-    const started = JSON.parse(await ctx(['annotations', 'start', file, '--data-dir', dataDir])) as {
-      sessionId: string;
+    const started = JSON.parse(await ctx(['annotations', 'start', file, '--json', '--data-dir', dataDir])) as {
+      session_id: string;
     };
-    expect(started.sessionId).toEqual(expect.any(String));
-    await ctx(['annotations', 'annotate', started.sessionId, 'c0', '--tag', 'fee', '--data-dir', dataDir]);
-    const progress = JSON.parse(await ctx(['annotations', 'progress', started.sessionId, '--data-dir', dataDir])) as object;
-    expect(progress).toMatchObject({ annotatedChunks: 1, pendingChunks: 0 });
+    expect(started.session_id).toEqual(expect.any(String));
+    await ctx(['annotations', 'annotate', started.session_id, 'c0', '--tag', 'fee', '--data-dir', dataDir]);
+    const progress = JSON.parse(await ctx(['annotations', 'progress', started.session_id, '--json', '--data-dir', dataDir])) as object;
+    expect(progress).toMatchObject({ annotated_chunks: 1, pending_chunks: 0 });
   });
 
   it('goes to the server named by --server from anywhere', async () => {
@@ -190,7 +190,7 @@ describe('ctx beside a server with authentication on', SLOW, () => {
   let server: Awaited<ReturnType<typeof serve>>;
   let key: string;
   beforeAll(async () => {
-    key = (JSON.parse(await ctx(['keys', 'create', '--scopes', 'admin,search:read', '--tenant', 'default', '--data-dir', dataDir], auth)) as { api_key: string }).api_key;
+    key = (JSON.parse(await ctx(['keys', 'create', '--scopes', 'admin,search:read', '--tenant', 'default', '--json', '--data-dir', dataDir], auth)) as { api_key: string }).api_key;
     server = await serve(dataDir, auth);
   });
   afterAll(() => server.stop());
@@ -206,7 +206,7 @@ describe('ctx beside a server with authentication on', SLOW, () => {
   it('works with an API key from --api-key or CTX_API_KEY', async () => {
     expect(await ctx(['sources', '--api-key', key, '--data-dir', dataDir])).toBe('No sources.\n');
     const created = JSON.parse(
-      await ctx(['keys', 'create', '--scopes', 'search:read', '--tenant', 'default', '--data-dir', dataDir], { CTX_API_KEY: key }),
+      await ctx(['keys', 'create', '--scopes', 'search:read', '--tenant', 'default', '--json', '--data-dir', dataDir], { CTX_API_KEY: key }),
     ) as { tenant: string };
     expect(created.tenant).toBe('default');
     const refused = await runCtx(['sources', '--api-key', '0'.repeat(32), '--data-dir', dataDir], ENV);
