@@ -55,6 +55,11 @@ export const GROUPS: Record<'documents' | 'work' | 'surfaces', Group> = {
         save: { position: (out) => json<{ events: { position: string }[] }>(out).events.at(-1)!.position },
       },
       { args: ['history', 'doc-{documentId}'], stdout: /DocumentIngested/ },
+      // The positions `search --as-of` takes.
+      {
+        args: ['history', '--backwards', '--limit', '2'],
+        stdout: /^POSITION +RECORDED +STREAM[^\n]*\n\d{20}-\d{20} +\d{4}-/,
+      },
       {
         args: ['search', 'refresh', 'tokens', '--as-of', '{position}'],
         stdout: /auth\.md|refresh\.ts|No results/,
