@@ -1,5 +1,6 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -7,7 +8,6 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 export const BIN = path.join(ROOT, 'bin/ctx.js');
 const BUILT = path.join(ROOT, 'dist/src/cli/ctx.js');
 const SOURCES = ['src', 'commands', 'projections', 'queries', 'infra'];
-const LOCK = path.join(ROOT, 'dist.building');
 
 const newestSource = (dir: string): number => {
   let newest = 0;
@@ -32,10 +32,12 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  * takes the lock, the others wait for it to go.
  */
 export const ensureBuilt = async (): Promise<void> => {
+  // In the run's own temporary folder (see tempRoot.ts): a run that dies building leaves no lock to the next.
+  const lock = path.join(tmpdir(), 'ctx-dist-build.lock');
   for (;;) {
     if (!isStale()) return;
     try {
-      mkdirSync(LOCK);
+      mkdirSync(lock);
     } catch {
       await sleep(500);
       continue;
@@ -48,7 +50,7 @@ export const ensureBuilt = async (): Promise<void> => {
           { cwd: ROOT, stdio: 'inherit' },
         );
     } finally {
-      rmSync(LOCK, { recursive: true, force: true });
+      rmSync(lock, { recursive: true, force: true });
     }
     return;
   }
