@@ -1,9 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { AuthEvent, Scope } from '../src/domain/auth.js';
+import { z } from 'zod';
+import { ScopeSchema, type AuthEvent, type Scope } from '../src/domain/auth.js';
 import { streamId, type StoredEvent } from '../src/domain/events.js';
 import { newId } from '../src/domain/ids.js';
-import { handleCommand, type CommandContext, type Decider } from '../src/engine/commands.js';
-import { IllegalStateError } from '../src/errors.js';
+import type { Actor } from '../src/domain/metadata.js';
+import type { Position } from '../src/domain/position.js';
+import { commandContext, handleCommand, type CommandContext, type Decider } from '../src/engine/commands.js';
+import { AppError, IllegalStateError } from '../src/errors.js';
+import { defineOperation } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 
 /** sha256 hex of a secret: what the ledger keeps of API keys and refresh tokens. */
@@ -80,3 +84,48 @@ export const createApiKey = async (
   );
   return { keyId, key, scopes: input.scopes, tenant: input.tenant };
 };
+
+export const CreateApiKeyInputSchema = z
+  .object({
+    scopes: z.array(ScopeSchema).min(1).describe('What the key may do'),
+    tenant: z.string().min(1).max(200).describe('The tenant (project) the key works in'),
+    label: z.string().max(500).nullable().optional().describe('A note saying what the key is for'),
+  })
+  .strict();
+
+export const CreateApiKeyOutputSchema = z.object({
+  key_id: z.string(),
+  api_key: z.string().describe('Shown once: only its hash is kept'),
+  scopes: z.array(ScopeSchema),
+  tenant: z.string(),
+});
+
+/** A tenant's administrator manages its own tenant's credentials; the operator (no tenant) any tenant's. */
+export const assertWithinTenant = (actor: Actor, tenant: string) => {
+  if (actor.tenant && actor.tenant !== tenant) {
+    throw new AppError('authorization_error', 403, `Credentials of tenant '${actor.tenant}' cannot manage tenant '${tenant}'`);
+  }
+};
+
+/** `keys.create`: the key works as soon as it is answered (the read model has it). */
+export const createApiKeyOperation = (deps: { store: EventStore; waitForProjections: (position: Position) => Promise<void> }) =>
+  defineOperation({
+    name: 'keys.create',
+    title: 'Create an API key',
+    description: 'Creates an API key with scopes for a tenant; the key is answered once and only its hash is kept.',
+    toolset: 'admin',
+    scope: 'admin',
+    writes: true,
+    input: CreateApiKeyInputSchema,
+    output: CreateApiKeyOutputSchema,
+    run: async (input, { actor, correlationId, project }) => {
+      assertWithinTenant(actor, input.tenant);
+      const created = await createApiKey(
+        deps.store,
+        { scopes: input.scopes, tenant: input.tenant, label: input.label ?? null },
+        commandContext(actor, { correlationId, project }),
+      );
+      await deps.waitForProjections(await deps.store.headPosition());
+      return { key_id: created.keyId, api_key: created.key, scopes: created.scopes, tenant: created.tenant };
+    },
+  });

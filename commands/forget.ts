@@ -17,6 +17,11 @@ export const ForgetInputSchema = z
       .min(1)
       .optional()
       .describe('Forget the annotation notes and summaries this subject (their author) wrote'),
+    tenant: z
+      .string()
+      .min(1)
+      .optional()
+      .describe("With subject: only in this tenant (default: every tenant); a tenant's admin forgets in its own"),
     reason: z.string().min(1).max(1_000).optional().describe('Why; kept in the audit event'),
   })
   .refine((input) => (input.document_id === undefined) !== (input.subject === undefined), {
@@ -80,7 +85,7 @@ export const forgetOperation = (deps: ForgetDeps) =>
       // A tenant's admin forgets within the tenant; a caller without a tenant (the operator) everywhere.
       const done = await forgetSubject(
         deps,
-        { subject: input.subject!, tenant: actor.tenant, reason },
+        { subject: input.subject!, tenant: actor.tenant ?? input.tenant ?? null, reason },
         context,
       );
       return {

@@ -7,7 +7,14 @@ export const IngestInputSchema = z
     paths: z
       .array(z.string().min(1))
       .optional()
-      .describe('Files or folders to ingest, relative to the server’s working directory and inside the folders its `ingest.roots` setting names'),
+      .describe('Files or folders to ingest, relative to `base_dir`, inside the folders the server’s `ingest.roots` setting names'),
+    base_dir: z
+      .string()
+      .min(1)
+      .optional()
+      .describe(
+        'The folder that relative paths and the documents’ source ids are taken from (default: the server’s working directory)',
+      ),
     source: z
       .string()
       .min(1)

@@ -1,7 +1,11 @@
+import { z } from 'zod';
+import type { AuthEvent } from '../src/domain/auth.js';
 import { streamId } from '../src/domain/events.js';
-import { handleCommand, type CommandContext } from '../src/engine/commands.js';
+import { commandContext, handleCommand, type CommandContext } from '../src/engine/commands.js';
+import { IllegalStateError } from '../src/errors.js';
+import { defineOperation } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
-import { apiKeyDecider } from './createApiKey.js';
+import { apiKeyDecider, assertWithinTenant } from './createApiKey.js';
 
 /** Revokes an API key; revoking a revoked key changes nothing. */
 export const revokeApiKey = async (
@@ -11,3 +15,25 @@ export const revokeApiKey = async (
 ): Promise<void> => {
   await handleCommand(store, streamId('apikey', keyId), apiKeyDecider, { kind: 'revoke', keyId }, context);
 };
+
+export const RevokeApiKeyInputSchema = z.object({ key_id: z.uuid().describe('The key id `keys.create` answered') }).strict();
+
+/** `keys.revoke`: the key is refused from then on. */
+export const revokeApiKeyOperation = (store: EventStore) =>
+  defineOperation({
+    name: 'keys.revoke',
+    title: 'Revoke an API key',
+    description: 'Revokes an API key: requests with it are refused from then on. Revoking it again changes nothing.',
+    toolset: 'admin',
+    scope: 'admin',
+    writes: true,
+    input: RevokeApiKeyInputSchema,
+    output: z.object({ key_id: z.string(), revoked: z.literal(true) }),
+    run: async (input, { actor, correlationId, project }) => {
+      const [created] = await store.readStream(streamId('apikey', input.key_id), { maxCount: 1 });
+      if (!created) throw new IllegalStateError(`No API key ${input.key_id}`);
+      assertWithinTenant(actor, (created.data as Extract<AuthEvent, { type: 'ApiKeyCreated' }>['data']).tenant);
+      await revokeApiKey(store, input.key_id, commandContext(actor, { correlationId, project }));
+      return { key_id: input.key_id, revoked: true as const };
+    },
+  });

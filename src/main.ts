@@ -2,7 +2,7 @@ import path from 'node:path';
 import { pino, type Logger as PinoLogger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { connectPostgres, openPglite, type Database } from '../infra/postgres/database.js';
-import { lockDataDir } from '../infra/postgres/dataDirLock.js';
+import { advertiseServer, dataDirHolder, lockDataDir } from '../infra/postgres/dataDirLock.js';
 import { postgresReadModels } from '../infra/postgres/documentReadModels.js';
 import { createPostgresEventStore } from '../infra/eventstore/postgresEventStore.js';
 import { connectEsdb, createEsdbEventStore } from '../infra/eventstore/esdbEventStore.js';
@@ -16,7 +16,7 @@ import { NotFoundError } from './errors.js';
 import { ensureSecretsKeyFile } from './http/api/secrets.js';
 import { buildApp } from './http/app.js';
 import { createMcpServerFactory } from './mcp/server.js';
-import type { LedgerHandle, LedgerModule, ModuleContext, ModuleParts } from './module.js';
+import type { LedgerModule, ModuleContext, ModuleParts } from './module.js';
 import type { Operation } from './operations.js';
 import { MODULES } from './modules/index.js';
 import { countAppends } from './observability/countAppends.js';
@@ -29,8 +29,11 @@ const CATCH_UP_TIMEOUT_MS = 60 * 60_000;
 export const PRODUCT = { name: 'context-ledger', version: '0.1.0' } as const;
 
 /** Everything a transport needs, built once from validated config. */
-export interface Ledger extends LedgerHandle {
+export interface Ledger extends Omit<ModuleContext, 'projections'> {
   projections: ProjectionRunner;
+  /** Runs the projections until every read model has applied every event written so far. */
+  catchUp(): Promise<void>;
+  operation(name: string): Operation;
   parts: readonly ModuleParts[];
   createMcpServer: ReturnType<typeof createMcpServerFactory>;
   metrics: LedgerMetrics;
@@ -137,6 +140,10 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
   }
 };
 
+/** The URL of the server that holds this configuration's data directory; null when none serves it. */
+export const runningServerUrl = (config: Config): string | null =>
+  config.storage.postgresUrl ? null : (dataDirHolder(config.storage.dataDir)?.url ?? null);
+
 export interface RunningServer {
   app: FastifyInstance;
   url: string;
@@ -159,12 +166,17 @@ export const startServer = async (ledger: Ledger): Promise<RunningServer> => {
   await app.listen({ host, port: Number(port) });
   const address = app.server.address();
   const url = `http://${host}:${typeof address === 'object' && address ? address.port : port}`;
+  // The CLI beside the server reaches it on loopback, whatever address it listens on.
+  const unadvertise = ledger.config.storage.postgresUrl
+    ? () => undefined
+    : advertiseServer(ledger.config.storage.dataDir, url.replace(/\/\/(0\.0\.0\.0|\[?::\]?):/, '//127.0.0.1:'));
   const urls = { url, mcp: `${url}/mcp`, admin: `${url}/admin` };
   ledger.logger.info(urls, `Context Ledger is serving on ${urls.url} (MCP ${urls.mcp}, admin console ${urls.admin})`);
   return {
     app,
     url,
     close: async () => {
+      unadvertise();
       await app.close();
       await ledger.close();
     },

@@ -7,7 +7,7 @@ import type { Config } from './config.js';
 import type { ProjectionRunner } from './engine/projectionRunner.js';
 import type { Actor } from './domain/metadata.js';
 import type { Position } from './domain/position.js';
-import type { Operation } from './operations.js';
+import type { Operation, OperationContext } from './operations.js';
 import type { EventStore } from './ports/eventStore.js';
 import type { ReadModels, RunnableProjection } from './ports/projections.js';
 
@@ -38,15 +38,20 @@ export interface ModuleParts {
   close?(): Promise<void>;
 }
 
-/** Runs a one-shot CLI command against an opened ledger. */
+/** Runs a one-shot CLI command: in this process, or through the server that holds the data directory. */
 export type WithLedger = <T>(command: Command, work: (ledger: LedgerHandle) => Promise<T>) => Promise<T>;
 
-/** The slice of an opened ledger a CLI command sees. */
-export interface LedgerHandle extends Omit<ModuleContext, 'projections'> {
-  projections: ProjectionRunner;
-  /** Runs the projections until every read model has applied every event written so far. */
-  catchUp(): Promise<void>;
-  operation(name: string): Operation;
+/** What a CLI command works with: the operations of the catalogue, run as the CLI's caller. */
+export interface LedgerHandle {
+  /** The URL of the server that runs the operations; null when they run in this process. */
+  server: string | null;
+  /** Runs an operation by name; progress is reported only when it runs in this process. */
+  run<T = Record<string, unknown>>(name: string, input: unknown, extra?: Pick<OperationContext, 'onProgress'>): Promise<T>;
+  /**
+   * Waits until the read models (or the one named) have applied every event written so far. In
+   * this process they start from where the last process left them; a server keeps its own current.
+   */
+  catchUp(projection?: string): Promise<void>;
 }
 
 /** A feature of the ledger: its read models, operations, routes and CLI verbs, wired in one place. */

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { AuthorizationError } from './domain/auth.js';
 import type { Actor } from './domain/metadata.js';
+import { parseInput } from './validation.js';
 
 export const DEFAULT_PROJECT = 'default';
 
@@ -71,3 +72,16 @@ export const checkScope = (context: OperationContext, scope: string) => {
 
 export const defineOperation = <I extends z.ZodObject, O extends z.ZodObject>(operation: Operation<I, O>) =>
   operation as unknown as Operation;
+
+/**
+ * Runs an operation for a caller: a tenant's call runs in its own project whatever project the
+ * input names, and the input is parsed by the operation's schema unless the operation checks it
+ * itself (those with `mcpError`).
+ */
+export const callOperation = (operation: Operation, given: unknown, context: OperationContext) => {
+  const input =
+    context.actor.tenant && 'project_id' in operation.input.shape
+      ? { ...(given as object), project_id: context.actor.tenant }
+      : given;
+  return operation.run(operation.mcpError ? (input as never) : parseInput(operation.input, input), context);
+};

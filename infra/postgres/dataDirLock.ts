@@ -1,4 +1,4 @@
-import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import path from 'node:path';
 import { AppError } from '../../src/errors.js';
 
@@ -64,14 +64,59 @@ export const lockDataDir = (dataDir: string): { release(): void } => {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const holder = holderOf(file);
       if (holder !== undefined && holder !== process.pid && isRunning(holder)) {
+        const url = dataDirHolder(dataDir)?.url;
         throw new AppError(
           'data_dir_locked',
           2,
-          `Data directory ${path.resolve(dataDir)} is in use by process ${holder}; stop it first, or use another --data-dir`,
+          `Data directory ${path.resolve(dataDir)} is in use by ${url ? `the server at ${url} (process ${holder})` : `process ${holder}`}; ` +
+            'stop it first, or use another --data-dir',
         );
       }
       rmSync(file, { force: true });
     }
   }
   throw new AppError('data_dir_locked', 2, `Could not lock data directory ${path.resolve(dataDir)}`);
+};
+
+const SERVER_FILE = 'server.json';
+
+/** The process that holds a data directory, and the URL it serves HTTP on when it is a server. */
+export interface DataDirHolder {
+  pid: number;
+  url: string | null;
+}
+
+/** Who holds the data directory now; null when no running process does. */
+export const dataDirHolder = (dataDir: string): DataDirHolder | null => {
+  let pid: number | undefined;
+  try {
+    pid = holderOf(path.join(dataDir, 'ctx.lock'));
+  } catch {
+    return null;
+  }
+  if (pid === undefined || pid === process.pid || !isRunning(pid)) return null;
+  try {
+    const server = JSON.parse(readFileSync(path.join(dataDir, SERVER_FILE), 'utf8')) as Partial<DataDirHolder>;
+    // A file left by an earlier server names another process.
+    return { pid, url: server.pid === pid && typeof server.url === 'string' ? server.url : null };
+  } catch {
+    return { pid, url: null };
+  }
+};
+
+/**
+ * Writes `<dataDir>/server.json` beside the lock, so that other processes (the CLI) reach the data
+ * through this server; the returned function removes it.
+ */
+export const advertiseServer = (dataDir: string, url: string): (() => void) => {
+  const file = path.join(dataDir, SERVER_FILE);
+  const content = JSON.stringify({ pid: process.pid, url });
+  writeFileSync(file, content);
+  return () => {
+    try {
+      if (readFileSync(file, 'utf8') === content) rmSync(file, { force: true });
+    } catch {
+      // already gone
+    }
+  };
 };

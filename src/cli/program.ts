@@ -5,20 +5,25 @@ import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { discoverConfigFile, loadConfig, type Config } from '../config.js';
 import { configTemplate } from '../configTemplate.js';
 import { AppError, ValidationError } from '../errors.js';
-import { openLedger, startServer, PRODUCT } from '../main.js';
+import { openLedger, runningServerUrl, startServer, PRODUCT, type Ledger } from '../main.js';
 import { deploymentAccess } from '../mcp/server.js';
 import type { WithLedger } from '../module.js';
 import { MODULES } from '../modules/index.js';
 import { migrateCli } from '../migration/migrateCli.js';
 import { backupCli } from '../protection/backupCli.js';
 import { cliLogger } from './logger.js';
+import { localLedger } from './localLedger.js';
 import { modelCli } from './modelCli.js';
 import { exitWhenStdoutCloses, print, printError } from './output.js';
+import { remoteLedger, type ServerAccess } from './remoteLedger.js';
 
 interface GlobalOptions {
   config?: string;
   dataDir?: string;
   bind?: string;
+  server?: string;
+  apiKey?: string;
+  token?: string;
 }
 
 /** The flag behind each setting a flag can set, so that a configuration error names it. */
@@ -35,11 +40,42 @@ const configOf = (command: Command, settings: Record<string, Record<string, stri
   });
 };
 
-/** Opens the ledger for a one-shot command, logging only warnings, to stderr. */
-const withLedger: WithLedger = async (command, work) => {
+/** The server to send operations to: the one named, or the one serving the data directory; null for none. */
+const serverOf = (command: Command): ServerAccess | null => {
+  const { server, apiKey, token } = command.optsWithGlobals<GlobalOptions>();
+  const credentials = { ...(apiKey ? { apiKey } : {}), ...(token ? { token } : {}) };
+  if (server) return { url: server, ...credentials };
+  const url = runningServerUrl(configOf(command));
+  return url ? { url, ...credentials } : null;
+};
+
+/** Opens the ledger in this process for a one-shot command, logging only warnings, to stderr. */
+const openForCommand = (command: Command): Promise<Ledger> => {
   const config = configOf(command);
   const logger = cliLogger(config.log.level === 'info' ? 'warn' : config.log.level, 2);
-  const ledger = await openLedger(config, { logger });
+  return openLedger(config, { logger });
+};
+
+/**
+ * Runs a one-shot command through the server that holds the data directory (or the one named), or
+ * else in this process with its projections running, as a server runs them, until it ends.
+ */
+const withLedger: WithLedger = async (command, work) => {
+  const server = serverOf(command);
+  if (server) return work(remoteLedger(server));
+  const ledger = await openForCommand(command);
+  try {
+    await ledger.projections.start();
+    return await work(localLedger(ledger));
+  } finally {
+    await ledger.close();
+  }
+};
+
+/** For commands that need the data directory itself (migrate): never through a server. */
+const withOwnLedger = async <T>(command: Command, work: (ledger: Ledger) => Promise<T>): Promise<T> => {
+  refuseServer(command);
+  const ledger = await openForCommand(command);
   try {
     return await work(ledger);
   } finally {
@@ -47,21 +83,46 @@ const withLedger: WithLedger = async (command, work) => {
   }
 };
 
-const onShutdown = (close: (signal: NodeJS.Signals) => Promise<void>) => {
-  let closing = false;
-  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
-    process.on(signal, () => {
-      if (closing) return;
-      closing = true;
-      close(signal).then(
-        () => process.exit(0),
-        (error: unknown) => {
-          console.error(error);
-          process.exit(1);
-        },
-      );
-    });
+/** Commands that work on the data directory itself say so when told to use a server. */
+const refuseServer = (command: Command) => {
+  const { server } = command.optsWithGlobals<GlobalOptions>();
+  if (server) {
+    throw new ValidationError(
+      `ctx ${command.name()} works on the data directory itself, not through a server (--server or CTX_SERVER_URL is ${server}): ` +
+        'stop the server, then run it where its data directory is, without --server',
+    );
   }
+};
+
+/** How often a server checks that the process that started it is still there. */
+const PARENT_CHECK_MS = 1_000;
+/** Taken at start: a parent that dies while the server starts is noticed too. */
+const STARTED_BY = process.ppid;
+
+/**
+ * A server stops cleanly on SIGINT, SIGTERM or SIGHUP, and when the process that started it (npx,
+ * a desktop client) goes away without a word: then it is handed to another parent.
+ */
+const stopWithParent = (close: (signal: NodeJS.Signals | 'parent gone') => Promise<void>): (() => void) => {
+  let closing = false;
+  const stop = (signal: NodeJS.Signals | 'parent gone' = 'SIGTERM') => {
+    if (closing) return;
+    closing = true;
+    clearInterval(watch);
+    close(signal).then(
+      () => process.exit(0),
+      (error: unknown) => {
+        console.error(error);
+        process.exit(1);
+      },
+    );
+  };
+  const watch = setInterval(() => {
+    if (process.ppid !== STARTED_BY) stop('parent gone');
+  }, PARENT_CHECK_MS);
+  watch.unref();
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => stop(signal));
+  return stop;
 };
 
 export const buildCli = (): Command => {
@@ -70,6 +131,13 @@ export const buildCli = (): Command => {
     .version(PRODUCT.version)
     .addOption(new Option('-c, --config <file>', 'a ctx.toml file (default: ./ctx.toml when there is one)'))
     .addOption(new Option('-d, --data-dir <dir>', 'embedded data directory (default ./.ctx)'))
+    .addOption(
+      new Option('--server <url>', 'run commands through this server (default: the server holding the data directory)').env(
+        'CTX_SERVER_URL',
+      ),
+    )
+    .addOption(new Option('--api-key <key>', 'API key for a server with authentication on').env('CTX_API_KEY'))
+    .addOption(new Option('--token <jwt>', 'bearer token for a server with authentication on').env('CTX_TOKEN'))
     .showHelpAfterError()
     .exitOverride();
 
@@ -94,7 +162,7 @@ export const buildCli = (): Command => {
       const ledger = await openLedger(config, { logger: cliLogger(config.log.level, 1) });
       try {
         const server = await startServer(ledger);
-        onShutdown(async (signal) => {
+        stopWithParent(async (signal) => {
           ledger.logger.info({ signal }, 'Shutting down');
           await server.close();
           ledger.logger.info('Context Ledger stopped');
@@ -119,17 +187,20 @@ export const buildCli = (): Command => {
       await ledger.start();
       const access = deploymentAccess(config.mcp);
       const connection = serveStdio(() => ledger.createMcpServer({ subject: 'local', tenant: null, via: 'mcp' }, access));
-      const close = async () => {
+      const stop = stopWithParent(async () => {
         await connection.close();
         await ledger.close();
-      };
-      process.stdin.on('end', () => void close().then(() => process.exit(0)));
-      onShutdown(close);
+      });
+      process.stdin.on('end', () => stop());
+      process.stdin.on('close', () => stop());
     });
 
   for (const module of MODULES) module.cli?.(program, withLedger);
-  migrateCli(program, withLedger);
-  backupCli(program, configOf);
+  migrateCli(program, withOwnLedger);
+  backupCli(program, (command) => {
+    refuseServer(command);
+    return configOf(command);
+  });
   modelCli(program, configOf);
   strict(program);
   return program;

@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import type { StoredEvent } from '../domain/events.js';
 import { START, type Position } from '../domain/position.js';
 import { IllegalStateError, NotFoundError, UnavailableError } from '../errors.js';
@@ -17,6 +18,17 @@ export interface RebuildProgress {
   head: Position;
   startedAt: string;
 }
+
+/** A rebuild's progress as operations answer it. */
+export const RebuildProgressSchema = z.object({
+  processedEvents: z.number().int().nonnegative(),
+  totalEvents: z.number().int().nonnegative(),
+  percent: z.number().min(0).max(100),
+  etaSeconds: z.number().nonnegative().nullable(),
+  checkpoint: z.string(),
+  head: z.string(),
+  startedAt: z.string(),
+});
 
 export interface ProjectionStatus {
   name: string;

@@ -6,8 +6,7 @@ import { printResult } from '../cli/output.js';
 import { progressLine } from '../cli/progress.js';
 import { loadConfig } from '../config.js';
 import { createSecretBox } from '../http/api/secrets.js';
-import { openLedger } from '../main.js';
-import type { WithLedger } from '../module.js';
+import { openLedger, type Ledger } from '../main.js';
 import { migrateEvents, type MigrationProgress } from './migrateEvents.js';
 
 export interface MigrationReport extends MigrationProgress {
@@ -20,7 +19,10 @@ export interface MigrationReport extends MigrationProgress {
  * data directory), and the content its documents refer to, into the stores the other file
  * configures, then rebuilds every read model there from those events. Safe to run again: only missing events are copied.
  */
-export const migrateCli = (program: Command, withLedger: WithLedger): void => {
+export const migrateCli = (
+  program: Command,
+  withLedger: <T>(command: Command, work: (ledger: Ledger) => Promise<T>) => Promise<T>,
+): void => {
   program
     .command('migrate')
     .description(

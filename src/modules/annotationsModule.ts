@@ -1,5 +1,4 @@
 import { readFileSync } from 'node:fs';
-import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { createPostgresKeyring } from '../../infra/crypto/postgresKeyring.js';
@@ -19,14 +18,12 @@ import { diffAnnotationsOperation, type AnnotationDiff } from '../../queries/dif
 import { exportAnnotationsOperation } from '../../queries/exportAnnotations.js';
 import { getProgressOperation, type Progress } from '../../queries/getAnnotationProgress.js';
 import { annotationStream, SessionNotFoundError } from '../domain/annotations.js';
-import { newId } from '../domain/ids.js';
-import type { Actor } from '../domain/metadata.js';
 import type { Position } from '../domain/position.js';
 import { fields, table } from '../cli/format.js';
 import { printResult } from '../cli/output.js';
 import { callerContext } from '../http/api/guardOtherSurfaces.js';
 import { createSecretBox } from '../http/api/secrets.js';
-import type { LedgerHandle, LedgerModule, WithLedger } from '../module.js';
+import type { LedgerModule, WithLedger } from '../module.js';
 import { DEFAULT_PROJECT, type Operation } from '../operations.js';
 import type { ChunkSource } from '../ports/chunkSource.js';
 import type { EventStore } from '../ports/eventStore.js';
@@ -111,13 +108,6 @@ const mountRoutes = (app: FastifyInstance, operations: ReadonlyMap<string, Opera
     call('diff_annotations', { sessionId: request.params.id, from: request.query.from, to: request.query.to }, request),
   );
 };
-
-const cliActor = (): Actor => ({ subject: userInfo().username || 'cli', tenant: null, via: 'cli' });
-
-const runOperation = (ledger: LedgerHandle, name: string, input: unknown) =>
-  ledger
-    .operation(name)
-    .run(input as never, { actor: cliActor(), correlationId: newId(), project: DEFAULT_PROJECT });
 
 const readJson = (file: string): unknown => JSON.parse(readFileSync(file, 'utf8'));
 
@@ -219,7 +209,7 @@ const mountCli = (program: Command, withLedger: WithLedger) => {
         },
         ...(options.name ? { name: options.name } : {}),
       };
-      const started = (await withLedger(command, (ledger) => runOperation(ledger, 'start_session', input))) as StartSessionOutput;
+      const started = await withLedger(command, (ledger) => ledger.run<StartSessionOutput>('start_session', input));
       printResult(started, options.json as boolean | undefined, (s) => `Started session ${s.sessionId} with ${s.chunkCount} chunks.`);
     });
   annotations
@@ -245,7 +235,7 @@ const mountCli = (program: Command, withLedger: WithLedger) => {
       ) => {
         const result = await withLedger(command, (ledger) => {
           if (options.file) {
-            return runOperation(ledger, 'annotate_chunks', {
+            return ledger.run('annotate_chunks', {
               sessionId,
               annotations: readJson(options.file as string),
             });
@@ -256,7 +246,7 @@ const mountCli = (program: Command, withLedger: WithLedger) => {
                 string
               >)
             : undefined;
-          return runOperation(ledger, 'annotate_chunk', {
+          return ledger.run('annotate_chunk', {
             sessionId,
             chunkId,
             categories: options.category,
@@ -283,8 +273,7 @@ const mountCli = (program: Command, withLedger: WithLedger) => {
       .action(async (sessionId: string, options: { asOf?: string; json?: boolean }, command: Command) => {
         const operation = name === 'progress' ? 'get_progress' : 'export_annotations';
         const result = await withLedger(command, async (ledger) => {
-          if (!options.asOf) await ledger.projections.start();
-          return runOperation(ledger, operation, { sessionId, asOf: options.asOf });
+          return ledger.run(operation, { sessionId, asOf: options.asOf });
         });
         printResult(result, options.json, (r) =>
           name === 'progress' ? progressText(r as Progress) : exportText(r as { chunks: ExportedChunk[] }),
@@ -306,14 +295,14 @@ const mountCli = (program: Command, withLedger: WithLedger) => {
         options: { chunk?: string; limit?: number; cursor?: string; json?: boolean },
         command: Command,
       ) => {
-        const page = (await withLedger(command, (ledger) =>
-          runOperation(ledger, 'annotation_history', {
+        const page = await withLedger(command, (ledger) =>
+          ledger.run<AnnotationHistory>('annotation_history', {
             sessionId,
             chunkId: options.chunk,
             limit: options.limit,
             cursor: options.cursor,
           }),
-        )) as AnnotationHistory;
+        );
         printResult(page, options.json, historyText);
       },
     );
@@ -326,9 +315,9 @@ const mountCli = (program: Command, withLedger: WithLedger) => {
     .option('--json', 'print JSON')
     .action(async (sessionId: string, options: { from: string; to?: string; json?: boolean }, command: Command) => {
       const { json, ...moments } = options;
-      const diff = (await withLedger(command, (ledger) =>
-        runOperation(ledger, 'diff_annotations', { sessionId, ...moments }),
-      )) as AnnotationDiff;
+      const diff = await withLedger(command, (ledger) =>
+        ledger.run<AnnotationDiff>('diff_annotations', { sessionId, ...moments }),
+      );
       printResult(diff, json, diffText);
     });
 };

@@ -1,11 +1,13 @@
-import { userInfo } from 'node:os';
 import type { Command } from 'commander';
+import type { z } from 'zod';
 import { createPostgresKeyring } from '../../infra/crypto/postgresKeyring.js';
 import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
-import { createApiKey } from '../../commands/createApiKey.js';
-import { revokeApiKey } from '../../commands/revokeApiKey.js';
-import { API_KEYS, apiKeysProjection, type ApiKeyRow } from '../../projections/apiKeys.js';
+import { createApiKeyOperation, type CreateApiKeyOutputSchema } from '../../commands/createApiKey.js';
+import { issueTokensOperation } from '../../commands/issueTokens.js';
+import { revokeApiKeyOperation } from '../../commands/revokeApiKey.js';
+import { API_KEYS, apiKeysProjection } from '../../projections/apiKeys.js';
+import { listApiKeysOperation, type ListApiKeysOutputSchema } from '../../queries/listApiKeys.js';
 import { CONNECTORS, connectorsProjection } from '../../projections/connectors.js';
 import type { SearchInput, SearchOutput } from '../../queries/searchDocuments.js';
 import { createSearchSuggestions } from '../../queries/searchSuggestions.js';
@@ -22,7 +24,7 @@ import { mountErrorDocs } from '../http/api/errorDocs.js';
 import { createApiMetrics } from '../http/api/apiMetrics.js';
 import { apiPlugin, type ApiHandlers } from '../http/api/apiPlugin.js';
 import { auditHandlers } from '../http/api/auditRoutes.js';
-import { authEnabled, createAuthenticator, type Principal } from '../http/api/authenticator.js';
+import { authEnabled, createAuthenticator, OPEN_PRINCIPAL, type Principal } from '../http/api/authenticator.js';
 import { createConnectorService } from '../http/api/connectorService.js';
 import { contextOperations } from '../http/api/contextOperations.js';
 import { registerFileResources } from '../http/api/fileResources.js';
@@ -31,6 +33,7 @@ import { createIndexControl } from '../http/api/indexControl.js';
 import { createJwtCodec } from '../http/api/jwtCodec.js';
 import { buildOpenApiDocument } from '../http/api/openApiDocument.js';
 import { createRuntimeSettings } from '../http/api/runtimeSettings.js';
+import type { RateClass } from '../http/api/routeSpecs.js';
 import type * as schemas from '../http/api/schemas.js';
 import { createSecretBox } from '../http/api/secrets.js';
 import { issueTokens, refreshTokens } from '../http/api/tokens.js';
@@ -38,7 +41,7 @@ import { authenticateMcpWith } from '../http/mcpRoutes.js';
 import { readableRootsOf } from '../ingestion/readableRoots.js';
 import { deploymentAccess } from '../mcp/server.js';
 import type { LedgerModule, ModuleContext, WithLedger } from '../module.js';
-import { DEFAULT_PROJECT, type OperationContext } from '../operations.js';
+import { callOperation, DEFAULT_PROJECT, requiredScope, type Operation, type OperationContext } from '../operations.js';
 import { PRODUCT_VERSION } from '../http/api/version.js';
 
 /** A REST caller as an actor: an open deployment's caller has no tenant. */
@@ -164,6 +167,16 @@ const wire = async (context: ModuleContext) => {
     'DELETE /connectors/{id}': ({ params, context: call }) => connectors.remove(params.id as string, call),
     'GET /config': () => settings.reload(),
     'PATCH /config': ({ body, context: call }) => settings.patch(body, call),
+    'POST /operations/{name}': ({ params, body, principal, context: call }) => {
+      // The name was checked, with the caller's scope, when the request was authenticated.
+      const caller = principal ?? OPEN_PRINCIPAL;
+      return callOperation(operation(params.name as string), body, {
+        actor: actorOf(caller, 'rest'),
+        correlationId: call.correlationId,
+        project: caller.tenant,
+        ...(caller.method === 'open' ? {} : { scopes: caller.scopes }),
+      });
+    },
     'POST /auth/refresh': ({ body, context: call }) =>
       refreshTokens(
         { store, jwt, config },
@@ -187,6 +200,10 @@ const wire = async (context: ModuleContext) => {
         perMinute: settings.perMinute,
         openapi: () => openapi,
         bodyLimitBytes: Math.min(config.server.bodyLimitBytes, 1024 * 1024),
+        operationNeeds: (name) => {
+          const found = context.operations().find((o) => o.name === name);
+          return found ? { scope: requiredScope(found), rateClass: rateClassOf(found) } : null;
+        },
       });
       mountErrorDocs(app);
       guardOtherSurfaces(app, authenticator, context.operations);
@@ -207,16 +224,31 @@ const wire = async (context: ModuleContext) => {
           'Authentication is off: local processes may call every route anonymously (the server listens on loopback only, and refuses other hosts and web pages of other origins)',
         );
     },
-    operations: contextOperations({
-      search: searchDeps,
-      related: { readModels, content, store, keyring, search, jobs: jobsOrNone },
-      indexControl,
-      connectors,
-    }),
+    operations: [
+      ...contextOperations({
+        search: searchDeps,
+        related: { readModels, content, store, keyring, search, jobs: jobsOrNone },
+        indexControl,
+        connectors,
+      }),
+      createApiKeyOperation({
+        store,
+        // Only the keys' read model: a backlog of embeddings must not hold up a new key.
+        waitForProjections: (position) => context.projections().waitFor(position, { name: API_KEYS, timeoutMs: 30_000 }),
+      }),
+      revokeApiKeyOperation(store),
+      listApiKeysOperation(readModels),
+      issueTokensOperation((input, command) => issueTokens({ store, jwt, config }, input, command)),
+    ],
   };
 };
 
-const cliActor = (): Actor => ({ subject: userInfo().username || 'cli', tenant: null, via: 'cli' });
+/** The operations route shares the seed's budgets: searches as search, writes as indexing, the ledger's as admin. */
+const rateClassOf = (operation: Operation): RateClass => {
+  if (operation.toolset === 'admin' || operation.toolset === 'ledger') return 'admin';
+  if (operation.writes) return 'index';
+  return operation.toolset === 'search' ? 'search' : 'read';
+};
 
 const scopesOf = (value: string): Scope[] => {
   const scopes = value.split(/[\s,]+/).filter(Boolean);
@@ -238,13 +270,13 @@ const keysCli = (program: Command, withLedger: WithLedger) => {
     .action(async (options: { scopes: string; tenant: string; label?: string; json?: boolean }, command: Command) => {
       const scopes = scopesOf(options.scopes);
       const created = await withLedger(command, (ledger) =>
-        createApiKey(
-          ledger.store,
-          { scopes, tenant: options.tenant, label: options.label ?? null },
-          commandContext(cliActor()),
-        ),
+        ledger.run<z.infer<typeof CreateApiKeyOutputSchema>>('keys.create', {
+          scopes,
+          tenant: options.tenant,
+          label: options.label ?? null,
+        }),
       );
-      printResult({ keyId: created.keyId, apiKey: created.key, scopes, tenant: created.tenant }, options.json, (k) =>
+      printResult({ keyId: created.key_id, apiKey: created.api_key, scopes, tenant: created.tenant }, options.json, (k) =>
         `${k.apiKey}\n\nThe key above is shown only this once; only its hash is kept.\n` +
         fields({ 'key id': k.keyId, scopes: k.scopes, tenant: k.tenant }),
       );
@@ -254,7 +286,7 @@ const keysCli = (program: Command, withLedger: WithLedger) => {
     .description('revoke an API key')
     .argument('<keyId>', 'the key id printed by `ctx keys create`')
     .action(async (keyId: string, _options: object, command: Command) => {
-      await withLedger(command, (ledger) => revokeApiKey(ledger.store, keyId, commandContext(cliActor())));
+      await withLedger(command, (ledger) => ledger.run('keys.revoke', { key_id: keyId }));
       print(`revoked ${keyId}`);
     });
   keys
@@ -262,27 +294,24 @@ const keysCli = (program: Command, withLedger: WithLedger) => {
     .description('list API keys (ids, scopes, tenants; never the keys)')
     .option('--json', 'print JSON')
     .action(async (options: { json?: boolean }, command: Command) => {
-      const rows = await withLedger(command, async (ledger) => {
-        await ledger.catchUp();
-        return (await ledger.readModels.find<ApiKeyRow>(API_KEYS, { limit: 1000 })).items;
+      const { keys: rows } = await withLedger(command, async (ledger) => {
+        await ledger.catchUp(API_KEYS);
+        return ledger.run<z.infer<typeof ListApiKeysOutputSchema>>('keys.list', {});
       });
-      printResult(
-        rows.map(({ hash: _hash, ...row }) => row),
-        options.json,
-        (keys) =>
-          table(
-            [
-              { header: 'key id', value: (k) => k.keyId },
-              { header: 'scopes', value: (k) => k.scopes.join(',') },
-              { header: 'tenant', value: (k) => k.tenant },
-              { header: 'label', value: (k) => k.label },
-              { header: 'created', value: (k) => k.createdAt },
-              { header: 'by', value: (k) => k.createdBy },
-              { header: 'revoked', value: (k) => (k.revoked ? 'revoked' : '') },
-            ],
-            keys,
-            'No API keys.',
-          ),
+      printResult(rows, options.json, (keys) =>
+        table(
+          [
+            { header: 'key id', value: (k) => k.keyId },
+            { header: 'scopes', value: (k) => k.scopes.join(',') },
+            { header: 'tenant', value: (k) => k.tenant },
+            { header: 'label', value: (k) => k.label },
+            { header: 'created', value: (k) => k.createdAt },
+            { header: 'by', value: (k) => k.createdBy },
+            { header: 'revoked', value: (k) => (k.revoked ? 'revoked' : '') },
+          ],
+          keys,
+          'No API keys.',
+        ),
       );
     });
 
@@ -295,12 +324,8 @@ const keysCli = (program: Command, withLedger: WithLedger) => {
     .option('--json', 'print JSON')
     .action(async (options: { subject: string; scopes: string; tenant: string; json?: boolean }, command: Command) => {
       const scopes = scopesOf(options.scopes);
-      const pair = await withLedger(command, async (ledger) =>
-        issueTokens(
-          { store: ledger.store, jwt: await createJwtCodec(ledger.config.auth), config: ledger.config },
-          { subject: options.subject, tenant: options.tenant, scopes },
-          commandContext(cliActor()),
-        ),
+      const pair = await withLedger(command, (ledger) =>
+        ledger.run<{ access_token: string; refresh_token: string; expires_in: number }>('tokens.issue', { subject: options.subject, tenant: options.tenant, scopes }),
       );
       printResult(pair, options.json, (p) =>
         fields({ 'access token': p.access_token, 'refresh token': p.refresh_token, 'expires in': `${p.expires_in} s` }),

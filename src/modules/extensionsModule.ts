@@ -19,7 +19,7 @@ import { scriptedSourceStreamKey } from '../domain/tools.js';
 import { commandContext, metadataFor } from '../engine/commands.js';
 import { NotFoundError, UnavailableError } from '../errors.js';
 import type { LedgerModule, ModuleContext, ModuleParts } from '../module.js';
-import { DEFAULT_PROJECT, defineOperation, type Operation } from '../operations.js';
+import { defineOperation, type Operation } from '../operations.js';
 import type { ContextTools } from '../ports/contextTools.js';
 import type { DocumentSink } from '../ports/documentSink.js';
 import { documentSinkFromOperations } from './documentSinkFromOperations.js';
@@ -237,9 +237,9 @@ export const createExtensionsModule = (options: ExtensionsModuleOptions = {}): L
       .argument('<name>', 'the connector name its script declares')
       .option('--json', 'print JSON')
       .action(async (name: string, flags: { json?: boolean }, command: Command) => {
-        const summary = (await withLedger(command, (ledger) =>
-          ledger.operation('extensions.sync').run({ name }, { actor: { subject: 'local', tenant: null, via: 'cli' }, correlationId: newId(), project: DEFAULT_PROJECT }),
-        )) as z.infer<typeof SyncOutputSchema>;
+        const summary = await withLedger(command, (ledger) =>
+          ledger.run<z.infer<typeof SyncOutputSchema>>('extensions.sync', { name }),
+        );
         printResult(summary, flags.json, () =>
             `synced ${summary.connector}: ${summary.documents} documents in ${summary.pages} pages (${summary.created} created, ${summary.updated} updated, ${summary.unchanged} unchanged)`,
         );

@@ -1,5 +1,4 @@
 import path from 'node:path';
-import { userInfo } from 'node:os';
 import { Option, type Command } from 'commander';
 import type { z } from 'zod';
 import { treeSitterChunker } from '../../infra/chunking/chunker.js';
@@ -12,21 +11,20 @@ import { startIndexingOperation } from '../../commands/startIndexing.js';
 import { jobsProjection } from '../../projections/jobs.js';
 import { getJobStatusOperation } from '../../queries/getJobStatus.js';
 import { listBackgroundJobsOperation } from '../../queries/listBackgroundJobs.js';
+import type { ReadHistoryOutput } from '../../queries/readHistory.js';
 import { fields, table } from '../cli/format.js';
 import { printResult } from '../cli/output.js';
 import { progressLine } from '../cli/progress.js';
 import type { Config } from '../config.js';
-import { streamId, type StoredEvent } from '../domain/events.js';
-import { newId } from '../domain/ids.js';
+import { streamId } from '../domain/events.js';
 import { isTerminal, JobStatusSchema } from '../domain/jobs.js';
-import type { Actor } from '../domain/metadata.js';
 import type { Embedder } from '../ports/embedder.js';
 import { AppError } from '../errors.js';
 import { readableRootsOf } from '../ingestion/readableRoots.js';
 import { createJobRunner, type JobRunner } from '../jobs/jobRunner.js';
 import type { JobStatusResponse } from '../jobs/jobResponses.js';
 import type { ListJobsResponseSchema } from '../../queries/listBackgroundJobs.js';
-import type { LedgerHandle, LedgerModule, WithLedger } from '../module.js';
+import type { LedgerModule, WithLedger } from '../module.js';
 import { DEFAULT_PROJECT } from '../operations.js';
 
 export interface JobsModuleOptions {
@@ -52,11 +50,6 @@ const httpProbe = ({ embeddings }: Config): (() => Promise<void>) | undefined =>
     await (await probe).embed(['ping'], 'query');
   };
 };
-
-const cliActor = (): Actor => ({ subject: userInfo().username || 'cli', tenant: null, via: 'cli' });
-
-const call = async <T>(ledger: LedgerHandle, name: string, input: unknown): Promise<T> =>
-  (await ledger.operation(name).run(input as never, { actor: cliActor(), correlationId: newId(), project: DEFAULT_PROJECT })) as T;
 
 const bar = (percentage: number, width = 30) => {
   const filled = Math.round((percentage / 100) * width);
@@ -94,19 +87,13 @@ const jobsTable = (page: ListJobsResponse): string => {
   return more ? `${shown}\n${page.jobs.length} of ${page.total_count}; more: --offset ${page.offset + page.jobs.length}` : shown;
 };
 
-const jobEvent = (event: StoredEvent) => {
-  const { jobId: _id, ...data } = event.data as Record<string, unknown>;
-  return { revision: Number(event.revision), type: event.type, occurredAt: event.metadata.occurredAt, data };
+const jobEvent = (event: ReadHistoryOutput['events'][number]) => {
+  const { jobId: _id, ...data } = event.data;
+  return { revision: Number(event.revision), type: event.type, occurredAt: event.occurredAt, data };
 };
 
 /** `jobs` takes `--json` too, and takes it wherever it stands: `ctx jobs show ID --json` sets the parent's. */
 const wantsJson = (command: Command) => Boolean(command.optsWithGlobals<{ json?: boolean }>().json);
-
-/** Waits until the jobs read model has applied every event so far. */
-const jobsCaughtUp = async (ledger: LedgerHandle) => {
-  await ledger.projections.start();
-  await ledger.projections.waitFor(await ledger.store.headPosition(), { name: 'jobs', timeoutMs: 60_000 });
-};
 
 const mountCli = (runtime: { runner?: JobRunner }) => (program: Command, withLedger: WithLedger) => {
   program
@@ -122,8 +109,7 @@ const mountCli = (runtime: { runner?: JobRunner }) => (program: Command, withLed
     .action(async (repo: string, options: Record<string, unknown>, command: Command) => {
       const json = options.json as boolean | undefined;
       await withLedger(command, async (ledger) => {
-        if (options.follow) await ledger.projections.start();
-        const started = await call<{ job_id: string; status: string; project_id: string }>(ledger, 'start_indexing_background', {
+        const started = await ledger.run<{ job_id: string; status: string; project_id: string }>('start_indexing_background', {
           repo_path: path.resolve(repo),
           project_id: options.project,
           force_reindex: Boolean(options.force),
@@ -137,11 +123,12 @@ const mountCli = (runtime: { runner?: JobRunner }) => (program: Command, withLed
           );
           return;
         }
-        // This process is the runner: start it, so queued and interrupted jobs run here too.
-        await runtime.runner?.start();
+        // In this process, this process is the runner: start it, so queued and interrupted jobs run here too.
+        // Through a server, the server runs the job and this follows its status.
+        if (!ledger.server) await runtime.runner?.start();
         const line = progressLine();
         for (;;) {
-          const status = await call<JobStatusResponse>(ledger, 'get_job_status', { job_id: started.job_id });
+          const status = await ledger.run<JobStatusResponse>('get_job_status', { job_id: started.job_id });
           line.update(`${bar(status.progress_percentage)} ${status.status}: ${status.progress_message}`);
           if (isTerminal(status.status)) {
             line.done();
@@ -164,8 +151,8 @@ const mountCli = (runtime: { runner?: JobRunner }) => (program: Command, withLed
     .option('--json', 'print JSON')
     .action(async (options: Record<string, unknown>, command: Command) => {
       const page = await withLedger(command, async (ledger) => {
-        await jobsCaughtUp(ledger);
-        return call<ListJobsResponse>(ledger, 'list_background_jobs', {
+        await ledger.catchUp('jobs');
+        return ledger.run<ListJobsResponse>('list_background_jobs', {
           status: options.status,
           project_id: options.project,
           limit: options.limit,
@@ -182,8 +169,8 @@ const mountCli = (runtime: { runner?: JobRunner }) => (program: Command, withLed
     .option('--json', 'print JSON')
     .action(async (jobId: string, options: { asOf?: string }, command: Command) => {
       const status = await withLedger(command, async (ledger) => {
-        await jobsCaughtUp(ledger);
-        return call<JobStatusResponse>(ledger, 'get_job_status', { job_id: jobId, as_of: options.asOf });
+        await ledger.catchUp('jobs');
+        return ledger.run<JobStatusResponse>('get_job_status', { job_id: jobId, as_of: options.asOf });
       });
       printResult(withoutDatabaseName(status), wantsJson(command), () => statusText(status));
     });
@@ -194,7 +181,7 @@ const mountCli = (runtime: { runner?: JobRunner }) => (program: Command, withLed
     .option('--json', 'print JSON')
     .action(async (jobId: string, _options: object, command: Command) => {
       const cancelled = await withLedger(command, (ledger) =>
-        call<{ job_id: string; status: string; message: string }>(ledger, 'cancel_job', { job_id: jobId }),
+        ledger.run<{ job_id: string; status: string; message: string }>('cancel_job', { job_id: jobId }),
       );
       printResult(cancelled, wantsJson(command), (c) => `${c.job_id}: ${c.status}. ${c.message}`);
     });
@@ -204,7 +191,20 @@ const mountCli = (runtime: { runner?: JobRunner }) => (program: Command, withLed
     .argument('<jobId>')
     .option('--json', 'print JSON')
     .action(async (jobId: string, _options: object, command: Command) => {
-      const events = await withLedger(command, (ledger) => ledger.store.readStream(streamId('job', jobId)));
+      const events = await withLedger(command, async (ledger) => {
+        const all: ReadHistoryOutput['events'] = [];
+        let cursor: string | undefined;
+        do {
+          const page = await ledger.run<ReadHistoryOutput>('ledger.history', {
+            stream: streamId('job', jobId),
+            limit: 500,
+            ...(cursor ? { cursor } : {}),
+          });
+          all.push(...page.events);
+          cursor = page.nextCursor ?? undefined;
+        } while (cursor);
+        return all;
+      });
       if (events.length === 0) throw new AppError('not_found', 404, `Job not found: ${jobId}`);
       printResult({ events: events.map(jobEvent) }, wantsJson(command), ({ events: rows }) =>
         table(

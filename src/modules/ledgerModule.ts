@@ -1,21 +1,29 @@
 import type { Command } from 'commander';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
 import { streamSummaries } from '../../projections/streamSummaries.js';
-import { auditEvents, auditEventsOperation, toAuditEvent } from '../../queries/auditEvents.js';
+import { rebuildProjectionOperation } from '../../commands/rebuildProjection.js';
+import { auditEventsOperation } from '../../queries/auditEvents.js';
 import { documentAsOfOperation } from '../../queries/getDocument.js';
-import { readHistory, readHistoryOperation } from '../../queries/readHistory.js';
+import { projectionStatusOperation, type ProjectionStatusOutput } from '../../queries/projectionStatus.js';
+import { readHistoryOperation, type ReadHistoryOutput } from '../../queries/readHistory.js';
 import { formatDuration, formatHistory, formatProjectionStatus, formatRebuildProgress } from '../cli/format.js';
 import { printResult } from '../cli/output.js';
-import { ValidationError } from '../errors.js';
 import { progressLine } from '../cli/progress.js';
+import type { RebuildProgress } from '../engine/projectionRunner.js';
 import type { LedgerModule } from '../module.js';
 
 /** The event ledger itself: history of any stream, the audit log, time travel, and the projections that serve it. */
 export const ledgerModule: LedgerModule = {
   name: 'ledger',
-  setup: async ({ db, store }) => ({
+  setup: async ({ db, store, projections }) => ({
     projections: [await postgresDocumentProjection(db, streamSummaries)],
-    operations: [readHistoryOperation(store), auditEventsOperation(store), documentAsOfOperation(store)],
+    operations: [
+      readHistoryOperation(store),
+      auditEventsOperation(store),
+      documentAsOfOperation(store),
+      projectionStatusOperation(projections),
+      rebuildProjectionOperation(projections),
+    ],
   }),
   cli(program, withLedger) {
     program
@@ -31,7 +39,7 @@ export const ledgerModule: LedgerModule = {
       .option('--json', 'print JSON')
       .action(async (stream: string | undefined, options: Record<string, unknown>, command: Command) => {
         const page = await withLedger(command, (ledger) =>
-          readHistory(ledger.store, {
+          ledger.run<ReadHistoryOutput>('ledger.history', {
             stream,
             types: options.type as never,
             since: options.since as string | undefined,
@@ -60,8 +68,8 @@ export const ledgerModule: LedgerModule = {
       .option('--cursor <cursor>', 'continue from a previous page')
       .option('--json', 'print JSON')
       .action(async (options: Record<string, unknown>, command: Command) => {
-        const page = await withLedger(command, (ledger) =>
-          auditEvents(ledger.store, {
+        const output = await withLedger(command, (ledger) =>
+          ledger.run<ReadHistoryOutput>('ledger.audit', {
             category: options.category as string | undefined,
             types: (options.type as string[] | undefined)?.flatMap((t) => t.split(',')) as never,
             actor: options.actor as string | undefined,
@@ -75,7 +83,6 @@ export const ledgerModule: LedgerModule = {
             cursor: options.cursor as string | undefined,
           }),
         );
-        const output = { events: page.events.map(toAuditEvent), nextCursor: page.nextCursor };
         printResult(output, options.json as boolean | undefined, formatHistory);
       });
 
@@ -85,7 +92,9 @@ export const ledgerModule: LedgerModule = {
       .description('checkpoint, lag and throughput of every projection')
       .option('--json', 'print JSON')
       .action(async (options: { json?: boolean }, command: Command) => {
-        const status = await withLedger(command, (ledger) => ledger.projections.status());
+        const { projections: status } = await withLedger(command, (ledger) =>
+          ledger.run<ProjectionStatusOutput>('projections.status', {}),
+        );
         printResult(status, options.json, formatProjectionStatus);
       });
     projections
@@ -95,11 +104,13 @@ export const ledgerModule: LedgerModule = {
       .option('--json', 'print JSON')
       .action(async (name: string, options: { json?: boolean }, command: Command) => {
         const line = progressLine();
-        const result = await withLedger(command, async (ledger) => {
-          const names = (await ledger.projections.status()).map((s) => s.name);
-          if (!names.includes(name)) throw new ValidationError(`No projection named '${name}'; projections: ${names.join(', ')}`);
-          return ledger.projections.rebuild(name, (p) => line.update(`rebuilding ${name}: ${formatRebuildProgress(p)}`));
-        });
+        const result = await withLedger(command, (ledger) =>
+          ledger.run<RebuildProgress>(
+            'projections.rebuild',
+            { name },
+            { onProgress: (p) => line.update(`rebuilding ${name}: ${formatRebuildProgress(p as unknown as RebuildProgress)}`) },
+          ),
+        );
         line.done();
         const took = (Date.now() - Date.parse(result.startedAt)) / 1000;
         printResult({ name, ...result }, options.json, () => `rebuilt ${name} from ${result.processedEvents} events in ${formatDuration(took)}`);

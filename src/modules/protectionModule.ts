@@ -1,27 +1,20 @@
-import { userInfo } from 'node:os';
 import type { Command } from 'commander';
 import { createPostgresKeyring } from '../../infra/crypto/postgresKeyring.js';
 import { createPostgresContentErasure } from '../../infra/postgres/postgresContentStore.js';
 import { forgetOperation } from '../../commands/forget.js';
 import { fields } from '../cli/format.js';
 import { printResult } from '../cli/output.js';
-import { newId } from '../domain/ids.js';
-import type { Actor } from '../domain/metadata.js';
 import { createSecretBox } from '../http/api/secrets.js';
 import type { LedgerModule, WithLedger } from '../module.js';
-import { DEFAULT_PROJECT } from '../operations.js';
 
 /** How long forgetting a document waits for the search indexes to drop its chunks. */
 const INDEXES_TIMEOUT_MS = 5 * 60_000;
 
 const forgetCli = (program: Command, withLedger: WithLedger) => {
-  const forget = (command: Command, input: Record<string, unknown>, tenant: string | null = null) =>
+  const forget = (command: Command, input: Record<string, unknown>) =>
     withLedger(command, async (ledger) => {
       await ledger.catchUp();
-      const actor: Actor = { subject: userInfo().username || 'cli', tenant, via: 'cli' };
-      return ledger
-        .operation('forget')
-        .run(input, { actor, correlationId: newId(), project: DEFAULT_PROJECT });
+      return ledger.run('forget', input);
     });
   const group = program
     .command('forget')
@@ -49,7 +42,7 @@ const forgetCli = (program: Command, withLedger: WithLedger) => {
     .option('--reason <reason>', 'why; kept in the audit event')
     .option('--json', 'print JSON')
     .action(async (subject: string, options: { reason?: string; tenant?: string; json?: boolean }, command: Command) => {
-      printResult(await forget(command, { subject, reason: options.reason }, options.tenant), options.json, fields);
+      printResult(await forget(command, { subject, tenant: options.tenant, reason: options.reason }), options.json, fields);
     });
 };
 

@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Option, type Command } from 'commander';
 import type { DocumentVersion, GetDocumentOutput } from '../../queries/getDocument.js';
 import type { ListSourcesOutput } from '../../queries/listSources.js';
@@ -9,18 +10,7 @@ import { progressLine } from '../cli/progress.js';
 import { toStorableText } from '../domain/text.js';
 import { ValidationError } from '../errors.js';
 import type { IngestTally } from '../ingestion/ingestFiles.js';
-import type { LedgerHandle, WithLedger } from '../module.js';
-import { DEFAULT_PROJECT, type OperationContext } from '../operations.js';
-
-const cliContext = (extra: Partial<OperationContext> = {}): OperationContext => ({
-  actor: { subject: process.env.USER ?? 'cli', tenant: null, via: 'cli' },
-  correlationId: crypto.randomUUID(),
-  project: DEFAULT_PROJECT,
-  ...extra,
-});
-
-const run = async <T>(ledger: LedgerHandle, name: string, input: unknown, extra?: Partial<OperationContext>) =>
-  (await ledger.operation(name).run(input as Record<string, unknown>, cliContext(extra))) as T;
+import type { WithLedger } from '../module.js';
 
 const summary = (t: IngestTally) =>
   `${t.scanned} files: ${t.created} new, ${t.updated} updated, ${t.unchanged} unchanged, ${t.skipped} skipped, ` +
@@ -91,21 +81,28 @@ export const searchCli = (program: Command, withLedger: WithLedger) => {
     .option('--json', 'print the result as JSON')
     .action(async (paths: string[], options: Record<string, unknown>, command: Command) => {
       const result = await withLedger(command, async (ledger) => {
-        // `ingest` answers once search sees what it ingested: the read models must be running.
-        await ledger.projections.start();
         const progress = progressLine();
+        // A server reports no progress: the line says where the work runs until the summary.
+        if (ledger.server) progress.update(`ingesting through ${ledger.server}…`);
         let outcome: unknown;
         if (options.jsonl) {
           if (!options.source) throw new ValidationError('--jsonl needs --source <name>');
           const documents = readJsonl(options.jsonl as string);
-          outcome = await run(ledger, 'ingest_documents', { source: options.source, documents }, {
+          outcome = await ledger.run('ingest_documents', { source: options.source, documents }, {
             onProgress: (p) => progress.update(`ingesting ${String(p.done)}/${String(p.total)} documents`),
           });
         } else {
-          outcome = await run<IngestTally>(
-            ledger,
+          // Paths and source ids are this directory's, wherever the files are read.
+          const cwd = process.cwd();
+          outcome = await ledger.run<IngestTally>(
             'ingest',
-            { paths, source: options.source, include: options.include, exclude: options.exclude },
+            {
+              paths: paths.map((p) => path.resolve(cwd, p)),
+              base_dir: cwd,
+              source: options.source,
+              include: options.include,
+              exclude: options.exclude,
+            },
             { onProgress: (t) => progress.update(summary(t as IngestTally)) },
           );
         }
@@ -136,8 +133,7 @@ export const searchCli = (program: Command, withLedger: WithLedger) => {
         // As of a past position, the indexes are built from the events: the live ones need not catch up.
         if (asOf === undefined) await ledger.catchUp();
         const progress = progressLine();
-        const found = await run<SearchOutput>(
-          ledger,
+        const found = await ledger.run<SearchOutput>(
           'search',
           {
             query: words.join(' '),
@@ -168,12 +164,12 @@ export const searchCli = (program: Command, withLedger: WithLedger) => {
     .option('--as-of <position|iso>', 'which version it was then, and its chunk ids')
     .action(async (id: string, options: { json?: boolean; asOf?: string }, command: Command) => {
       if (options.asOf !== undefined) {
-        const version = await withLedger(command, (ledger) => run<DocumentVersion>(ledger, 'document_as_of', { id, as_of: options.asOf }));
+        const version = await withLedger(command, (ledger) => ledger.run<DocumentVersion>('document_as_of', { id, as_of: options.asOf }));
         return printResult(version, options.json, versionText);
       }
       const doc = await withLedger(command, async (ledger) => {
         await ledger.catchUp();
-        return run<GetDocumentOutput>(ledger, 'get', { id });
+        return ledger.run<GetDocumentOutput>('get', { id });
       });
       printResult(doc, options.json, (d) => `# ${d.title ?? d.source_id}\n${d.source}:${d.source_id}\n\n${d.body}`);
     });
@@ -185,7 +181,7 @@ export const searchCli = (program: Command, withLedger: WithLedger) => {
     .action(async (options: { json?: boolean }, command: Command) => {
       const { sources } = await withLedger(command, async (ledger) => {
         await ledger.catchUp();
-        return run<ListSourcesOutput>(ledger, 'sources', {});
+        return ledger.run<ListSourcesOutput>('sources', {});
       });
       printResult({ sources }, options.json, () =>
         table(

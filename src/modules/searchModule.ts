@@ -42,9 +42,9 @@ interface PathToScan {
 }
 
 /** Every given path checked before any is read: one outside the roots, or missing, ingests nothing. */
-const pathsToScan = (paths: readonly string[], readable: ReadableRoots): PathToScan[] =>
+const pathsToScan = (paths: readonly string[], readable: ReadableRoots, base: string): PathToScan[] =>
   paths.map((given) => {
-    const absolute = readable.resolve(given, { field: 'paths' });
+    const absolute = readable.resolve(given, { base, field: 'paths' });
     try {
       return { absolute, isFile: statSync(absolute).isFile() };
     } catch {
@@ -86,9 +86,11 @@ const ingestRunner = (context: ModuleContext, deps: Parameters<typeof ingestFile
       return result;
     };
     if (input.paths?.length) {
-      const paths = pathsToScan(input.paths, readable);
+      // The CLI beside a server names its own working directory; the roots decide what may be read.
+      const base = path.resolve(input.base_dir ?? '.');
+      const paths = pathsToScan(input.paths, readable, base);
       return indexed(
-        ingestFiles(deps, scanPaths(paths, input, process.cwd()), {
+        ingestFiles(deps, scanPaths(paths, input, base), {
           source: input.source ?? 'filesystem',
           context: command,
           onProgress,

@@ -112,6 +112,7 @@ describe('errors and rate limits of /api/v1', () => {
         metrics: createApiMetrics(),
         openapi: () => ({}),
         bodyLimitBytes: 1024,
+        operationNeeds: () => null,
       });
       const response = await app.inject({
         method: 'GET',

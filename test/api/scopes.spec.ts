@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ROUTE_SPECS, type RouteSpec } from '../../src/http/api/routeSpecs.js';
+import { PER_OPERATION, ROUTE_SPECS, type RouteSpec } from '../../src/http/api/routeSpecs.js';
 import { ALL_SCOPES, startApiServer, type ApiServer } from './apiServer.js';
 
 /** A request each endpoint accepts as input (what it then answers depends on the data). */
@@ -26,7 +26,11 @@ const SAMPLE: Record<string, { route: string; body?: unknown }> = {
   'POST /forget': { route: '/forget', body: { document_id: crypto.randomUUID(), reason: 'scope check' } },
 };
 
-const scoped = (ROUTE_SPECS as readonly RouteSpec[]).filter((spec) => spec.scope !== null);
+/** Endpoints with a scope of their own; the operations route is checked below, per operation. */
+const scoped = (ROUTE_SPECS as readonly RouteSpec[]).filter(
+  (spec): spec is RouteSpec & { scope: Exclude<RouteSpec['scope'], typeof PER_OPERATION> } =>
+    spec.scope !== null && spec.scope !== PER_OPERATION,
+);
 
 describe('scopes per endpoint', () => {
   let api: ApiServer;
@@ -69,5 +73,54 @@ describe('scopes per endpoint', () => {
       const byKey = await api.call(spec.method, sample.route, { apiKey: key, body: sample.body });
       expect([401, 403]).not.toContain(byKey.status);
     });
+  });
+});
+
+describe('the operations route', () => {
+  let api: ApiServer;
+  beforeAll(async () => {
+    api = await startApiServer();
+  });
+  afterAll(() => api.close());
+
+  const run = (name: string, body: unknown, credentials: { token?: string; apiKey?: string } = {}) =>
+    api.call('POST', `/operations/${name}`, { ...credentials, body });
+
+  it("needs credentials, then the operation's own scope", async () => {
+    const anonymous = await run('sources', {});
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.body).toMatchObject({ error: { code: 'AUTHENTICATION_ERROR' } });
+    expect(anonymous.headers.get('x-correlation-id')).toBe((anonymous.body.error as { correlation_id: string }).correlation_id);
+
+    const reader = api.token(['search:read'], 'acme');
+    const sources = await run('sources', {}, { token: reader });
+    expect(sources.status).toBe(200);
+    expect(sources.body).toHaveProperty('sources');
+
+    const denied = await run('keys.create', { scopes: ['admin'], tenant: 'acme' }, { token: reader });
+    expect(denied.status).toBe(403);
+    expect((denied.body.error as { detail: string }).detail).toContain("'admin'");
+  });
+
+  it('answers an unknown operation 404 and bad input 400, in the API error format', async () => {
+    const admin = api.token(['admin'], 'acme');
+    const unknown = await run('no.such.operation', {}, { token: admin });
+    expect(unknown.status).toBe(404);
+    expect(unknown.body).toMatchObject({ error: { code: 'NOT_FOUND_ERROR', detail: "No operation named 'no.such.operation'" } });
+    const bad = await run('keys.create', { scopes: ['root'], tenant: 'acme' }, { token: admin });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ error: { code: 'VALIDATION_ERROR' } });
+  });
+
+  it("keeps a tenant's administrator to its own tenant's keys and tokens", async () => {
+    const admin = api.token(['admin'], 'acme');
+    const own = await run('keys.create', { scopes: ['search:read'], tenant: 'acme' }, { token: admin });
+    expect(own.status).toBe(200);
+    const other = await run('keys.create', { scopes: ['admin'], tenant: 'globex' }, { token: admin });
+    expect(other.status).toBe(403);
+    const tokens = await run('tokens.issue', { subject: 'bot', scopes: ['admin'], tenant: 'globex' }, { token: admin });
+    expect(tokens.status).toBe(403);
+    const listed = await run('keys.list', {}, { token: admin });
+    expect((listed.body.keys as { tenant: string }[]).every((k) => k.tenant === 'acme')).toBe(true);
   });
 });

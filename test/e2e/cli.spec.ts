@@ -85,7 +85,7 @@ describe('ctx CLI', () => {
     const status = await runCtx(['projections', 'status', '--json', '--data-dir', dataDir]);
     expect(status.code).toBe(0);
     expect(JSON.parse(status.stdout)).toEqual(
-      expect.arrayContaining([expect.objectContaining({ name: 'streams', lag_events: 0, state: 'stopped' })]),
+      expect.arrayContaining([expect.objectContaining({ name: 'streams', lag_events: 0, state: 'running' })]),
     );
     const rebuild = await runCtx(['projections', 'rebuild', 'streams', '--data-dir', dataDir]);
     expect(rebuild.code).toBe(0);
@@ -95,7 +95,7 @@ describe('ctx CLI', () => {
     expect(unknown.stderr).toMatch(/No projection named 'nope'; projections: streams, documents, keyword, .*jobs/);
   });
 
-  it('serves /health, says where at start-up and when it stops, and refuses a second process on the same data directory', async () => {
+  it('serves /health, says where at start-up and when it stops, and refuses a second process that needs the data directory itself', async () => {
     const dataDir = tempDataDir();
     const server = spawnCtx(['serve', '--data-dir', dataDir, '--bind', '127.0.0.1:0']);
     let out = '';
@@ -111,9 +111,9 @@ describe('ctx CLI', () => {
       });
       expect(out).toContain(`"msg":"Context Ledger is serving on ${url} (MCP ${url}/mcp, admin console ${url}/admin)"`);
       expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: 'ok' });
-      const second = await runCtx(['history', '--data-dir', dataDir]);
+      const second = await runCtx(['migrate', '--to', path.join(dataDir, 'elsewhere.toml'), '--data-dir', dataDir]);
       expect(second.code).toBe(2);
-      expect(second.stderr).toMatch(/in use by process \d+/);
+      expect(second.stderr).toMatch(/in use by the server at http:\/\/127\.0\.0\.1:\d+ \(process \d+\); stop it first/);
     } finally {
       server.kill('SIGTERM');
       await exited;

@@ -9,7 +9,7 @@ import { openLedger } from '../../src/main.js';
 import { DEFAULT_PROJECT } from '../../src/operations.js';
 import { runCtx, spawnCtx } from '../support/cli.js';
 import { newEvent, sampleEvent } from '../support/events.js';
-import { tempDataDir } from '../support/ledger.js';
+import { tempDataDir, tempRootsEnv } from '../support/ledger.js';
 
 const KEYWORD_ONLY = { CTX_EMBEDDINGS__PROVIDER: 'none' };
 /** A long actor makes each history line long, so that 500 of them overflow a pipe's buffer several times over. */
@@ -19,7 +19,7 @@ const EVENTS = 500;
 let dataDir: string;
 let sessionId: string;
 const stream = `job-${randomUUID()}`;
-const ctx = (args: string[]) => runCtx([...args, '--data-dir', dataDir], KEYWORD_ONLY);
+const ctx = (args: string[]) => runCtx([...args, '--data-dir', dataDir], { ...KEYWORD_ONLY, ...tempRootsEnv() });
 
 beforeAll(async () => {
   dataDir = tempDataDir();

@@ -291,7 +291,7 @@ describe('HTTP server hardening', () => {
       }
       expect(error).toBeInstanceOf(ConfigError);
       expect((error as ConfigError).problems.join('\n')).toMatch(
-        /server\.allowedHosts: binding beyond loopback needs allowed_hosts/,
+        /server\.allowed_hosts: binding beyond loopback needs allowed_hosts/,
       );
     });
 
@@ -309,10 +309,10 @@ describe('HTTP server hardening', () => {
 
     it('names a host or origin it cannot use', () => {
       expect(() => loadConfig({ env: { CTX_SERVER__ALLOWED_HOSTS: 'http://ctx.internal:80' } })).toThrow(
-        /server\.allowedHosts\.0/,
+        /server\.allowed_hosts\[0\]/,
       );
       expect(() => loadConfig({ env: { CTX_SERVER__CORS_ORIGINS: 'https://app.example.com/path' } })).toThrow(
-        /server\.corsOrigins\.0/,
+        /server\.cors_origins\[0\]/,
       );
     });
   });

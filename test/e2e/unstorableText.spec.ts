@@ -115,15 +115,15 @@ describe('ctx with text the ledger cannot store', () => {
 
     const session = path.join(dataDir, 'session.json');
     writeFileSync(session, JSON.stringify({ chunks: [{ chunk_id: 'a', position: 0, text: 'A' }] }));
-    const started = await runCtx(['annotations', 'start', session, '--data-dir', dataDir], modelEnv());
+    const started = await runCtx(['annotations', 'start', session, '--json', '--data-dir', dataDir], modelEnv());
     expect(started.code, started.stderr).toBe(0);
-    const { sessionId } = JSON.parse(started.stdout) as { sessionId: string };
+    const { session_id: sessionId } = JSON.parse(started.stdout) as { session_id: string };
     const items = path.join(dataDir, 'items.json');
     writeFileSync(items, JSON.stringify([{ chunkId: 'a', notes: 'bad\u0000note' }]));
     const refused = await runCtx(['annotations', 'annotate', sessionId, '--file', items, '--data-dir', dataDir], modelEnv());
     expect(refused.code).toBe(2);
     expect(refused.stderr).toMatch(/annotations\.0\.notes: contains a NUL character/);
-    const progress = await runCtx(['annotations', 'progress', sessionId, '--data-dir', dataDir], modelEnv());
-    expect(JSON.parse(progress.stdout)).toMatchObject({ annotatedChunks: 0 });
+    const progress = await runCtx(['annotations', 'progress', sessionId, '--json', '--data-dir', dataDir], modelEnv());
+    expect(JSON.parse(progress.stdout)).toMatchObject({ annotated_chunks: 0 });
   }, 300_000);
 });

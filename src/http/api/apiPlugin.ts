@@ -2,6 +2,7 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { AuthorizationError } from '../../domain/auth.js';
+import { NotFoundError } from '../../errors.js';
 import type { OperationContext } from '../../operations.js';
 import { parseInput } from '../../validation.js';
 import { refuseOtherMethod } from '../allowedMethods.js';
@@ -10,7 +11,7 @@ import type { ApiMetrics } from './apiMetrics.js';
 import { correlationIdOf, RateLimitError, toApiError } from './apiErrors.js';
 import type { Authenticator, Principal } from './authenticator.js';
 import { SELF_AUTHENTICATING } from './guardOtherSurfaces.js';
-import { ROUTE_SPECS, type RateClass, type RouteKey, type RouteSpec } from './routeSpecs.js';
+import { PER_OPERATION, ROUTE_SPECS, type RateClass, type RouteKey, type RouteSpec } from './routeSpecs.js';
 
 /** What a handler gets: its validated input and who calls. */
 export interface ApiCall {
@@ -31,6 +32,8 @@ export interface ApiPluginOptions {
   metrics: ApiMetrics;
   openapi(): unknown;
   bodyLimitBytes: number;
+  /** What calling the operation of this name needs; null when there is none. */
+  operationNeeds(name: string): { scope: string; rateClass: RateClass } | null;
 }
 
 interface RouteConfig {
@@ -40,6 +43,8 @@ interface RouteConfig {
 interface RequestState {
   correlationId: string;
   principal: Principal | null;
+  /** The rate class of a per-operation route, once its operation is known. */
+  rateClass?: RateClass;
 }
 
 const specOf = (request: FastifyRequest): RouteSpec | undefined =>
@@ -85,15 +90,27 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
     if (!spec?.scope) return;
     const principal = await authenticator.authenticate(request.headers);
     state.principal = principal;
-    if (!principal.scopes.includes(spec.scope)) throw new AuthorizationError(spec.scope);
+    let scope = spec.scope;
+    if (scope === PER_OPERATION) {
+      const { name } = request.params as { name: string };
+      const needs = options.operationNeeds(name);
+      if (!needs) throw new NotFoundError(`No operation named '${name}'`);
+      scope = needs.scope as typeof scope;
+      state.rateClass = needs.rateClass;
+    }
+    if (!principal.scopes.includes(scope)) throw new AuthorizationError(scope);
   });
+  const rateClassOf = (request: FastifyRequest): RateClass | undefined => {
+    const rateClass = specOf(request)?.rateClass ?? undefined;
+    return rateClass === PER_OPERATION ? stateOf(request).rateClass : rateClass;
+  };
 
   await api.register(rateLimit, {
     global: true,
     hook: 'preHandler',
     timeWindow: 60_000,
     max: (request) => {
-      const rateClass = specOf(request)?.rateClass;
+      const rateClass = rateClassOf(request);
       return rateClass ? options.perMinute(rateClass) : 1_000_000;
     },
     keyGenerator: (request) => {
@@ -102,7 +119,7 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
         principal && principal.method !== 'open'
           ? `${principal.tenant}/${principal.subject}`
           : `ip:${request.ip}`;
-      return `${who}|${specOf(request)?.rateClass ?? 'none'}`;
+      return `${who}|${rateClassOf(request) ?? 'none'}`;
     },
     errorResponseBuilder: (_request, context) =>
       new RateLimitError(Math.max(1, Math.ceil(context.ttl / 1000))),
@@ -114,7 +131,7 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
   });
   api.addHook('onResponse', async (request, reply) => {
     const failed = reply.statusCode >= 500;
-    if (specOf(request)?.rateClass === 'search') metrics.recordSearch(reply.elapsedTime, failed);
+    if (rateClassOf(request) === 'search') metrics.recordSearch(reply.elapsedTime, failed);
     else metrics.recordRequest(failed);
   });
 

@@ -29,7 +29,7 @@ export const createJwtCodec = async (auth: Config['auth']): Promise<JwtCodec | n
       algorithm: auth.algorithm,
       iss: auth.issuer,
       aud: auth.audience,
-      expiresIn: auth.accessTtlS * 1000,
+      expiresIn: `${auth.accessTtlS}s`,
     },
     verify: {
       algorithms: [auth.algorithm],

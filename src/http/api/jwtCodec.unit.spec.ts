@@ -45,3 +45,12 @@ describe('JWT verification with a public key', () => {
     );
   });
 });
+
+describe('JWT signing', () => {
+  it('signs access tokens that expire after auth.access_ttl_s seconds', async () => {
+    const auth = loadConfig({ env: { CTX_AUTH__JWT_SECRET: 'x'.repeat(40), CTX_AUTH__ACCESS_TTL_S: '900' } }).auth;
+    const token = (await createJwtCodec(auth))!.sign({ sub: 'ci', scope: 'search:read', tenant_id: 'acme' });
+    const claims = JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { iat: number; exp: number };
+    expect(claims.exp - claims.iat).toBe(900);
+  });
+});

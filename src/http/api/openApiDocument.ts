@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ROUTE_SPECS, type RouteSpec } from './routeSpecs.js';
+import { PER_OPERATION, ROUTE_SPECS, type RouteSpec } from './routeSpecs.js';
 import { ErrorSchema } from './schemas.js';
 
 const REF = '#/components/schemas/';
@@ -100,7 +100,9 @@ export const buildOpenApiDocument = (version: string) => {
     (paths[spec.url] ??= {})[spec.method.toLowerCase()] = {
       summary: spec.summary,
       operationId: nameOf(spec, '').replace(/^./, (c) => c.toLowerCase()),
-      security: spec.scope ? [{ bearerAuth: [spec.scope] }, { apiKeyAuth: [] }] : [],
+      security: spec.scope
+        ? [{ bearerAuth: spec.scope === PER_OPERATION ? [] : [spec.scope] }, { apiKeyAuth: [] }]
+        : [],
       ...(spec.scope ? { 'x-required-scope': spec.scope } : {}),
       ...(spec.rateClass ? { 'x-rate-limit-class': spec.rateClass } : {}),
       ...(parameters.length ? { parameters } : {}),

@@ -6,7 +6,10 @@ import { AUDIT_ROUTE_SPECS } from './auditRoutes.js';
 import * as s from './schemas.js';
 
 /** Requests per minute per user share one budget within a class. */
-export type RateClass = 'search' | 'index' | 'connectors' | 'config' | 'auth' | 'admin';
+export type RateClass = 'search' | 'index' | 'connectors' | 'config' | 'auth' | 'admin' | 'read';
+
+/** A route whose scope and rate class are those of the operation its path names. */
+export const PER_OPERATION = 'per-operation';
 
 /** One endpoint of `/api/v1`: what it needs and what it answers; handlers are bound separately. */
 export interface RouteSpec {
@@ -14,9 +17,9 @@ export interface RouteSpec {
   url: string;
   summary: string;
   /** Null: no credentials needed. */
-  scope: Scope | null;
+  scope: Scope | typeof PER_OPERATION | null;
   /** Null: not rate limited. */
-  rateClass: RateClass | null;
+  rateClass: RateClass | typeof PER_OPERATION | null;
   params?: z.ZodObject;
   query?: z.ZodObject;
   body?: z.ZodType;
@@ -179,6 +182,19 @@ export const ROUTE_SPECS = [
     body: s.RefreshRequestSchema,
     status: 200,
     response: s.RefreshResponseSchema,
+  },
+  {
+    method: 'POST',
+    url: '/operations/{name}',
+    summary:
+      'Run an operation of the catalogue (the MCP tools) by name, with its input as the body; ' +
+      'it needs the scope and counts against the rate class of that operation',
+    scope: PER_OPERATION,
+    rateClass: PER_OPERATION,
+    params: s.OperationNameParamsSchema,
+    body: s.OperationInputSchema,
+    status: 200,
+    response: s.OperationOutputSchema,
   },
   ...ADMIN_ROUTE_SPECS,
   ...FORGET_ROUTE_SPECS,

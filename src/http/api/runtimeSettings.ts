@@ -24,6 +24,8 @@ const DEFAULT_RATE_LIMITS = {
 const AUTH_PER_MINUTE = 10;
 /** The admin console polls status and progress about once a second per open view. */
 const ADMIN_PER_MINUTE = 600;
+/** Reads through the operations route outside search (job status, annotation progress): a CLI following a job polls. */
+const READ_PER_MINUTE = 600;
 
 const flatten = (value: Record<string, unknown>, prefix = ''): { path: string; value: unknown }[] =>
   Object.entries(value).flatMap(([key, v]) =>
@@ -66,7 +68,9 @@ export const createRuntimeSettings = (config: Config, store: EventStore) => {
         ? AUTH_PER_MINUTE
         : rateClass === 'admin'
           ? ADMIN_PER_MINUTE
-          : current.rate_limits[`${rateClass}_per_minute`],
+          : rateClass === 'read'
+            ? READ_PER_MINUTE
+            : current.rate_limits[`${rateClass}_per_minute`],
     patch: async (raw: unknown, operation: OperationContext) => {
       const patch = parseInput(ConfigPatchSchema, raw);
       if (patch.indexing) {

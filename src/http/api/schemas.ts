@@ -172,3 +172,13 @@ export const RefreshResponseSchema = z.object({
   expires_in: z.number().int(),
   token_type: z.literal('Bearer'),
 });
+
+export const OperationNameParamsSchema = z.object({
+  name: z.string().min(1).max(200).describe('The operation, as MCP lists its tool (e.g. `search`, `keys.create`)'),
+});
+export const OperationInputSchema = z
+  .record(z.string(), z.unknown())
+  .describe("The operation's input, as its MCP tool's input schema describes it");
+export const OperationOutputSchema = z
+  .record(z.string(), z.unknown())
+  .describe("The operation's output, as its MCP tool's output schema describes it");

@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { ScopeSchema, type Scope } from '../src/domain/auth.js';
+import { commandContext, type CommandContext } from '../src/engine/commands.js';
+import { defineOperation } from '../src/operations.js';
+import { assertWithinTenant } from './createApiKey.js';
+
+export const IssueTokensInputSchema = z
+  .object({
+    subject: z.string().min(1).max(500).describe('Who the tokens are for'),
+    scopes: z.array(ScopeSchema).min(1).describe('What the access token allows'),
+    tenant: z.string().min(1).max(200).describe('The tenant (project) the tokens work in'),
+  })
+  .strict();
+
+export const TokenPairSchema = z.object({
+  access_token: z.string(),
+  refresh_token: z.string(),
+  expires_in: z.number().int().describe('Seconds the access token lives'),
+  token_type: z.literal('Bearer'),
+});
+
+export type IssueTokens = (
+  input: { subject: string; tenant: string; scopes: Scope[] },
+  context: CommandContext,
+) => Promise<z.infer<typeof TokenPairSchema>>;
+
+/**
+ * `tokens.issue`: an access token and the first refresh token of a new family, where the refresh
+ * tokens live (the server that will exchange them). Signing needs `auth.jwt_secret`.
+ */
+export const issueTokensOperation = (issue: IssueTokens) =>
+  defineOperation({
+    name: 'tokens.issue',
+    title: 'Issue tokens',
+    description: 'Issues an access token and a refresh token for a subject, with scopes, in a tenant.',
+    toolset: 'admin',
+    scope: 'admin',
+    writes: true,
+    input: IssueTokensInputSchema,
+    output: TokenPairSchema,
+    run: (input, { actor, correlationId, project }) => {
+      assertWithinTenant(actor, input.tenant);
+      return issue(input, commandContext(actor, { correlationId, project }));
+    },
+  });

@@ -1,0 +1,104 @@
+import http from 'node:http';
+import https from 'node:https';
+import { AppError } from '../errors.js';
+import type { LedgerHandle } from '../module.js';
+
+/** A server the CLI sends its operations to, and the credentials it sends along. */
+export interface ServerAccess {
+  url: string;
+  apiKey?: string;
+  token?: string;
+}
+
+/** Waits on the server's rate limit before a command gives up. */
+const RATE_LIMIT_RETRIES = 5;
+
+interface Reply {
+  status: number;
+  body: unknown;
+}
+
+interface ErrorBody {
+  error?: { code?: string; detail?: string; message?: string; retry_after?: number };
+}
+
+/**
+ * One JSON request with node's own client: it has no response timeout, and an ingest answers only
+ * once what it wrote is indexed.
+ */
+const post = (url: URL, body: string, headers: Record<string, string>) =>
+  new Promise<Reply>((resolve, reject) => {
+    const request = (url.protocol === 'https:' ? https : http).request(
+      url,
+      { method: 'POST', headers: { 'content-type': 'application/json', accept: 'application/json', ...headers } },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('error', reject);
+        response.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let parsed: unknown;
+          try {
+            parsed = text ? JSON.parse(text) : {};
+          } catch {
+            parsed = { error: { detail: text.slice(0, 500) } };
+          }
+          resolve({ status: response.statusCode ?? 0, body: parsed });
+        });
+      },
+    );
+    request.on('error', reject);
+    request.end(body);
+  });
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** Operations run by a server through `POST /api/v1/operations/{name}`, its errors turned back into the CLI's. */
+export const remoteLedger = (server: ServerAccess): LedgerHandle => {
+  const base = server.url.replace(/\/+$/, '');
+  const credentials: Record<string, string> = server.apiKey
+    ? { 'x-api-key': server.apiKey }
+    : server.token
+      ? { authorization: `Bearer ${server.token}` }
+      : {};
+
+  const failure = (reply: Reply): AppError => {
+    const error = (reply.body as ErrorBody).error;
+    const detail = error?.detail ?? error?.message ?? `HTTP ${reply.status}`;
+    if (reply.status === 401 && Object.keys(credentials).length === 0) {
+      return new AppError(
+        'credentials_required',
+        2,
+        `The server at ${base} needs credentials (${detail}): pass --api-key KEY or set CTX_API_KEY, or set CTX_TOKEN to a bearer token`,
+      );
+    }
+    return new AppError((error?.code ?? 'server_error').toLowerCase(), reply.status, detail);
+  };
+
+  return {
+    server: base,
+    run: async <T>(name: string, input: unknown) => {
+      const url = new URL(`${base}/api/v1/operations/${encodeURIComponent(name)}`);
+      for (let attempt = 0; ; attempt++) {
+        let reply: Reply;
+        try {
+          reply = await post(url, JSON.stringify(input ?? {}), credentials);
+        } catch (error) {
+          const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
+          throw new AppError('server_unreachable', 503, `Cannot reach the server at ${base} (${code})`, undefined, {
+            cause: error,
+          });
+        }
+        if (reply.status >= 200 && reply.status < 300) return reply.body as T;
+        const retryAfter = (reply.body as ErrorBody).error?.retry_after;
+        if (reply.status === 429 && attempt < RATE_LIMIT_RETRIES) {
+          await sleep((retryAfter ?? 1) * 1000);
+          continue;
+        }
+        throw failure(reply);
+      }
+    },
+    // The server's projections run all along; its commands wait for what they wrote.
+    catchUp: () => Promise.resolve(),
+  };
+};
