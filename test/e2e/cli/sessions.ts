@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { expect, onTestFinished } from 'vitest';
-import { BIN, finished, spawnBuilt, type RunOptions } from '../../support/builtCli.js';
+import { BIN, finished, runBuilt, spawnBuilt, type RunOptions } from '../../support/builtCli.js';
 
 /** Resolves with the first match of `pattern` in the child's stdout; rejects if it exits first. */
 export const awaitOutput = (child: ChildProcess, pattern: RegExp): Promise<RegExpMatchArray> =>
@@ -22,7 +22,7 @@ export const awaitOutput = (child: ChildProcess, pattern: RegExp): Promise<RegEx
     );
   });
 
-/** `ctx serve`: answers /health at the URL it announces, and stops cleanly on SIGTERM. */
+/** `ctx serve`: answers /health at the URL it announces, serves the CLI, and stops cleanly on SIGTERM. */
 export const serveSession = async (args: string[], options: Required<RunOptions>): Promise<void> => {
   const child = spawnBuilt(args, options);
   // A server that never announces itself fails the test on its timeout; it must not outlive it.
@@ -32,6 +32,12 @@ export const serveSession = async (args: string[], options: Required<RunOptions>
     const [, url] = (await awaitOutput(child, /serving on (http:\/\/[\d.:]+)/)) as [string, string];
     const health = await fetch(`${url}/health`);
     expect(await health.json()).toEqual({ status: 'ok' });
+    // Other commands go through it, found through the data directory or named with --server.
+    for (const through of [['history'], ['history', '--server', url]]) {
+      const run = await runBuilt(through, options);
+      expect(run.code, run.stderr).toBe(0);
+      expect(run.stdout).toMatch(/^No events\.$|^POSITION/m);
+    }
   } finally {
     child.kill('SIGTERM');
   }
