@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Instant } from '../src/domain/instant.js';
 import { EVENT_TYPES, type EventType, type StoredEvent } from '../src/domain/events.js';
 import { isPosition, type Position } from '../src/domain/position.js';
 import { defineOperation } from '../src/operations.js';
@@ -117,8 +118,8 @@ export const AuditInputSchema = z
     project: z.string().min(1).optional().describe('Only events of this project'),
     commandId: z.string().min(1).optional().describe('Only events written by this command'),
     correlationId: z.string().min(1).optional().describe('Only events of this correlation (one request and what it caused)'),
-    since: z.iso.datetime({ offset: true }).optional().describe('Only events recorded at or after this time'),
-    until: z.iso.datetime({ offset: true }).optional().describe('Only events recorded at or before this time'),
+    since: Instant.optional().describe('Only events recorded at or after this time'),
+    until: Instant.optional().describe('Only events recorded at or before this time'),
     order: z.enum(['newest', 'oldest']).default('newest'),
     cursor: z
       .string()

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Instant } from '../src/domain/instant.js';
 import { isPosition } from '../src/domain/position.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 import { defineOperation } from '../src/operations.js';
@@ -9,8 +10,8 @@ export const ReadHistoryInputSchema = z
   .object({
     stream: z.string().min(1).optional().describe('A stream id such as `job-<uuid>`; omit to read all streams'),
     types: EventTypesSchema.optional().describe('Only these event types'),
-    since: z.iso.datetime({ offset: true }).optional().describe('Only events recorded at or after this time'),
-    until: z.iso.datetime({ offset: true }).optional().describe('Only events recorded at or before this time'),
+    since: Instant.optional().describe('Only events recorded at or after this time'),
+    until: Instant.optional().describe('Only events recorded at or before this time'),
     direction: z.enum(['forwards', 'backwards']).default('forwards'),
     cursor: z.string().optional().describe('The nextCursor of a previous page'),
     limit: z.number().int().min(1).max(500).default(50),

@@ -195,6 +195,7 @@ describe('the audit log over REST and MCP, with authentication', () => {
     ['a cursor it never returned', '?cursor=abc', /cursor/],
     ['a limit out of range', '?limit=501', /limit/],
     ['a time that is not ISO 8601', '?since=yesterday', /since/],
+    ['a time whose UTC offset does not exist', '?until=0479-01-23T12%3A16%3A36.9%2B21%3A19', /until/],
     ['an unknown order', '?order=sideways', /order/],
     ['a parameter it does not know', '?actr=alice', /actr/],
   ])('answers %s with a validation error', async (_name, query, detail) => {
