@@ -31,6 +31,7 @@ const nextPage = (cursor: string | null | undefined) => (cursor ? `\nMore: --cur
 export const formatHistory = (page: ReadHistoryOutput): string =>
   table(
     [
+      { header: 'position', value: (e) => e.position },
       { header: 'recorded', value: (e) => e.recordedAt },
       { header: 'stream', value: (e) => e.streamId },
       { header: 'rev', value: (e) => `#${e.revision}` },

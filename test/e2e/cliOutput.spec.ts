@@ -79,7 +79,7 @@ describe('ctx output', () => {
       child.stdout!.destroy();
     });
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
-    expect(first).toMatch(/^RECORDED +STREAM +REV +TYPE +ACTOR\n/);
+    expect(first).toMatch(/^POSITION +RECORDED +STREAM +REV +TYPE +ACTOR\n/);
     expect(stderr).toBe('');
     expect(code).toBe(0);
   });

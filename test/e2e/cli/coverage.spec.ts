@@ -1,0 +1,30 @@
+import type { Command } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { buildCli } from '../../../src/cli/program.js';
+import { commandPath } from './runGroup.js';
+import { GROUPS } from './table.js';
+
+const paths = (command: Command, prefix: string[] = []): string[][] =>
+  command.commands.flatMap((sub) => [[...prefix, sub.name()], ...paths(sub, [...prefix, sub.name()])]);
+
+const child = (program: Command, path: readonly string[]): Command | undefined =>
+  path.reduce<Command | undefined>(
+    (command, name) => command?.commands.find((sub) => sub.name() === name),
+    program,
+  );
+
+describe('the built-CLI scenario table', () => {
+  it('runs every command and subcommand of ctx', () => {
+    const program = buildCli();
+    const names = (path: readonly string[]) => child(program, path)?.commands.map((sub) => sub.name()) ?? [];
+    const covered = new Set(
+      Object.values(GROUPS).flatMap((group) =>
+        group.scenarios.map((scenario) => commandPath(scenario.args, names).join(' ')),
+      ),
+    );
+    const missing = paths(program)
+      .map((path) => path.join(' '))
+      .filter((path) => !covered.has(path));
+    expect(missing, 'commands with no scenario in test/e2e/cli/table.ts').toEqual([]);
+  });
+});

@@ -1,0 +1,4 @@
+import { runGroup } from './runGroup.js';
+import { GROUPS } from './table.js';
+
+runGroup('documents', GROUPS.documents);

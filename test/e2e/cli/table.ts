@@ -1,0 +1,229 @@
+import path from 'node:path';
+import type { Group } from './runGroup.js';
+import { mcpSession, serveSession } from './sessions.js';
+
+const EXAMPLES = path.resolve(import.meta.dirname, '../../../examples');
+const json = <T>(stdout: string) => JSON.parse(stdout) as T;
+
+const FIXTURE = {
+  'docs/auth.md': '# Tokens\n\nAccess tokens are refreshed with a refresh token before they expire.\n',
+  'src/refresh.ts': 'export const refresh = (token: string) => token; // refresh tokens\n',
+};
+
+/**
+ * Every command of the built `ctx`, as a user runs it: arguments, environment, exit code and the
+ * output that matters. Each group shares one working folder and data directory, in order. The
+ * coverage spec fails when a command has no scenario here.
+ */
+export const GROUPS: Record<'documents' | 'work' | 'surfaces', Group> = {
+  documents: {
+    files: {
+      ...FIXTURE,
+      'notes.jsonl': '{"source_id":"n1","title":"Note one","body":"alice wrote about refresh tokens"}\n',
+      'other.toml': '[storage]\ndata_dir = "./migrated"\n[embeddings]\nprovider = "none"\n',
+    },
+    scenarios: [
+      { args: ['ingest', './docs', './src'], stdout: /^2 files: 2 new, 0 updated/ },
+      { args: ['ingest', '--jsonl', 'notes.jsonl', '--source', 'notes'], stdout: /ingested 1 document/ },
+      {
+        args: ['search', 'refresh', 'tokens', '--json'],
+        stdout: /"source_id": "docs\/auth\.md"/,
+        save: {
+          documentId: (out) =>
+            json<{ results: { id: string; source_id: string }[] }>(out).results.find(
+              (r) => r.source_id === 'docs/auth.md',
+            )!.id,
+        },
+      },
+      { args: ['search', 'refresh', 'tokens'], stdout: /refresh\.ts {2}\(filesystem:src\/refresh\.ts, / },
+      {
+        args: ['search', 'refresh', '--mode', 'fuzzy'],
+        code: 2,
+        stderr: /Allowed choices are keyword, semantic, hybrid/,
+      },
+      {
+        args: ['search', 'refresh', '--mode', 'hybrid'],
+        code: 2,
+        stderr: /need embeddings: the embeddings provider is "none"/,
+      },
+      { args: ['get', '{documentId}'], stdout: /Access tokens are refreshed/ },
+      { args: ['get', 'not-a-document'], code: 2, stderr: /id must be a document uuid/ },
+      { args: ['sources'], stdout: /filesystem\s+2\s+healthy[\s\S]*notes\s+1/ },
+      {
+        args: ['history', '--backwards', '--limit', '5', '--json'],
+        stdout: /"type": "DocumentIngested"/,
+        save: { position: (out) => json<{ events: { position: string }[] }>(out).events.at(-1)!.position },
+      },
+      { args: ['history', 'doc-{documentId}'], stdout: /DocumentIngested/ },
+      // The positions `search --as-of` takes.
+      {
+        args: ['history', '--backwards', '--limit', '2'],
+        stdout: /^POSITION +RECORDED +STREAM[^\n]*\n\d{20}-\d{20} +\d{4}-/,
+      },
+      {
+        args: ['search', 'refresh', 'tokens', '--as-of', '{position}'],
+        stdout: /auth\.md|refresh\.ts|No results/,
+      },
+      {
+        args: ['search', 'refresh', '--as-of', 'yesterday'],
+        code: 2,
+        stderr: /asOf: expected a position or an ISO timestamp/,
+      },
+      {
+        args: ['audit', '--type', 'DocumentIngested', '--limit', '1', '--json'],
+        save: { cursor: (out) => json<{ next_cursor: string }>(out).next_cursor },
+      },
+      { args: ['audit', '--type', 'DocumentIngested', '--cursor', '{cursor}'], stdout: /DocumentIngested/ },
+      { args: ['projections', 'status'], stdout: /^NAME[\s\S]*\nkeyword +\d+ +\w+/ },
+      { args: ['projections', 'rebuild', 'keyword'], stdout: /^rebuilt keyword from \d+ events/ },
+      {
+        args: ['projections', 'rebuild', 'nope'],
+        code: 2,
+        stderr: /No projection named 'nope'; projections: streams, /,
+      },
+      { args: ['forget', 'document', '{documentId}', '--reason', 'test'], stdout: /newly_forgotten: true/ },
+      { args: ['get', '{documentId}', '--json'], stdout: /"forgotten": true/ },
+      { args: ['forget', 'subject', 'alice@example.com'], stdout: /subject: +alice@example\.com/ },
+      { args: ['backup', './ledger.ctxbak'], stdout: /^backed up \d+ events .* to \.\/ledger\.ctxbak/ },
+      {
+        args: ['restore', './ledger.ctxbak', '--data-dir', './restored'],
+        stdout: /^restored \d+ events .* into \.\/restored/,
+      },
+      {
+        args: ['restore', './ledger.ctxbak'],
+        code: 2,
+        stderr: /is not empty: restore into a new directory, or pass --force/,
+      },
+      { args: ['restore', './ledger.ctxbak', '--force'], stdout: /^restored \d+ events/ },
+      {
+        args: ['migrate', '--to', 'other.toml'],
+        stdout: /^Copied \d+ events \(\d+ read\) into other\.toml; rebuilt /,
+      },
+      { args: ['sources', '--data-dir', './migrated'], stdout: /filesystem\s+2/ },
+    ],
+  },
+
+  work: {
+    env: {
+      CTX_AUTH__JWT_SECRET: 'a-secret-of-at-least-32-characters!',
+      CTX_EXTENSIONS__CONNECTORS_DIR: path.join(EXAMPLES, 'connectors'),
+    },
+    files: { ...FIXTURE, 'repo/auth.md': FIXTURE['docs/auth.md'] },
+    scenarios: [
+      { args: ['index', './repo', '--follow'], stdout: /status: +completed/ },
+      {
+        args: ['index', './repo', '--json'],
+        stdout: /"status": "pending"/,
+        save: { jobId: (out) => json<{ job_id: string }>(out).job_id },
+      },
+      { args: ['jobs'], stdout: /pending +0%[\s\S]*completed +100% +1 +1/ },
+      { args: ['jobs', 'show', '{jobId}'], stdout: /status: +pending/ },
+      { args: ['jobs', 'cancel', '{jobId}'], stdout: /: cancelled\. Job cancelled successfully/ },
+      { args: ['jobs', 'history', '{jobId}'], stdout: /IndexingJobRequested[\s\S]*IndexingJobCancelled/ },
+      { args: ['jobs', 'cancel', '{jobId}'], code: 1, stderr: /cancel/i },
+      {
+        args: ['annotations', 'start', '--query', 'tokens', '--name', 'review', '--json'],
+        stdout: /"chunk_count": 1/,
+        save: { sessionId: (out) => json<{ session_id: string }>(out).session_id },
+      },
+      {
+        args: ['annotations', 'progress', '{sessionId}', '--json'],
+        save: { chunkId: (out) => json<{ pending_chunk_ids: string[] }>(out).pending_chunk_ids[0]! },
+      },
+      {
+        args: [
+          'annotations',
+          'annotate',
+          '{sessionId}',
+          '{chunkId}',
+          '--category',
+          'fee_schedule',
+          '--label',
+          'Fee Schedule',
+        ],
+        stdout: /categories: fee_schedule/,
+      },
+      {
+        args: ['annotations', 'annotate', '{sessionId}', '{chunkId}', '--category', 'nonsense'],
+        code: 2,
+        stderr: /fee_schedule/,
+      },
+      { args: ['annotations', 'progress', '{sessionId}'], stdout: /^annotated: 1 of 1 chunks \(100%\)/ },
+      {
+        args: ['annotations', 'export', '{sessionId}', '--json'],
+        stdout: /"categories": \[\s*"fee_schedule"\s*\]/,
+      },
+      {
+        args: ['annotations', 'history', '{sessionId}'],
+        stdout: /AnnotationSessionStarted[\s\S]*ChunkAnnotated/,
+      },
+      {
+        args: ['annotations', 'diff', '{sessionId}', '--from', '0'],
+        stdout: /^\+ .*categories: \[\] -> \["fee_schedule"\]/,
+      },
+      {
+        args: ['keys', 'create', '--scopes', 'search:read index:read', '--tenant', 'acme', '--json'],
+        stdout: /"key_id"/,
+        save: { keyId: (out) => json<{ key_id: string }>(out).key_id },
+      },
+      { args: ['keys', 'list'], stdout: /search:read,index:read +acme/ },
+      { args: ['keys', 'revoke', '{keyId}'], stdout: /^revoked / },
+      { args: ['keys', 'list', '--json'], stdout: /"revoked": true/ },
+      {
+        args: ['tokens', '--subject', 'alice', '--scopes', 'search:read'],
+        stdout: /access token: +eyJ[\s\S]*refresh token: +rt\./,
+      },
+      { args: ['sync', 'release_feed'], stdout: /^synced release_feed: 3 documents in 2 pages \(3 created/ },
+      { args: ['sync', 'release_feed'], stdout: /0 created/ },
+      { args: ['sync', 'nope'], code: 1, stderr: /No Lua connector named 'nope'/ },
+    ],
+  },
+
+  surfaces: {
+    files: FIXTURE,
+    scenarios: [
+      { args: ['--version'], stdout: /^\d+\.\d+\.\d+\n$/ },
+      { args: ['--help'], stdout: /^Usage: ctx \[options\] \[command\]/ },
+      { args: ['help', 'search'], stdout: /^Usage: ctx search/ },
+      { args: ['frobnicate'], code: 2, stderr: /unknown command 'frobnicate'/ },
+      { args: ['projections'], code: 2, stderr: /Usage: ctx projections[\s\S]*status[\s\S]*rebuild/ },
+      { args: ['annotations'], code: 2, stderr: /Usage: ctx annotations[\s\S]*start[\s\S]*diff/ },
+      { args: ['keys'], code: 2, stderr: /Usage: ctx keys[\s\S]*create[\s\S]*list/ },
+      { args: ['forget'], code: 2, stderr: /Usage: ctx forget[\s\S]*document[\s\S]*subject/ },
+      { args: ['model'], code: 2, stderr: /Usage: ctx model[\s\S]*fetch/ },
+      { args: ['model', 'fetch', '--help'], stdout: /--weights/ },
+      {
+        args: [
+          'model',
+          'fetch',
+          '--hub',
+          'http://127.0.0.1:59999',
+          '--maven',
+          'http://127.0.0.1:59999',
+          '--model-dir',
+          './models',
+        ],
+        code: 1,
+        stderr: /could not serve .*Maven Central could not serve it either/,
+      },
+      {
+        args: ['tokens', '--subject', 'alice', '--scopes', 'search:read'],
+        code: 1,
+        stderr: /set auth\.jwt_secret/,
+      },
+      { args: ['serve', '--bind', '127.0.0.1:0'], session: serveSession },
+      { args: ['serve', 'mcp', '--bind', '127.0.0.1:0'], session: serveSession },
+      { args: ['serve', 'nope'], code: 2, stderr: /Allowed choices are mcp/ },
+      { args: ['mcp'], session: mcpSession },
+      {
+        args: ['mcp', '--toolsets', 'nope'],
+        code: 2,
+        stderr: /mcp\.toolsets\[0\]: Invalid option: .*\(from --toolsets\)/,
+      },
+      // Last: the ctx.toml it writes is read by every later command in this folder.
+      { args: ['init'], stdout: /^wrote .*ctx\.toml/ },
+      { args: ['init'], code: 2, stderr: /ctx\.toml exists; --force replaces it/ },
+      { args: ['init', '--force'], stdout: /^wrote / },
+    ],
+  },
+};
