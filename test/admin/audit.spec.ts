@@ -306,7 +306,7 @@ describe('ctx audit', () => {
     expect(page.events.map((event) => event.command_id)).toEqual([seeded.written[0]!.commandId, seeded.written[4]!.commandId]);
     const text = await runCtx(['audit', '--type', 'DocumentRemoved,ConnectorAdded', '--project', 'acme', '--data-dir', dataDir]);
     expect(text.code, text.stderr).toBe(0);
-    expect(text.stdout.trim().split('\n').slice(1).map((line) => line.split(/\s+/)[3])).toEqual([
+    expect(text.stdout.trim().split('\n').slice(1).map((line) => line.split(/\s+/)[4])).toEqual([
       'DocumentRemoved',
       'ConnectorAdded',
     ]);
