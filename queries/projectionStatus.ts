@@ -15,6 +15,17 @@ export const ProjectionStatusOutputSchema = z.object({
       eventsPerSecond: z.number().nonnegative(),
       lastError: z.object({ message: z.string(), at: z.string() }).nullable(),
       rebuild: RebuildProgressSchema.nullable(),
+      quarantined: z
+        .array(
+          z.object({
+            position: z.string(),
+            eventType: z.string(),
+            streamId: z.string(),
+            error: z.string(),
+            quarantinedAt: z.string(),
+          }),
+        )
+        .describe('Events the projection could not apply and went on past'),
     }),
   ),
 });
