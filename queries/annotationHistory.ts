@@ -67,6 +67,7 @@ const touches = (
 ): boolean => {
   switch (event.type) {
     case 'AnnotationSessionStarted':
+    case 'SessionRenamed':
       return false;
     case 'SessionChunksAdded':
       return event.data.chunks.some((c) => c.chunkId === chunkId);
@@ -151,6 +152,9 @@ function* historyEntries(
             },
           },
         };
+        break;
+      case 'SessionRenamed':
+        yield { ...place, entry: { ...entry, name: event.data.name } };
         break;
       default: {
         const unknown: never = event;

@@ -5,6 +5,7 @@ import { annotateChunkOperation, annotateChunkSurfaces } from '../../commands/an
 import { annotateChunksOperation, annotateChunksSurfaces } from '../../commands/annotateChunks.js';
 import { annotationErrorObject } from '../../commands/annotationFields.js';
 import { createSessionRepository } from '../../commands/annotationSessionRepository.js';
+import { renameSessionOperation, renameSessionSurfaces } from '../../commands/renameSession.js';
 import { startSessionOperation, startSessionSurfaces } from '../../commands/startSession.js';
 import { annotationChunkLists } from '../../projections/annotationChunkLists.js';
 import { annotationChunks } from '../../projections/annotationChunks.js';
@@ -91,6 +92,7 @@ export const createAnnotationsModule = ({ chunkSource }: AnnotationsModuleOption
       annotateChunkOperation(sessions, vocabulary, keyring),
       annotateChunksOperation(sessions, vocabulary, keyring),
       addRelationOperation(sessions),
+      renameSessionOperation(sessions),
       getProgressOperation(reads),
       exportAnnotationsOperation(reads),
       annotationHistoryOperation(store, keyring),
@@ -116,6 +118,7 @@ export const createAnnotationsModule = ({ chunkSource }: AnnotationsModuleOption
     exportAnnotationsSurfaces,
     annotationHistorySurfaces,
     diffAnnotationsSurfaces,
+    renameSessionSurfaces,
   ],
   commandGroups: { annotations: 'annotation sessions: annotate chunks, audit and time-travel' },
 });
