@@ -9,7 +9,7 @@ import {
 } from '../src/domain/annotations.js';
 import { commandContext } from '../src/engine/commands.js';
 import { ValidationError } from '../src/errors.js';
-import { defineOperation } from '../src/operations.js';
+import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import { parseOrThrow, SessionIdSchema } from './annotationFields.js';
 import type { SessionRepository } from './annotationSessionRepository.js';
 
@@ -43,9 +43,20 @@ export const decideAddRelation = (command: AddRelation, state: SessionState): An
   return [{ type: 'RelationAdded', schemaVersion: 1, data: { ...command } }];
 };
 
+export const addRelationSurfaces = {
+  name: 'add_relation',
+  rest: {
+    method: 'POST',
+    path: '/annotations/sessions/{id}/relations',
+    summary: 'Relate two chunks of a session',
+    params: { id: 'sessionId' },
+    errorFormat: 'tools',
+  },
+} as const satisfies OperationSurfaces;
+
 export const addRelationOperation = (sessions: SessionRepository) =>
   defineOperation({
-    name: 'add_relation',
+    ...addRelationSurfaces,
     title: 'Relate two chunks',
     description:
       'Define a directed relation (dependencies, footnotes or references) between two chunks of a session.',

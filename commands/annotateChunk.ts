@@ -8,7 +8,7 @@ import {
   type SessionState,
 } from '../src/domain/annotations.js';
 import { commandContext } from '../src/engine/commands.js';
-import { defineOperation } from '../src/operations.js';
+import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import { openFields, protectedValuesOf, sealChanges } from '../src/protection/annotationText.js';
 import type { Keyring } from '../src/protection/keyring.js';
 import type { Opener, Sealer } from '../src/protection/protectedText.js';
@@ -90,6 +90,51 @@ export const chunksAnnotated = (sessionId: string, annotations: ChunkAnnotation[
     ? []
     : [{ type: 'ChunkAnnotated', schemaVersion: 3, data: { sessionId, annotations } }];
 
+const list = (values: readonly string[]) => values.join(', ');
+
+export const annotateChunkSurfaces = {
+  name: 'annotate_chunk',
+  rest: {
+    method: 'POST',
+    path: '/annotations/sessions/{id}/annotations',
+    summary: 'Annotate one chunk of a session',
+    params: { id: 'sessionId' },
+    errorFormat: 'tools',
+  },
+  cli: {
+    command: ['annotations', 'annotate'],
+    description: 'annotate one chunk from options, or many from a JSON file ([{chunkId, categories, ...}])',
+    arguments: [
+      { name: 'sessionId', field: 'sessionId' },
+      { name: 'chunkId', field: 'chunkId', optional: true },
+    ],
+    options: [
+      { flags: '--file <file>', field: 'annotations', parse: 'json-file', runs: 'annotate_chunks', description: 'a JSON array of annotations (annotate_chunks)' },
+      { flags: '--category <category>', field: 'categories', parse: 'repeat', description: 'a category (repeatable)' },
+      { flags: '--label <label>', field: 'labels', parse: 'repeat', description: 'a label (repeatable)' },
+      { flags: '--subtype <category=subtype>', field: 'subtypes', parse: 'pairs', description: 'a subtype of a category (repeatable)' },
+      { flags: '--keyword <keyword>', field: 'keywords', parse: 'repeat', description: 'a keyword (repeatable)' },
+      { flags: '--tag <tag>', field: 'tags', parse: 'repeat', description: 'a tag (repeatable)' },
+      { flags: '--notes <notes>', field: 'notes' },
+      { flags: '--summary <summary>', field: 'summary' },
+    ],
+    print: {
+      fields: {
+        chunk: '{chunk_id}',
+        categories: '{categories}',
+        labels: '{labels}',
+        subtypes: (chunk: ExportedChunk) =>
+          list(Object.entries(chunk.subtypes).map(([category, subtype]) => `${category}=${subtype}`)),
+        keywords: '{keywords}',
+        tags: '{tags}',
+        notes: '{notes}',
+        summary: '{summary}',
+        forgotten: '{forgotten}',
+      },
+    },
+  },
+} as const satisfies OperationSurfaces;
+
 export const annotateChunkOperation = (
   sessions: SessionRepository,
   vocabulary: AnnotationVocabulary,
@@ -97,7 +142,7 @@ export const annotateChunkOperation = (
 ) => {
   const input = annotateChunkInput(vocabulary);
   return defineOperation({
-    name: 'annotate_chunk',
+    ...annotateChunkSurfaces,
     title: 'Annotate a chunk',
     description:
       'Annotate a single chunk with categories, subtypes, and metadata. Given fields replace the stored ones.',

@@ -7,7 +7,7 @@ import {
   type SessionState,
 } from '../src/domain/annotations.js';
 import { commandContext } from '../src/engine/commands.js';
-import { defineOperation } from '../src/operations.js';
+import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { Keyring } from '../src/protection/keyring.js';
 import { chunksAnnotated, decideAnnotateChunk, noteCipher, type NoteCipher } from './annotateChunk.js';
 import {
@@ -110,13 +110,39 @@ const namedChunkIds = (items: readonly unknown[]): string[] =>
     return typeof id === 'string' ? [id] : [];
   });
 
+export const annotateChunksSurfaces = {
+  name: 'annotate_chunks',
+  rest: {
+    method: 'POST',
+    path: '/annotations/sessions/{id}/annotations/batch',
+    summary: 'Annotate several chunks of a session, each succeeding or failing alone',
+    params: { id: 'sessionId' },
+    errorFormat: 'tools',
+  },
+  cli: {
+    command: ['annotations', 'annotate-batch'],
+    description: 'annotate many chunks from a JSON file ([{chunkId, categories, ...}])',
+    arguments: [
+      { name: 'sessionId', field: 'sessionId' },
+      { name: 'file', field: 'annotations', parse: 'json-file' },
+    ],
+    print: {
+      line: (result: AnnotateChunksOutput) =>
+        [
+          `${result.successCount} annotated, ${result.errorCount} failed`,
+          ...result.results.flatMap((r) => (r.success ? [] : [`  ${r.chunkId}: ${r.error.message}`])),
+        ].join('\n'),
+    },
+  },
+} as const satisfies OperationSurfaces;
+
 export const annotateChunksOperation = (
   sessions: SessionRepository,
   vocabulary: AnnotationVocabulary,
   keyring: Keyring,
 ) =>
   defineOperation({
-    name: 'annotate_chunks',
+    ...annotateChunksSurfaces,
     title: 'Annotate several chunks',
     description:
       'Annotate multiple chunks in a single call (partial success semantics): one result per item, ' +

@@ -10,7 +10,7 @@ import { validateEvent } from '../src/domain/events.js';
 import { newId } from '../src/domain/ids.js';
 import { commandContext, metadataFor, type CommandContext } from '../src/engine/commands.js';
 import { ValidationError } from '../src/errors.js';
-import { defineOperation } from '../src/operations.js';
+import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { ChunkSource } from '../src/ports/chunkSource.js';
 import { MAX_APPEND_BYTES, type EventStore, type NewEvent } from '../src/ports/eventStore.js';
 import { unstorableTextIssue } from '../src/validation.js';
@@ -188,9 +188,29 @@ const chunksOf = async (
   };
 };
 
+export const startSessionSurfaces = {
+  name: 'start_session',
+  rest: { method: 'POST', path: '/annotations/sessions', summary: 'Start an annotation session', status: 201, errorFormat: 'tools' },
+  cli: {
+    command: ['annotations', 'start'],
+    description:
+      'start a session from a JSON config file ({"chunks": [{chunk_id, position, text}]}), document ids or a query',
+    arguments: [
+      { name: 'file', field: 'config', parse: 'json-file', optional: true, description: 'config file: {"chunks": [...]} or {"config": {"chunks": [...]}}' },
+    ],
+    options: [
+      { flags: '--documents <ids...>', field: 'config.documentIds', description: 'every chunk of these indexed documents' },
+      { flags: '--query <query>', field: 'config.query', description: 'the indexed chunks that best match this query' },
+      { flags: '--limit <n>', field: 'config.limit', parse: 'number', description: 'with --query: how many chunks at most' },
+      { flags: '--name <name>', field: 'name', description: 'a name for the session' },
+    ],
+    print: { line: 'Started session {sessionId} with {chunkCount} chunks.' },
+  },
+} as const satisfies OperationSurfaces;
+
 export const startSessionOperation = (store: EventStore, chunkSource?: ChunkSource) =>
   defineOperation({
-    name: 'start_session',
+    ...startSessionSurfaces,
     title: 'Start an annotation session',
     description:
       'Initialize a new annotation session with a config file: `config.chunks` lists the chunks ' +

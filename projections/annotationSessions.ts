@@ -25,7 +25,7 @@ export const ANNOTATION_SESSIONS = 'annotation_sessions';
 export const annotationSessions: DocumentProjection<AnnotationSessionSummary> = {
   name: ANNOTATION_SESSIONS,
   version: 2,
-  eventTypes: ['AnnotationSessionStarted', 'SessionChunksAdded', 'ChunkAnnotated', 'RelationAdded'],
+  eventTypes: ['AnnotationSessionStarted', 'SessionChunksAdded', 'ChunkAnnotated', 'RelationAdded', 'SessionRenamed'],
   documentIds: (event) => [(event.data as { sessionId: string }).sessionId],
   evolve: (summary, stored) => {
     const event = stored as StoredEvent<AnnotationEvent>;
@@ -58,6 +58,8 @@ export const annotationSessions: DocumentProjection<AnnotationSessionSummary> = 
         return { ...summary, ...touched };
       case 'RelationAdded':
         return { ...summary, relations: summary.relations + 1, ...touched };
+      case 'SessionRenamed':
+        return { ...summary, name: event.data.name, ...touched };
       default: {
         const unknown: never = event;
         return unknown;

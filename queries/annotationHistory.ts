@@ -10,7 +10,7 @@ import {
   type SessionState,
 } from '../src/domain/annotations.js';
 import type { StoredEvent } from '../src/domain/events.js';
-import { defineOperation } from '../src/operations.js';
+import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 import type { Keyring } from '../src/protection/keyring.js';
 import type { ProtectedText } from '../src/protection/protectedText.js';
@@ -67,6 +67,7 @@ const touches = (
 ): boolean => {
   switch (event.type) {
     case 'AnnotationSessionStarted':
+    case 'SessionRenamed':
       return false;
     case 'SessionChunksAdded':
       return event.data.chunks.some((c) => c.chunkId === chunkId);
@@ -152,6 +153,9 @@ function* historyEntries(
           },
         };
         break;
+      case 'SessionRenamed':
+        yield { ...place, entry: { ...entry, name: event.data.name } };
+        break;
       default: {
         const unknown: never = event;
         return unknown;
@@ -214,9 +218,51 @@ export const annotationHistory = async (
   return { events: entries, nextCursor: more && last ? `${last.revision}.${last.index}` : null };
 };
 
+const changesText = (changes: Record<string, { from: unknown; to: unknown }> | undefined) =>
+  Object.entries(changes ?? {})
+    .map(([field, { from, to }]) => `${field}: ${JSON.stringify(from)} -> ${JSON.stringify(to)}`)
+    .join('; ');
+
+export const annotationHistorySurfaces = {
+  name: 'annotation_history',
+  rest: {
+    method: 'GET',
+    path: '/annotations/sessions/{id}/history',
+    summary: 'Who changed which annotation of a session when, a page at a time',
+    params: { id: 'sessionId' },
+    query: ['chunkId', 'cursor', 'limit'],
+    errorFormat: 'tools',
+  },
+  cli: {
+    command: ['annotations', 'history'],
+    description: 'who changed which annotation when, for a session or one chunk',
+    arguments: [{ name: 'sessionId', field: 'sessionId' }],
+    options: [
+      { flags: '--chunk <chunkId>', field: 'chunkId', description: 'only this chunk' },
+      { flags: '--limit <n>', field: 'limit', parse: 'number', description: 'events per page' },
+      { flags: '--cursor <cursor>', field: 'cursor', description: 'continue from a previous page' },
+    ],
+    print: {
+      table: {
+        rows: 'events',
+        columns: {
+          position: '{position}',
+          occurred: '{occurredAt}',
+          type: '{type}',
+          actor: '{actor.subject}',
+          chunk: '{chunkId}',
+          changes: (e: AnnotationHistoryEntry) => changesText(e.changes),
+        },
+        empty: 'No events.',
+        cursor: 'nextCursor',
+      },
+    },
+  },
+} as const satisfies OperationSurfaces;
+
 export const annotationHistoryOperation = (store: EventStore, keyring: Keyring) =>
   defineOperation({
-    name: 'annotation_history',
+    ...annotationHistorySurfaces,
     title: 'Annotation history',
     description:
       'Every change to an annotation session, or to one of its chunks, oldest first: who, when, the position ' +

@@ -8,7 +8,7 @@ import {
   type StoredAnnotationFields,
 } from '../src/domain/annotations.js';
 import { AsOfSchema, parseAsOf, type AsOf } from '../src/engine/asOf.js';
-import { defineOperation } from '../src/operations.js';
+import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 import { protectedValuesOf } from '../src/protection/annotationText.js';
 import type { Keyring } from '../src/protection/keyring.js';
@@ -141,9 +141,45 @@ export const diffAnnotations = async (
   };
 };
 
+const changesText = (changes: Record<string, { from: unknown; to: unknown }> | undefined) =>
+  Object.entries(changes ?? {})
+    .map(([field, { from, to }]) => `${field}: ${JSON.stringify(from)} -> ${JSON.stringify(to)}`)
+    .join('; ');
+
+export const diffAnnotationsSurfaces = {
+  name: 'diff_annotations',
+  rest: {
+    method: 'GET',
+    path: '/annotations/sessions/{id}/diff',
+    summary: 'Chunks of a session whose annotations changed between two moments',
+    params: { id: 'sessionId' },
+    query: ['from', 'to'],
+    errorFormat: 'tools',
+  },
+  cli: {
+    command: ['annotations', 'diff'],
+    description: 'chunks whose annotations were added, changed or removed between two moments',
+    arguments: [{ name: 'sessionId', field: 'sessionId' }],
+    options: [
+      { flags: '--from <moment>', field: 'from', required: true, description: 'the earlier moment: a position or an ISO timestamp' },
+      { flags: '--to <moment>', field: 'to', description: 'the later moment (default: now)' },
+    ],
+    print: {
+      line: (diff: AnnotationDiff) => {
+        const lines = [
+          ...diff.added.map((d) => `+ ${d.chunkId}  ${changesText(d.changes)}`),
+          ...diff.changed.map((d) => `~ ${d.chunkId}  ${changesText(d.changes)}`),
+          ...diff.removed.map((d) => `- ${d.chunkId}  ${changesText(d.changes)}`),
+        ];
+        return lines.length ? lines.join('\n') : 'No changes.';
+      },
+    },
+  },
+} as const satisfies OperationSurfaces;
+
 export const diffAnnotationsOperation = (store: EventStore, keyring: Keyring) =>
   defineOperation({
-    name: 'diff_annotations',
+    ...diffAnnotationsSurfaces,
     title: 'Compare two moments of a session',
     description:
       'Lists the chunks whose annotations were added, changed or removed between two moments (positions from ' +

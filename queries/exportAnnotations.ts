@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { emptyAnnotation, SessionNotFoundError, type SessionState } from '../src/domain/annotations.js';
 import { AsOfSchema, parseAsOf } from '../src/engine/asOf.js';
-import { defineOperation } from '../src/operations.js';
+import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import { openFields, protectedValuesOf } from '../src/protection/annotationText.js';
 import type { Keyring } from '../src/protection/keyring.js';
 import type { Opener } from '../src/protection/protectedText.js';
@@ -77,9 +77,43 @@ export const exportAnnotations = async (deps: ExportDeps, rawInput: unknown): Pr
   return exportOfReadModels(deps, sessionId);
 };
 
+const list = (values: readonly string[]) => values.join(', ');
+
+export const exportAnnotationsSurfaces = {
+  name: 'export_annotations',
+  rest: {
+    method: 'GET',
+    path: '/annotations/sessions/{id}/export',
+    summary: 'The annotations of every chunk of a session, now or at a past moment',
+    params: { id: 'sessionId' },
+    query: ['asOf'],
+    errorFormat: 'tools',
+  },
+  cli: {
+    command: ['annotations', 'export'],
+    description: 'the annotations of every chunk, now or exactly as they were at a past moment',
+    arguments: [{ name: 'sessionId', field: 'sessionId' }],
+    options: [{ flags: '--as-of <moment>', field: 'asOf', description: 'a position from `annotations history` or an ISO timestamp' }],
+    print: {
+      table: {
+        rows: 'chunks',
+        columns: {
+          chunk: '{chunk_id}',
+          position: '{position}',
+          categories: (c: AnnotationExport['chunks'][number]) => list(c.categories),
+          labels: (c: AnnotationExport['chunks'][number]) => list(c.labels),
+          tags: (c: AnnotationExport['chunks'][number]) => list(c.tags),
+          notes: '{notes}',
+        },
+        empty: 'No chunks.',
+      },
+    },
+  },
+} as const satisfies OperationSurfaces;
+
 export const exportAnnotationsOperation = (deps: ExportDeps) =>
   defineOperation({
-    name: 'export_annotations',
+    ...exportAnnotationsSurfaces,
     title: 'Export annotations',
     description:
       'Export complete annotation JSON for the session, one entry per chunk in position order. ' +

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { SessionNotFoundError, type SessionState } from '../src/domain/annotations.js';
 import { AsOfSchema, parseAsOf } from '../src/engine/asOf.js';
-import { defineOperation } from '../src/operations.js';
+import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 import { parseOrThrow, SessionIdSchema } from '../commands/annotationFields.js';
 import { sessionAsOf } from './annotationSessionFold.js';
@@ -57,9 +57,33 @@ export const getAnnotationProgress = async (deps: ProgressDeps, rawInput: unknow
   return progress;
 };
 
+export const getProgressSurfaces = {
+  name: 'get_progress',
+  rest: {
+    method: 'GET',
+    path: '/annotations/sessions/{id}/progress',
+    summary: 'Progress of a session, now or at a past moment',
+    params: { id: 'sessionId' },
+    query: ['asOf'],
+    errorFormat: 'tools',
+  },
+  cli: {
+    command: ['annotations', 'progress'],
+    description: 'totals, completion and pending chunks of a session, now or at a past moment',
+    arguments: [{ name: 'sessionId', field: 'sessionId' }],
+    options: [{ flags: '--as-of <moment>', field: 'asOf', description: 'a position from `annotations history` or an ISO timestamp' }],
+    print: {
+      fields: {
+        annotated: '{annotatedChunks} of {totalChunks} chunks ({completionPercentage}%)',
+        pending: (p: Progress) => (p.pendingChunks ? `${p.pendingChunks}: ${p.pendingChunkIds.join(', ')}` : '0'),
+      },
+    },
+  },
+} as const satisfies OperationSurfaces;
+
 export const getProgressOperation = (deps: ProgressDeps) =>
   defineOperation({
-    name: 'get_progress',
+    ...getProgressSurfaces,
     title: 'Annotation progress',
     description:
       'Query annotation progress for a session: totals, completion percentage and the ids of pending chunks. ' +

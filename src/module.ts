@@ -7,7 +7,7 @@ import type { Config } from './config.js';
 import type { ProjectionRunner } from './engine/projectionRunner.js';
 import type { Actor } from './domain/metadata.js';
 import type { Position } from './domain/position.js';
-import type { Operation, OperationContext } from './operations.js';
+import type { Operation, OperationContext, OperationSurfaces } from './operations.js';
 import type { EventStore } from './ports/eventStore.js';
 import type { ReadModels, RunnableProjection } from './ports/projections.js';
 
@@ -58,5 +58,12 @@ export interface LedgerHandle {
 export interface LedgerModule {
   name: string;
   setup(context: ModuleContext): Promise<ModuleParts>;
+  /**
+   * What its operations show each surface, known before any ledger opens (the CLI's verbs). Every
+   * operation with a route or a verb is listed, and its `setup` gives it with the same surfaces.
+   */
+  surfaces?: readonly OperationSurfaces[];
+  /** Descriptions of the command groups its verbs make (`annotations`). */
+  commandGroups?: Readonly<Record<string, string>>;
   cli?(program: Command, withLedger: WithLedger): void;
 }

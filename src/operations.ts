@@ -48,7 +48,97 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodO
    * hook validates its own input (in `run`), so that bad input is answered in its shape too.
    */
   mcpError?: (error: unknown, correlationId: string) => Record<string, unknown> | undefined;
+  /** Its route under `/api/v1`, when it has one. */
+  rest?: RestRoute;
+  /** Its `ctx` verb, when it has one. */
+  cli?: CliVerb;
 }
+
+/** Requests per minute per user share one budget within a class. */
+export type RateClass = 'search' | 'index' | 'connectors' | 'config' | 'auth' | 'admin' | 'read';
+
+/**
+ * How an operation answers under `/api/v1`. Its input is the body, with the path parameters and
+ * the query fields named here added; it answers its output with `status`.
+ */
+export interface RestRoute {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** Below `/api/v1`; a `{name}` segment is a path parameter. */
+  path: string;
+  summary: string;
+  /** Path parameter → the input field it fills, for those not named as the field. */
+  params?: Readonly<Record<string, string>>;
+  /** Input fields read from the query string. */
+  query?: readonly string[];
+  /** 200 when absent. */
+  status?: number;
+  /** The budget it counts against; when absent, the one `rateClassOf` gives. */
+  rateClass?: RateClass;
+  /** The operation's own errors answered as `{error: {code, message}}` rather than in the API's format. */
+  errorFormat?: 'tools';
+}
+
+/** A positional argument of a verb, filling one input field. */
+export interface CliArgument {
+  name: string;
+  field: string;
+  description?: string;
+  optional?: boolean;
+  parse?: CliOption['parse'];
+}
+
+/** An option of a verb, filling one input field (a dotted path fills a nested one). */
+export interface CliOption {
+  /** As commander writes them: `--as-of <moment>`, `--force`. */
+  flags: string;
+  field: string;
+  description?: string;
+  /** How its text becomes the value: a number, a list of each repetition, or a JSON file's content. */
+  parse?: 'number' | 'repeat' | 'json-file' | 'pairs';
+  required?: boolean;
+  /** When given, the verb runs this operation instead, with only the arguments and this option. */
+  runs?: string;
+}
+
+/** A cell or line of printed output: `{field}` placeholders (dotted paths, lists joined), or a function. */
+export type CliText = string | ((value: never) => string);
+
+/** How a verb prints its result without `--json` (which prints it as snake_case JSON). */
+export type CliPrint =
+  | { fields: Readonly<Record<string, CliText>> }
+  | {
+      table: {
+        rows: string;
+        columns: Readonly<Record<string, CliText>>;
+        empty: string;
+        /** The output field holding the next page's cursor. */
+        cursor?: string;
+      };
+    }
+  | { line: CliText };
+
+/** How an operation is run from `ctx`. */
+export interface CliVerb {
+  /** The command words: `['annotations', 'rename']` is `ctx annotations rename`. */
+  command: readonly string[];
+  description: string;
+  arguments?: readonly CliArgument[];
+  options?: readonly CliOption[];
+  print: CliPrint;
+  /** A query waits until the read models (or the one named) have applied every event so far. */
+  catchUp?: true | string;
+}
+
+/** What an operation shows each surface, known before any ledger opens: the CLI builds its verbs from it. */
+export type OperationSurfaces = Pick<Operation, 'name' | 'rest' | 'cli'>;
+
+/** Routes of operations share the API's budgets: searches as search, writes as indexing, the ledger's as admin. */
+export const rateClassOf = (operation: Operation): RateClass => {
+  if (operation.rest?.rateClass) return operation.rest.rateClass;
+  if (operation.toolset === 'admin' || operation.toolset === 'ledger') return 'admin';
+  if (operation.writes) return 'index';
+  return operation.toolset === 'search' ? 'search' : 'read';
+};
 
 /** The scope a caller needs to call an operation: its own, or else one that follows from its group and whether it writes. */
 export const requiredScope = (operation: Operation): string => {

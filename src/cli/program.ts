@@ -14,6 +14,7 @@ import { backupCli } from '../protection/backupCli.js';
 import { cliLogger } from './logger.js';
 import { localLedger } from './localLedger.js';
 import { modelCli } from './modelCli.js';
+import { mountVerbs } from './operationVerbs.js';
 import { exitWhenStdoutCloses, print, printError } from './output.js';
 import { remoteLedger, type ServerAccess } from './remoteLedger.js';
 
@@ -195,7 +196,12 @@ export const buildCli = (): Command => {
       process.stdin.on('close', () => stop());
     });
 
-  for (const module of MODULES) module.cli?.(program, withLedger);
+  for (const module of MODULES) {
+    for (const [group, description] of Object.entries(module.commandGroups ?? {}))
+      program.command(group).description(description);
+    module.cli?.(program, withLedger);
+  }
+  mountVerbs(program, MODULES.flatMap((module) => module.surfaces ?? []), withLedger);
   migrateCli(program, withOwnLedger);
   backupCli(program, (command) => {
     refuseServer(command);

@@ -144,18 +144,26 @@ export const RelationAddedSchema = z.object({
   }),
 });
 
+export const SessionRenamedSchema = z.object({
+  type: z.literal('SessionRenamed'),
+  schemaVersion: z.literal(1),
+  data: z.object({ sessionId: z.uuid(), name: z.string().min(1) }),
+});
+
 export const AnnotationEventSchemas = [
   AnnotationSessionStartedSchema,
   SessionChunksAddedSchema,
   ChunkAnnotatedSchema,
   RelationAddedSchema,
+  SessionRenamedSchema,
 ] as const;
 
 export type AnnotationEvent =
   | z.infer<typeof AnnotationSessionStartedSchema>
   | z.infer<typeof SessionChunksAddedSchema>
   | z.infer<typeof ChunkAnnotatedSchema>
-  | z.infer<typeof RelationAddedSchema>;
+  | z.infer<typeof RelationAddedSchema>
+  | z.infer<typeof SessionRenamedSchema>;
 
 export const ANNOTATION_EVENT_TYPES = AnnotationEventSchemas.map((s) => s.shape.type.value);
 
@@ -240,6 +248,9 @@ export const evolveSession = (
       }
       return state;
     }
+    case 'SessionRenamed':
+      state.name = event.data.name;
+      return state;
     default: {
       const unknown: never = event;
       return unknown;

@@ -15,16 +15,15 @@ import { searchWithWorkContext, type WorkContextSearchDeps } from '../../queries
 import { fields, table } from '../cli/format.js';
 import { print, printResult } from '../cli/output.js';
 import { ScopeSchema, type Scope } from '../domain/auth.js';
-import type { Actor } from '../domain/metadata.js';
 import { commandContext } from '../engine/commands.js';
 import { UnavailableError, ValidationError } from '../errors.js';
 import { adminHandlers } from '../http/api/adminRoutes.js';
 import { forgetHandlers } from '../http/api/forgetRoutes.js';
 import { mountErrorDocs } from '../http/api/errorDocs.js';
 import { createApiMetrics } from '../http/api/apiMetrics.js';
-import { apiPlugin, type ApiHandlers } from '../http/api/apiPlugin.js';
+import { actorOf, apiPlugin, restContext, type ApiHandlers } from '../http/api/apiPlugin.js';
 import { auditHandlers } from '../http/api/auditRoutes.js';
-import { authEnabled, createAuthenticator, OPEN_PRINCIPAL, type Principal } from '../http/api/authenticator.js';
+import { authEnabled, createAuthenticator } from '../http/api/authenticator.js';
 import { createConnectorService } from '../http/api/connectorService.js';
 import { contextOperations } from '../http/api/contextOperations.js';
 import { registerFileResources } from '../http/api/fileResources.js';
@@ -33,7 +32,6 @@ import { createIndexControl } from '../http/api/indexControl.js';
 import { createJwtCodec } from '../http/api/jwtCodec.js';
 import { buildOpenApiDocument } from '../http/api/openApiDocument.js';
 import { createRuntimeSettings } from '../http/api/runtimeSettings.js';
-import type { RateClass } from '../http/api/routeSpecs.js';
 import type * as schemas from '../http/api/schemas.js';
 import { createSecretBox } from '../http/api/secrets.js';
 import { issueTokens, refreshTokens } from '../http/api/tokens.js';
@@ -41,15 +39,8 @@ import { authenticateMcpWith } from '../http/mcpRoutes.js';
 import { readableRootsOf } from '../ingestion/readableRoots.js';
 import { deploymentAccess } from '../mcp/server.js';
 import type { LedgerModule, ModuleContext, WithLedger } from '../module.js';
-import { callOperation, DEFAULT_PROJECT, requiredScope, type Operation, type OperationContext } from '../operations.js';
+import { callOperation, DEFAULT_PROJECT, rateClassOf, requiredScope, type OperationContext } from '../operations.js';
 import { PRODUCT_VERSION } from '../http/api/version.js';
-
-/** A REST caller as an actor: an open deployment's caller has no tenant. */
-const actorOf = (principal: Principal, via: Actor['via']): Actor => ({
-  subject: principal.subject,
-  tenant: principal.method === 'open' ? null : principal.tenant,
-  via,
-});
 
 const wire = async (context: ModuleContext) => {
   const { config, logger, db, store, readModels } = context;
@@ -167,16 +158,9 @@ const wire = async (context: ModuleContext) => {
     'DELETE /connectors/{id}': ({ params, context: call }) => connectors.remove(params.id as string, call),
     'GET /config': () => settings.reload(),
     'PATCH /config': ({ body, context: call }) => settings.patch(body, call),
-    'POST /operations/{name}': ({ params, body, principal, context: call }) => {
-      // The name was checked, with the caller's scope, when the request was authenticated.
-      const caller = principal ?? OPEN_PRINCIPAL;
-      return callOperation(operation(params.name as string), body, {
-        actor: actorOf(caller, 'rest'),
-        correlationId: call.correlationId,
-        project: caller.tenant,
-        ...(caller.method === 'open' ? {} : { scopes: caller.scopes }),
-      });
-    },
+    // The name was checked, with the caller's scope, when the request was authenticated.
+    'POST /operations/{name}': ({ params, body, principal, context: call }) =>
+      callOperation(operation(params.name as string), body, restContext(principal, call.correlationId)),
     'POST /auth/refresh': ({ body, context: call }) =>
       refreshTokens(
         { store, jwt, config },
@@ -185,13 +169,13 @@ const wire = async (context: ModuleContext) => {
       ),
   };
 
-  const openapi = buildOpenApiDocument(PRODUCT_VERSION);
   return {
     content,
     authenticator,
     settings,
     jwt,
     routes: async (app: Parameters<NonNullable<Awaited<ReturnType<LedgerModule['setup']>>['routes']>>[0]) => {
+      const openapi = buildOpenApiDocument(PRODUCT_VERSION, context.operations());
       await app.register(apiPlugin, {
         prefix: '/api/v1',
         authenticator,
@@ -199,6 +183,7 @@ const wire = async (context: ModuleContext) => {
         metrics,
         perMinute: settings.perMinute,
         openapi: () => openapi,
+        operations: context.operations(),
         bodyLimitBytes: Math.min(config.server.bodyLimitBytes, 1024 * 1024),
         operationNeeds: (name) => {
           const found = context.operations().find((o) => o.name === name);
@@ -241,13 +226,6 @@ const wire = async (context: ModuleContext) => {
       issueTokensOperation((input, command) => issueTokens({ store, jwt, config }, input, command)),
     ],
   };
-};
-
-/** The operations route shares the seed's budgets: searches as search, writes as indexing, the ledger's as admin. */
-const rateClassOf = (operation: Operation): RateClass => {
-  if (operation.toolset === 'admin' || operation.toolset === 'ledger') return 'admin';
-  if (operation.writes) return 'index';
-  return operation.toolset === 'search' ? 'search' : 'read';
 };
 
 const scopesOf = (value: string): Scope[] => {

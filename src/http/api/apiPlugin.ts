@@ -2,16 +2,25 @@ import rateLimit from '@fastify/rate-limit';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { AuthorizationError } from '../../domain/auth.js';
-import { NotFoundError } from '../../errors.js';
-import type { OperationContext } from '../../operations.js';
+import type { Actor } from '../../domain/metadata.js';
+import { AppError, NotFoundError } from '../../errors.js';
+import { callOperation, type Operation, type OperationContext } from '../../operations.js';
 import { parseInput } from '../../validation.js';
 import { refuseOtherMethod } from '../allowedMethods.js';
 import { stampRateLimitReset } from '../callerRateLimits.js';
+import { toolsCodeForStatus, toolsErrorBody } from '../surfaceErrors.js';
 import type { ApiMetrics } from './apiMetrics.js';
 import { correlationIdOf, RateLimitError, toApiError } from './apiErrors.js';
-import type { Authenticator, Principal } from './authenticator.js';
+import { OPEN_PRINCIPAL, type Authenticator, type Principal } from './authenticator.js';
 import { SELF_AUTHENTICATING } from './guardOtherSurfaces.js';
-import { PER_OPERATION, ROUTE_SPECS, type RateClass, type RouteKey, type RouteSpec } from './routeSpecs.js';
+import {
+  operationRouteSpec,
+  PER_OPERATION,
+  ROUTE_SPECS,
+  type RateClass,
+  type RouteKey,
+  type RouteSpec,
+} from './routeSpecs.js';
 
 /** What a handler gets: its validated input and who calls. */
 export interface ApiCall {
@@ -34,7 +43,53 @@ export interface ApiPluginOptions {
   bodyLimitBytes: number;
   /** What calling the operation of this name needs; null when there is none. */
   operationNeeds(name: string): { scope: string; rateClass: RateClass } | null;
+  /** The catalogue: every operation that declares a route is mounted with it. */
+  operations?: readonly Operation[];
 }
+
+/** A REST caller as an actor: an open deployment's caller has no tenant. */
+export const actorOf = (principal: Principal, via: Actor['via']): Actor => ({
+  subject: principal.subject,
+  tenant: principal.method === 'open' ? null : principal.tenant,
+  via,
+});
+
+/** The context an operation runs in for an authenticated caller: its tenant is its project, its scopes bound it. */
+export const restContext = (principal: Principal | null, correlationId: string): OperationContext => {
+  const caller = principal ?? OPEN_PRINCIPAL;
+  return {
+    actor: actorOf(caller, 'rest'),
+    correlationId,
+    project: caller.tenant,
+    ...(caller.method === 'open' ? {} : { scopes: caller.scopes }),
+  };
+};
+
+const isNumber = (schema: z.ZodType | undefined): boolean => {
+  const def = (schema as { def?: { type: string; innerType?: z.ZodType } } | undefined)?.def;
+  if (!def) return false;
+  if (def.type === 'optional' || def.type === 'nullable' || def.type === 'default') return isNumber(def.innerType);
+  return def.type === 'number';
+};
+
+/** An operation's input from a request: the body, the declared query fields (numbers as numbers) and the path parameters. */
+const inputOf = (operation: Operation, request: FastifyRequest): Record<string, unknown> => {
+  const route = operation.rest!;
+  const body = request.body && typeof request.body === 'object' ? (request.body) : {};
+  const query = request.query as Record<string, string | undefined>;
+  const shape = operation.input.shape as Record<string, z.ZodType>;
+  const fromQuery = Object.fromEntries(
+    (route.query ?? []).flatMap((field) => {
+      const value = query[field];
+      if (value === undefined) return [];
+      return [[field, isNumber(shape[field]) && value.trim() !== '' && !Number.isNaN(Number(value)) ? Number(value) : value]];
+    }),
+  );
+  const fromPath = Object.fromEntries(
+    Object.entries(request.params as Record<string, string>).map(([param, value]) => [route.params?.[param] ?? param, value]),
+  );
+  return { ...body, ...fromQuery, ...fromPath };
+};
 
 interface RouteConfig {
   spec?: RouteSpec;
@@ -137,6 +192,29 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
 
   const parse = (schema: z.ZodType | undefined, value: unknown) =>
     schema ? parseInput(schema, value ?? {}) : {};
+
+  for (const operation of options.operations ?? []) {
+    const spec = operationRouteSpec(operation);
+    if (!spec) continue;
+    api.route({
+      method: spec.method,
+      url: spec.url.replace(/\{(\w+)\}/g, ':$1'),
+      bodyLimit: options.bodyLimitBytes,
+      config: { spec, ...SELF_AUTHENTICATING },
+      handler: async (request, reply) => {
+        const state = stateOf(request);
+        try {
+          const result = await callOperation(operation, inputOf(operation, request), restContext(state.principal, state.correlationId));
+          return await reply.status(spec.status).send(result);
+        } catch (error) {
+          // Routes whose specification fixes its own error objects answer the operation's errors in them.
+          if (operation.rest?.errorFormat === 'tools' && error instanceof AppError && error.statusCode < 500)
+            return reply.status(error.statusCode).send(toolsErrorBody(toolsCodeForStatus(error.statusCode), error.message));
+          throw error;
+        }
+      },
+    });
+  }
 
   for (const spec of ROUTE_SPECS as readonly RouteSpec[]) {
     const handler = handlers[`${spec.method} ${spec.url}` as RouteKey];

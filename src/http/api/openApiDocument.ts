@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { PER_OPERATION, ROUTE_SPECS, type RouteSpec } from './routeSpecs.js';
+import type { Operation } from '../../operations.js';
+import { operationRouteSpec, PER_OPERATION, ROUTE_SPECS, type RouteSpec } from './routeSpecs.js';
 import { ErrorSchema } from './schemas.js';
 
 const REF = '#/components/schemas/';
@@ -77,9 +78,12 @@ const parametersOf = (spec: RouteSpec) =>
     }));
   });
 
-/** The OpenAPI 3 document of `/api/v1`, generated from the route specs and their zod schemas. */
-export const buildOpenApiDocument = (version: string) => {
-  const specs = ROUTE_SPECS as readonly RouteSpec[];
+/** The OpenAPI 3 document of `/api/v1`, generated from the route specs, the catalogue's routes and their zod schemas. */
+export const buildOpenApiDocument = (version: string, operations: readonly Operation[]) => {
+  const specs = [
+    ...(ROUTE_SPECS as readonly RouteSpec[]),
+    ...operations.flatMap((operation) => operationRouteSpec(operation) ?? []),
+  ];
   const requests = specs.flatMap((spec): [string, z.ZodType][] =>
     spec.body ? [[nameOf(spec, 'Request'), spec.body]] : [],
   );

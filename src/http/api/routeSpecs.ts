@@ -1,12 +1,12 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import type { Scope } from '../../domain/auth.js';
+import { rateClassOf, requiredScope, type Operation, type RateClass } from '../../operations.js';
 import { ADMIN_ROUTE_SPECS } from './adminRoutes.js';
 import { FORGET_ROUTE_SPECS } from './forgetRoutes.js';
 import { AUDIT_ROUTE_SPECS } from './auditRoutes.js';
 import * as s from './schemas.js';
 
-/** Requests per minute per user share one budget within a class. */
-export type RateClass = 'search' | 'index' | 'connectors' | 'config' | 'auth' | 'admin' | 'read';
+export type { RateClass };
 
 /** A route whose scope and rate class are those of the operation its path names. */
 export const PER_OPERATION = 'per-operation';
@@ -207,3 +207,28 @@ type KeyOf<S> = S extends { method: infer M extends string; url: infer U extends
   ? `${M} ${U}`
   : never;
 export type RouteKey = KeyOf<Spec>;
+
+/** The route of an operation that declares one, with its input split into path, query and body. */
+export const operationRouteSpec = (operation: Operation): RouteSpec | null => {
+  const route = operation.rest;
+  if (!route) return null;
+  const shape = operation.input.shape;
+  const params = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
+  const fieldOf = (param: string) => route.params?.[param] ?? param;
+  const query = route.query ?? [];
+  const taken = new Set([...params.map(fieldOf), ...query]);
+  const withBody = route.method !== 'GET' && route.method !== 'DELETE';
+  const bodyShape = Object.fromEntries(Object.entries(shape).filter(([field]) => !taken.has(field)));
+  return {
+    method: route.method,
+    url: route.path,
+    summary: route.summary,
+    scope: requiredScope(operation) as Scope,
+    rateClass: rateClassOf(operation),
+    ...(params.length ? { params: z.object(Object.fromEntries(params.map((p) => [p, shape[fieldOf(p)] ?? z.string()]))) } : {}),
+    ...(query.length ? { query: z.object(Object.fromEntries(query.map((q) => [q, shape[q]!]))) } : {}),
+    ...(withBody ? { body: z.object(bodyShape) } : {}),
+    status: route.status ?? 200,
+    response: operation.output,
+  };
+};
