@@ -132,6 +132,49 @@ describe('the MCP surface an agent sees', () => {
   });
 });
 
+describe('engine://files directories', () => {
+  let server: RunningServer;
+  let client: Client;
+
+  beforeAll(async () => {
+    const served = await serveLedger({ CTX_EMBEDDINGS__PROVIDER: 'none' });
+    server = served.server;
+    await served.ledger.operation('ingest_documents').run(
+      {
+        source: 'repo',
+        documents: ['http/api/routes.ts', 'http/api/schemas.ts', 'http/api/v2/old.ts', 'http/app.ts', 'README.md'].map(
+          (path) => ({ source_id: path, body: `// ${path}` }),
+        ),
+      },
+      { actor: { subject: 'test', tenant: null, via: 'cli' }, correlationId: crypto.randomUUID(), project: 'default' },
+    );
+    await served.ledger.waitForProjections(await served.ledger.store.headPosition(), 60_000);
+    client = await connect(server);
+  });
+  afterAll(async () => {
+    await client.close();
+    await server.close();
+  });
+
+  const read = async (uri: string) => (await client.readResource({ uri })).contents[0] as Record<string, unknown>;
+
+  it("reads a directory's URI as the URIs of its entries, subdirectories first", async () => {
+    expect(await read('engine://files/http/api')).toEqual({
+      uri: 'engine://files/http/api/',
+      mimeType: 'text/uri-list',
+      text: ['engine://files/http/api/v2/', 'engine://files/http/api/routes.ts', 'engine://files/http/api/schemas.ts'].join('\r\n'),
+    });
+    expect((await read('engine://files/http/')).text).toBe(['engine://files/http/api/', 'engine://files/http/app.ts'].join('\r\n'));
+    expect((await read('engine://files/')).text).toBe(['engine://files/http/', 'engine://files/README.md'].join('\r\n'));
+  });
+
+  it('still reads a file, and refuses a path that is neither file nor directory', async () => {
+    expect(await read('engine://files/http/app.ts')).toMatchObject({ text: '// http/app.ts' });
+    await expect(client.readResource({ uri: 'engine://files/http/ap' })).rejects.toThrow(/No indexed file http\/ap/);
+    await expect(client.readResource({ uri: 'engine://files/http/../etc' })).rejects.toThrow(/No indexed file|Refused/);
+  });
+});
+
 describe('search without an embedding model', () => {
   it('answers a plain query by keyword, and says so', async () => {
     const server = await serve({ CTX_EMBEDDINGS__PROVIDER: 'none' });
