@@ -1,4 +1,6 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -8,8 +10,12 @@ import { EMBEDDING_MODEL, itWith } from '../support/requirements.js';
 import { assertSeed000 } from '../support/seed000.js';
 
 /** A server as deployed: `[mcp] toolsets` as given (unset: the default toolset). */
-const serveLedger = async (env: NodeJS.ProcessEnv = {}): Promise<{ ledger: Ledger; server: RunningServer }> => {
+const serveLedger = async (
+  env: NodeJS.ProcessEnv = {},
+  file?: string,
+): Promise<{ ledger: Ledger; server: RunningServer }> => {
   const config = loadConfig({
+    file,
     env: { ...modelEnv(), ...tempRootsEnv(), CTX_LOG__LEVEL: 'silent', ...env },
     overrides: { storage: { dataDir: tempDataDir('ctx-agent-') }, server: { bind: '127.0.0.1:0' } },
   });
@@ -184,6 +190,27 @@ describe('search without an embedding model', () => {
       expect(result.isError).toBeFalsy();
       expect(structured(result)).toMatchObject({ mode: 'keyword', mode_notice: expect.stringMatching(/keyword/) as unknown });
       expect(textOf(result)).toMatch(/Ranked by keyword search \(No embedding model is loaded/);
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  });
+});
+
+describe('a configured source that cannot be read', () => {
+  it('answers not_configured to an ingest of it, and changes nothing', async () => {
+    const file = path.join(tempDataDir('ctx-agent-config-'), 'ctx.toml');
+    writeFileSync(file, '[sources.handbook]\nkind = "filesystem"\nroots = ["/nonexistent/handbook"]\n');
+    const { ledger, server } = await serveLedger({ CTX_EMBEDDINGS__PROVIDER: 'none' }, file);
+    const client = await connect(server);
+    try {
+      const head = await ledger.store.headPosition();
+      const result = await client.callTool({ name: 'ingest', arguments: { source: 'filesystem:handbook' } });
+      expect(result.isError).toBe(true);
+      expect(JSON.parse(textOf(result))).toMatchObject({
+        error: { code: 'not_configured', message: expect.stringMatching(/filesystem:handbook.*\/nonexistent\/handbook/) as unknown },
+      });
+      expect(await ledger.store.headPosition()).toBe(head);
     } finally {
       await client.close();
       await server.close();
