@@ -131,6 +131,15 @@ describe('the MCP surface an agent sees', () => {
     expect(structured(result)).toMatchObject({ source_id: 'tokens.md', updated_at: '2025-06-01T10:00:00.000Z' });
   });
 
+  it('lists every tool of /tools/list with its required parameters, as seed 000 shows', async () => {
+    const { tools } = (await (await fetch(`${server.url}/tools/list`)).json()) as {
+      tools: { name: string; builtin: boolean; parameters: { type: string; required?: unknown } }[];
+    };
+    expect(tools.length).toBeGreaterThan(0);
+    for (const tool of tools) expect([tool.name, tool.parameters.type, Array.isArray(tool.parameters.required)]).toEqual([tool.name, 'object', true]);
+    expect(tools.find((t) => t.name === 'search')?.parameters.required).toEqual(['query']);
+  });
+
   it("lists sources with seed 000's shape", async () => {
     const result = await client.callTool({ name: 'context.sources', arguments: {} });
     assertSeed000('sources', structured(result));
