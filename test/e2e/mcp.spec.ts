@@ -103,7 +103,7 @@ describe('MCP over Streamable HTTP', () => {
 
 describe('MCP over stdio', () => {
   it('lists tools and calls ledger.history through `ctx mcp`', async () => {
-    const { command, args, cwd } = ctxCommand(['mcp', '--data-dir', tempDataDir()]);
+    const { command, args, cwd } = ctxCommand(['mcp', '--toolsets', 'all', '--data-dir', tempDataDir()]);
     const transport = new StdioClientTransport({ command, args, cwd, stderr: 'pipe' });
     const client = new Client({ name: 'stdio-e2e', version: '1.0.0' });
     await client.connect(transport);
