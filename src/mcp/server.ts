@@ -86,7 +86,11 @@ type JsonSchema = Record<string, unknown>;
 const withoutFormatPatterns = (node: unknown): unknown => {
   if (Array.isArray(node)) return node.map(withoutFormatPatterns);
   if (!node || typeof node !== 'object') return node;
-  const entries = Object.entries(node as JsonSchema).filter(([key]) => !(key === 'pattern' && 'format' in node));
+  // Both strings: a schema's keywords, not properties that happen to be named so.
+  const formatted = typeof (node as JsonSchema).format === 'string';
+  const entries = Object.entries(node as JsonSchema).filter(
+    ([key, value]) => !(key === 'pattern' && typeof value === 'string' && formatted),
+  );
   return Object.fromEntries(entries.map(([key, value]) => [key, withoutFormatPatterns(value)]));
 };
 
