@@ -3,6 +3,7 @@ import { ingestDecider } from '../commands/ingestDocument.js';
 import type { DocumentView } from '../projections/documents.js';
 import type { DocumentState } from '../src/domain/documents.js';
 import { streamId } from '../src/domain/events.js';
+import { inUtc } from '../src/domain/instant.js';
 import { AsOfSchema, foldUntil, parseAsOf, type Folded } from '../src/engine/asOf.js';
 import { NotFoundError } from '../src/errors.js';
 import { defineOperation } from '../src/operations.js';
@@ -61,8 +62,8 @@ export const getDocument = async (
     source_url: doc.sourceUrl,
     title: doc.title,
     author: doc.author,
-    created_at: doc.createdAt,
-    updated_at: doc.updatedAt,
+    created_at: inUtc(doc.createdAt),
+    updated_at: inUtc(doc.updatedAt),
     content_type: doc.contentType,
     body: texts.get(doc.bodyHash) ?? '',
     metadata: doc.metadata,

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { DocumentView } from '../projections/documents.js';
+import { inUtc } from '../src/domain/instant.js';
 import { AsOfSchema } from '../src/engine/asOf.js';
 import { EmbeddingsDisabledError, ValidationError } from '../src/errors.js';
 import { defineOperation, type OperationContext } from '../src/operations.js';
@@ -127,7 +128,7 @@ const rankDocuments = async (
         title: doc.title,
         source: doc.source,
         source_id: doc.sourceId,
-        updated_at: doc.updatedAt,
+        updated_at: inUtc(doc.updatedAt),
         snippet: hit.snippet ?? snippetOf(text, input.query),
         source_url: doc.sourceUrl,
         ...(input.explain

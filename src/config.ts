@@ -245,7 +245,7 @@ export const ConfigSchema = z
     /** What MCP exposes: tool groups, and whether tools that write are hidden. */
     mcp: z
       .object({
-        toolsets: list(z.enum(['ledger', 'search', 'jobs', 'annotations', 'admin', 'extensions'])).optional(),
+        toolsets: list(z.enum(['default', 'all', 'ledger', 'search', 'jobs', 'annotations', 'admin', 'extensions'])).optional(),
         readOnly: z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean()).default(false),
       })
       .strict()

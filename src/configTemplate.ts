@@ -82,7 +82,7 @@ refresh_ttl_s = ${d.auth.refreshTtlS}
 # connectors_root = "/srv/repos"            # local connectors read only below it (default: the working directory)
 
 [mcp]
-# toolsets = ["ledger", "search", "jobs", "annotations", "admin", "extensions"]
+# toolsets = ["default"]                    # or "all", or groups: ledger, search, jobs, annotations, admin, extensions
 read_only = ${toml(d.mcp.readOnly)}                        # hide every tool that writes
 
 [projections]

@@ -68,6 +68,14 @@ export class EmbeddingsDisabledError extends AppError {
   }
 }
 
+/** A configured source or connector that cannot be used as configured (its root is missing, say). */
+export class NotConfiguredError extends AppError {
+  override name = 'NotConfiguredError';
+  constructor(message: string, details?: Record<string, unknown>) {
+    super('not_configured', 400, message, details);
+  }
+}
+
 export class UnavailableError extends AppError {
   override name = 'UnavailableError';
   constructor(

@@ -79,7 +79,8 @@ const assertShallow = (params: unknown, tool: string) => {
 
 const inputJsonSchema = (operation: Operation): Record<string, unknown> => {
   const { $schema: _ignored, ...schema } = z.toJSONSchema(operation.input, { io: 'input', unrepresentable: 'any' });
-  return schema;
+  // Seed 000 lists `required` on every tool, empty when nothing is.
+  return { ...schema, required: schema.required ?? [] };
 };
 
 /** Lists and calls tools (built-in operations and Lua scripts), recording each call. */

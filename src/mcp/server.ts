@@ -17,34 +17,100 @@ export interface McpServerOptions {
   extend?: (server: McpServer, actor: Actor) => void;
 }
 
+/** What `[mcp] toolsets` may name: operation groups, `default` (the agent's essentials) and `all`. */
+export type ToolsetChoice = Toolset | 'default' | 'all';
+
+/**
+ * The default toolset: what an agent needs to find and read context, small enough to keep in its
+ * context window. Every other tool is one `[mcp] toolsets` entry away.
+ */
+export const DEFAULT_TOOLS: ReadonlySet<string> = new Set([
+  'context.search',
+  'context.get',
+  'context.sources',
+  'context.get_related_info',
+  'context.index_control',
+  'ingest',
+]);
+
+/** Seed 000 names these operations `context.get` and `context.sources` as MCP tools. */
+const MCP_NAMES: Readonly<Record<string, string>> = { get: 'context.get', sources: 'context.sources' };
+
+/** `context.search` answers seed 000's search requests too: MCP has one search tool. */
+const SUBSUMED = new Set(['search']);
+
+/** An operation's name as an MCP tool. */
+export const mcpToolName = (operation: Operation) => MCP_NAMES[operation.name] ?? operation.name;
+
 /** What one caller sees and may call over MCP. */
 export interface McpAccess {
   /** Scopes of an authenticated caller; null when every scope is allowed. */
   scopes: readonly string[] | null;
   /** Tool groups the deployment exposes; null for all. */
-  toolsets: readonly Toolset[] | null;
+  toolsets: readonly ToolsetChoice[] | null;
   /** Hides every tool that writes. */
   readOnly: boolean;
 }
 
 export const FULL_ACCESS: McpAccess = { scopes: null, toolsets: null, readOnly: false };
 
-/** What the deployment's `[mcp]` settings expose, to a caller with these scopes (null: all). */
+/** What the deployment's `[mcp]` settings expose (the default toolset when unset), to a caller with these scopes (null: all). */
 export const deploymentAccess = (
-  settings: { toolsets?: readonly Toolset[] | undefined; readOnly: boolean },
+  settings: { toolsets?: readonly ToolsetChoice[] | undefined; readOnly: boolean },
   scopes: readonly string[] | null = null,
-): McpAccess => ({ scopes, toolsets: settings.toolsets ?? null, readOnly: settings.readOnly });
+): McpAccess => {
+  const toolsets = settings.toolsets ?? ['default'];
+  return { scopes, toolsets: toolsets.includes('all') ? null : toolsets, readOnly: settings.readOnly };
+};
+
+/** The deployment's own Lua tools are in the default toolset: whoever wrote them meant agents to use them. */
+const isDefaultTool = (operation: Operation) =>
+  DEFAULT_TOOLS.has(mcpToolName(operation)) || (operation.toolset === 'extensions' && !operation.writes);
+
+const inToolsets = (operation: Operation, toolsets: readonly ToolsetChoice[] | null) =>
+  !toolsets ||
+  toolsets.includes(operation.toolset) ||
+  (toolsets.includes('default') && isDefaultTool(operation));
 
 export const exposedOperations = (operations: readonly Operation[], access: McpAccess) =>
-  operations.filter((o) => (!access.toolsets || access.toolsets.includes(o.toolset)) && !(access.readOnly && o.writes));
+  operations.filter(
+    (o) => !SUBSUMED.has(o.name) && inToolsets(o, access.toolsets) && !(access.readOnly && o.writes),
+  );
+
+type JsonSchema = Record<string, unknown>;
 
 /**
- * The operation's schema as listed to clients, but accepting any arguments: the operation checks
- * them itself and answers bad input with its own error objects.
+ * Drops `pattern` where a `format` says the same (zod lists its whole ISO date-time and UUID
+ * expressions, hundreds of characters each): input is still checked in full when a tool is called.
  */
-const advertisedOnly = (schema: z.ZodObject): z.ZodObject => {
+const withoutFormatPatterns = (node: unknown): unknown => {
+  if (Array.isArray(node)) return node.map(withoutFormatPatterns);
+  if (!node || typeof node !== 'object') return node;
+  // Both strings: a schema's keywords, not properties that happen to be named so.
+  const formatted = typeof (node as JsonSchema).format === 'string';
+  const entries = Object.entries(node as JsonSchema).filter(
+    ([key, value]) => !(key === 'pattern' && typeof value === 'string' && formatted),
+  );
+  return Object.fromEntries(entries.map(([key, value]) => [key, withoutFormatPatterns(value)]));
+};
+
+/**
+ * The schema a tool is listed with: compact JSON Schema; with `acceptAnything`, arguments are not
+ * checked by the SDK, for operations that check them and answer bad input with their own error objects.
+ */
+const listed = (schema: z.ZodObject, acceptAnything = false): z.ZodObject => {
   const standard = schema['~standard'];
-  return { '~standard': { ...standard, validate: (value: unknown) => ({ value }) } } as unknown as z.ZodObject;
+  const { input, output } = standard.jsonSchema;
+  return {
+    '~standard': {
+      ...standard,
+      jsonSchema: {
+        input: (options: Parameters<typeof input>[0]) => withoutFormatPatterns(input(options)) as JsonSchema,
+        output: (options: Parameters<typeof output>[0]) => withoutFormatPatterns(output(options)) as JsonSchema,
+      },
+      ...(acceptAnything ? { validate: (value: unknown) => ({ value }) } : {}),
+    },
+  } as unknown as z.ZodObject;
 };
 
 /** Builds a fresh MCP server with every operation as a tool; the SDK calls this per request or connection. */
@@ -60,12 +126,12 @@ export const createMcpServerFactory =
       const scope = requiredScope(operation);
       const namesProject = 'project_id' in operation.input.shape;
       server.registerTool(
-        operation.name,
+        mcpToolName(operation),
         {
           title: operation.title,
           description: operation.description,
-          inputSchema: operation.mcpError ? advertisedOnly(operation.input) : operation.input,
-          outputSchema: operation.output,
+          inputSchema: listed(operation.input, operation.mcpError !== undefined),
+          outputSchema: listed(operation.output),
           annotations: { readOnlyHint: !operation.writes },
         },
         async (given: Record<string, unknown>) => {

@@ -168,7 +168,7 @@ const setupExtensions = async (context: ModuleContext, options: ExtensionsModule
   };
 
   const startupTools = new Set(luaToolOperations.map((o) => o.name));
-  const exposesExtensions = !config.mcp.toolsets || config.mcp.toolsets.includes('extensions');
+  const exposesExtensions = (config.mcp.toolsets ?? ['default']).some((t) => ['extensions', 'default', 'all'].includes(t));
   const mcp = (server: McpServer, actor: Actor) => {
     // Prompts and tools are fixed when the server is built (once per request or connection); refresh for the next one.
     for (const agent of latest.agents.values()) registerAgentPrompt(server, agent, () => hostFor(agent.file, actor), limits);

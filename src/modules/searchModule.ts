@@ -16,7 +16,7 @@ import { listSourcesOperation } from '../../queries/listSources.js';
 import { createSearchAsOf } from '../../queries/searchAsOf.js';
 import { searchOperation } from '../../queries/searchDocuments.js';
 import { commandContext } from '../engine/commands.js';
-import { NotFoundError, ValidationError } from '../errors.js';
+import { NotConfiguredError, NotFoundError, ValidationError } from '../errors.js';
 import { mountOperation } from '../http/operationRoute.js';
 import { ingestFiles } from '../ingestion/ingestFiles.js';
 import { readableRootsOf, type ReadableRoots } from '../ingestion/readableRoots.js';
@@ -101,6 +101,11 @@ const ingestRunner = (context: ModuleContext, deps: Parameters<typeof ingestFile
     if (!source) {
       throw new NotFoundError(`No configured source '${input.source}'`, { configured: sources.map((s) => s.name) });
     }
+    const health = source.health();
+    if (!health.healthy)
+      throw new NotConfiguredError(`Source '${source.name}' cannot be read as configured: ${health.notes}`, {
+        source: source.name,
+      });
     return indexed(
       ingestFiles(deps, source.scan(), {
         source: source.name,

@@ -8,7 +8,7 @@ import { SCOPES, type Scope } from '../../src/domain/auth.js';
 import { commandContext } from '../../src/engine/commands.js';
 import { createJwtCodec } from '../../src/http/api/jwtCodec.js';
 import { openLedger, startServer, type Ledger, type RunningServer } from '../../src/main.js';
-import { tempDataDir, tempRootsEnv } from '../support/ledger.js';
+import { EVERY_TOOLSET, tempDataDir, tempRootsEnv } from '../support/ledger.js';
 
 export const JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
 
@@ -47,6 +47,7 @@ export const startApiServer = async (env: NodeJS.ProcessEnv = {}, file?: string)
       CTX_EMBEDDINGS__PROVIDER: 'none',
       CTX_LOG__LEVEL: 'silent',
       ...tempRootsEnv(),
+      ...EVERY_TOOLSET,
       ...env,
     },
     overrides: { storage: { dataDir: tempDataDir('ctx-api-') }, server: { bind: '127.0.0.1:0' } },

@@ -126,8 +126,8 @@ describe('MCP over Streamable HTTP with authentication', () => {
       await globex.callTool({ name: 'context.search', arguments: { query: 'sauce' } }),
     ) as { results: { metadata: { document_id: string } }[] };
     const id = theirs.results[0]!.metadata.document_id;
-    expect((await globex.callTool({ name: 'get', arguments: { id } })).isError).toBeFalsy();
-    const mine = await acme.callTool({ name: 'get', arguments: { id } });
+    expect((await globex.callTool({ name: 'context.get', arguments: { id } })).isError).toBeFalsy();
+    const mine = await acme.callTool({ name: 'context.get', arguments: { id } });
     expect(mine.isError).toBe(true);
     expect(textOf(mine)).toContain('not_found');
   });
@@ -344,7 +344,7 @@ describe('MCP tool exposure', () => {
         expect.arrayContaining([
           'context.search',
           'context.get_related_info',
-          'search',
+          'context.get',
           'list_background_jobs',
         ]),
       );

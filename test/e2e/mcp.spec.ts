@@ -103,7 +103,7 @@ describe('MCP over Streamable HTTP', () => {
 
 describe('MCP over stdio', () => {
   it('lists tools and calls ledger.history through `ctx mcp`', async () => {
-    const { command, args, cwd } = ctxCommand(['mcp', '--data-dir', tempDataDir()]);
+    const { command, args, cwd } = ctxCommand(['mcp', '--toolsets', 'all', '--data-dir', tempDataDir()]);
     const transport = new StdioClientTransport({ command, args, cwd, stderr: 'pipe' });
     const client = new Client({ name: 'stdio-e2e', version: '1.0.0' });
     await client.connect(transport);
@@ -130,7 +130,7 @@ describe('MCP over stdio, limited by the deployment', () => {
     try {
       const { tools } = await client.listTools();
       const names = tools.map((t) => t.name);
-      expect(names).toEqual(expect.arrayContaining(['search', 'get', 'sources', 'get_job_status', 'list_background_jobs']));
+      expect(names).toEqual(expect.arrayContaining(['context.search', 'context.get', 'context.sources', 'get_job_status', 'list_background_jobs']));
       for (const hidden of ['ingest', 'start_indexing_background', 'cancel_job', 'ledger.history', 'start_session']) {
         expect(names).not.toContain(hidden);
       }
@@ -149,7 +149,7 @@ describe('MCP over stdio, limited by the deployment', () => {
       const names = (await client.listTools()).tools.map((t) => t.name);
       expect(names).toContain('ledger.history');
       expect(names).toContain('get_job_status');
-      expect(names).not.toContain('search');
+      expect(names).not.toContain('context.search');
       expect(names).not.toContain('cancel_job');
     } finally {
       await client.close();

@@ -137,7 +137,7 @@ describe('documents and search through HTTP and MCP', () => {
     expect(semantic.results[0]?.source_id).toMatch(/payments\.md$|billing\.py$/);
 
     const hybrid = await client.callTool({
-      name: 'search',
+      name: 'context.search',
       arguments: { query: 'renewing expired credentials', mode: 'hybrid', limit: 3, explain: true },
     });
     const { results } = hybrid.structuredContent as {

@@ -236,7 +236,7 @@ describe('search as of a past position', () => {
       /position or an ISO timestamp/,
     );
 
-    const overMcp = await client.callTool({ name: 'search', arguments: { query: 'tokens', asOf: beyond } });
+    const overMcp = await client.callTool({ name: 'context.search', arguments: { query: 'tokens', as_of: beyond, mode: 'keyword' } });
     expect(overMcp.isError).toBe(true);
     expect(JSON.stringify(overMcp.content)).toMatch(/beyond the head of the ledger/);
     expect(await ledger.store.headPosition()).toBe(head);
@@ -244,9 +244,12 @@ describe('search as of a past position', () => {
 
   it('answers as of a past position over MCP and the tool API', async () => {
     const expected = await search({ query: EVERYTHING, asOf: before });
-    const overMcp = await client.callTool({ name: 'search', arguments: { query: EVERYTHING, asOf: before } });
+    const overMcp = await client.callTool({
+      name: 'context.search',
+      arguments: { query: EVERYTHING, as_of: before, mode: 'keyword' },
+    });
     expect(overMcp.isError).toBeFalsy();
-    expect(overMcp.structuredContent).toEqual(expected);
+    expect(overMcp.structuredContent).toEqual({ ...expected, mode: 'keyword' });
     const overHttp = await fetch(`${server.url}/tools/search`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },

@@ -15,12 +15,15 @@ export const tempRootsEnv = (): NodeJS.ProcessEnv => ({ CTX_INGEST__ROOTS: tmpdi
 export const modelEnv = (): NodeJS.ProcessEnv =>
   testModelDir ? { CTX_EMBEDDINGS__MODEL_DIR: testModelDir } : { CTX_EMBEDDINGS__PROVIDER: 'none' };
 
+/** Tests reach every tool over MCP, not only the default toolset. */
+export const EVERY_TOOLSET: NodeJS.ProcessEnv = { CTX_MCP__TOOLSETS: 'all' };
+
 /** A real ledger on a fresh embedded data directory, bound to an ephemeral loopback port. */
 export const openTestLedger = (env: NodeJS.ProcessEnv = {}, file?: string): Promise<Ledger> =>
   openLedger(
     loadConfig({
       file,
-      env: { ...modelEnv(), ...tempRootsEnv(), ...env },
+      env: { ...modelEnv(), ...tempRootsEnv(), ...EVERY_TOOLSET, ...env },
       overrides: { storage: { dataDir: tempDataDir() }, server: { bind: '127.0.0.1:0' } },
     }),
     { logger: pino({ level: 'silent' }) },

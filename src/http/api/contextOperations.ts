@@ -6,9 +6,15 @@ import {
   type RelatedInfo,
   type RelatedInfoDeps,
 } from '../../../queries/getRelatedInfo.js';
+import {
+  SearchInputSchema,
+  SearchResultSchema as DocumentResultSchema,
+  type SearchInput,
+  type SearchOutput,
+} from '../../../queries/searchDocuments.js';
 import { searchWithWorkContext, type WorkContextSearchDeps } from '../../../queries/searchWithWorkContext.js';
-import { ValidationError } from '../../errors.js';
-import { checkScope, defineOperation } from '../../operations.js';
+import { EmbeddingsDisabledError, ValidationError } from '../../errors.js';
+import { checkScope, defineOperation, type OperationContext } from '../../operations.js';
 import { parseInput } from '../../validation.js';
 import type { ConnectorService } from './connectorService.js';
 import type { IndexControl } from './indexControl.js';
@@ -17,6 +23,7 @@ import {
   ConnectorUpdateSchema,
   SearchRequestSchema,
   SearchResponseSchema,
+  SearchResultSchema,
   type SearchResponse,
 } from './schemas.js';
 
@@ -77,9 +84,110 @@ export interface ContextOperationDeps {
   connectors: ConnectorService;
 }
 
-const ContextSearchInputSchema = SearchRequestSchema.omit({ pagination: true }).extend({
-  pagination: SearchRequestSchema.shape.pagination,
+const SEARCH_MODES = ['keyword', 'semantic', 'hybrid'] as const;
+type SearchMode = (typeof SEARCH_MODES)[number];
+
+/** Seed 002's search request, which also takes seed 000's (`mode`, `limit`, filters by source, tags and time). */
+const ContextSearchInputSchema = SearchRequestSchema.extend({
+  mode: z
+    .enum(SEARCH_MODES)
+    .optional()
+    .describe('Default: hybrid when an embedding model is loaded, keyword otherwise (the result says which)'),
+  limit: z.number().int().min(1).max(100).optional().describe('Maximum results; answers in the {results} shape'),
+  filters: z
+    .object({
+      ...SearchRequestSchema.shape.filters.unwrap().shape,
+      ...SearchInputSchema.shape.filters.unwrap().shape,
+    })
+    .strict()
+    .optional(),
+  explain: z.boolean().optional().describe("Add each result's component scores"),
+  fusion: z.enum(['rrf', 'weighted']).optional().describe('How hybrid mode combines the two rankings'),
+}).strict();
+type ContextSearchInput = z.output<typeof ContextSearchInputSchema>;
+
+const ContextSearchOutputSchema = z.object({
+  results: z.array(z.union([SearchResultSchema, DocumentResultSchema])),
+  pagination: SearchResponseSchema.shape.pagination.optional(),
+  query_metadata: SearchResponseSchema.shape.query_metadata.optional(),
+  mode: z.enum(SEARCH_MODES).describe('How results were ranked'),
+  mode_notice: z.string().optional().describe('Why the ranking is not the one asked for, or not hybrid by default'),
 });
+type ContextSearchOutput = z.output<typeof ContextSearchOutputSchema>;
+
+/** Which seed a request follows: seed 000's fields answer seed 000's `{results}` shape. */
+const requestDialect = (input: ContextSearchInput): '000' | '002' => {
+  const f = input.filters ?? {};
+  const own000 = [input.mode, input.limit, input.explain, input.fusion, f.source, f.tags, f.since, f.until];
+  const own002 = [input.work_context, input.top_k, input.pagination, f.source_types, f.date_range];
+  const is000 = own000.some((v) => v !== undefined);
+  if (is000 && own002.some((v) => v !== undefined))
+    throw new ValidationError(
+      'Give either mode, limit, explain, fusion and filters source, tags, since, until, or work_context, top_k, ' +
+        'pagination and filters source_types, date_range: not both',
+    );
+  return is000 ? '000' : '002';
+};
+
+const NO_MODEL = 'No embedding model is loaded: keyword search only';
+
+/**
+ * Runs `search` with the caller's mode, or hybrid when an embedding model is loaded and keyword
+ * otherwise; answers with the mode used.
+ */
+const withDefaultMode = async <T>(
+  mode: SearchMode | undefined,
+  search: (mode: SearchMode) => Promise<T>,
+): Promise<{ found: T; mode: SearchMode; mode_notice?: string }> => {
+  if (mode) return { found: await search(mode), mode };
+  try {
+    return { found: await search('hybrid'), mode: 'hybrid' };
+  } catch (error) {
+    if (!(error instanceof EmbeddingsDisabledError)) throw error;
+    return { found: await search('keyword'), mode: 'keyword', mode_notice: NO_MODEL };
+  }
+};
+
+const contextSearch = async (
+  deps: WorkContextSearchDeps,
+  input: ContextSearchInput,
+  context: OperationContext,
+): Promise<ContextSearchOutput> => {
+  if (requestDialect(input) === '000') {
+    const { mode, limit, filters, explain, fusion, as_of: asOf } = input;
+    const request: SearchInput = { query: input.query, limit, filters, explain, fusion, asOf };
+    const { found, ...used } = await withDefaultMode(mode, (m) => deps.search({ ...request, mode: m }, context));
+    return { ...found, ...used };
+  }
+  // Seed 002's search ranks hybrid when it can; record which ranking answered.
+  let ranked = 'keyword' as SearchMode;
+  const recording: WorkContextSearchDeps = {
+    ...deps,
+    search: async (request, searchContext) => {
+      const found = await deps.search(request, searchContext);
+      ranked = request.mode ?? 'keyword';
+      return found;
+    },
+  };
+  const found = await searchWithWorkContext(recording, input, context);
+  return { ...found, mode: ranked, ...(ranked === 'hybrid' ? {} : { mode_notice: NO_MODEL }) };
+};
+
+const formatDocumentResults = (query: string, output: SearchOutput): string => {
+  if (output.results.length === 0) return `No results for "${query}".`;
+  const blocks = output.results.map((r, i) =>
+    [`[${i + 1}] ${r.title ?? r.source_id} — ${r.source}:${r.source_id} (id ${r.id})`, `score ${r.score}, updated ${r.updated_at}`, r.snippet].join('\n'),
+  );
+  return `Context for "${query}" (${output.results.length} results):\n\n${blocks.join('\n\n')}`;
+};
+
+const formatContextSearch = (output: ContextSearchOutput, input: ContextSearchInput): string => {
+  const text =
+    output.pagination && output.query_metadata
+      ? formatSearchResults(input.query, output as SearchResponse)
+      : formatDocumentResults(input.query, output as SearchOutput);
+  return `${text}\n\nRanked by ${output.mode} search${output.mode_notice ? ` (${output.mode_notice})` : ''}.`;
+};
 
 const IndexControlInputSchema = z.object({
   action: z.enum(['start', 'stop', 'status', 'force_reindex']),
@@ -104,14 +212,16 @@ export const contextOperations = ({ search, related, indexControl, connectors }:
     title: 'Search with work context',
     description:
       "Performs a comprehensive search using the user's query and current working context (active file, branch, open tickets) " +
-      'to find the most relevant code, discussions, and documents; returns them formatted for an LLM context window.',
+      'to find the most relevant code, discussions, and documents; returns them formatted for an LLM context window. ' +
+      'Hybrid (keyword and semantic) when an embedding model is loaded, keyword otherwise; `mode` chooses. ' +
+      'Open a result whole with context.get.',
     toolset: 'search',
     writes: false,
     scope: 'search:read',
     input: ContextSearchInputSchema,
-    output: SearchResponseSchema,
-    run: (input, context) => searchWithWorkContext(search, input, context),
-    formatText: (output, input) => formatSearchResults(input.query, output),
+    output: ContextSearchOutputSchema,
+    run: (input, context) => contextSearch(search, input, context),
+    formatText: formatContextSearch,
   }),
   defineOperation({
     name: 'context.get_related_info',

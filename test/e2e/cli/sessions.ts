@@ -63,8 +63,8 @@ export const mcpSession = async (args: string[], { env, cwd }: Required<RunOptio
   try {
     expect(client.getServerVersion()?.name).toBeTruthy();
     const { tools } = await client.listTools();
-    expect(tools.map((tool) => tool.name)).toContain('search');
-    const result = await client.callTool({ name: 'search', arguments: { query: 'tokens' } });
+    expect(tools.map((tool) => tool.name)).toContain('context.search');
+    const result = await client.callTool({ name: 'context.search', arguments: { query: 'tokens' } });
     expect(result.isError).toBeFalsy();
   } finally {
     await client.close();
