@@ -37,6 +37,9 @@ describe('deployment files', () => {
     );
     expect(images.some((image) => !image.includes(':') || image.endsWith(':latest'))).toBe(false);
     expect(compose).toContain('./ctx.production.toml:/etc/ctx/ctx.toml:ro');
+    // The image writes only to its /data volume, and every replica seals with the same key.
+    expect(compose).toContain('ctx-data:/data');
+    expect(compose).toMatch(/CTX_AUTH__SECRETS_KEY: \$\{CTX_SECRETS_KEY:\?/);
   });
 
   it('refuses an event store or keyword index setting without the server it needs', () => {
