@@ -16,8 +16,8 @@ interface Task {
 
 /**
  * A local HTTP server in Meilisearch's place, for outages on demand. Documents are kept per index
- * by id, as Meilisearch keeps them, so a test can tell that nothing was lost; search answers no
- * hits (ranking is not what it stands in for).
+ * by id, as Meilisearch keeps them, so a test can tell that nothing was lost; search finds the
+ * chunks that contain a query word, unranked and unfiltered (ranking is not what it stands in for).
  */
 export const startMeiliStandIn = async (mode: MeiliStandInMode = 'up') => {
   let current = mode;
@@ -77,8 +77,15 @@ export const startMeiliStandIn = async (mode: MeiliStandInMode = 'up') => {
       }
       return enqueue(res, deletion[1]!, 'documentDeletion');
     }
-    if (/^\/indexes\/[^/]+\/search$/.test(pathname)) {
-      res.end(JSON.stringify({ hits: [], query: '', processingTimeMs: 0, limit: 20, offset: 0, estimatedTotalHits: 0 }));
+    const search = /^\/indexes\/([^/]+)\/search$/.exec(pathname);
+    if (search) {
+      const { q, limit = 20 } = JSON.parse(body) as { q: string; limit?: number };
+      const words = q.toLowerCase().split(/\W+/).filter(Boolean);
+      const hits = [...(indexes.get(search[1]!)?.values() ?? [])]
+        .filter((doc) => words.some((word) => String(doc.text).toLowerCase().includes(word)))
+        .slice(0, limit)
+        .map((doc) => ({ id: doc.id, document_id: doc.document_id, _rankingScore: 1, _formatted: { text: doc.text } }));
+      res.end(JSON.stringify({ hits, query: q, processingTimeMs: 0, limit, offset: 0, estimatedTotalHits: hits.length }));
       return;
     }
     // Settings, swaps, index deletions: accepted as tasks.
