@@ -2,7 +2,7 @@ import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
-import { openLedger, type Ledger } from '../../src/main.js';
+import { openLedger, startServer, type Ledger, type RunningServer } from '../../src/main.js';
 import { MODULES } from '../../src/modules/index.js';
 import { createJobsModule } from '../../src/modules/jobsModule.js';
 import type { ProjectionStatus } from '../../src/engine/projectionRunner.js';
@@ -27,6 +27,7 @@ const toolText = (result: unknown) =>
 describe('an indexing job whose Meilisearch goes away', { timeout: 120_000 }, () => {
   let meili: MeiliStandIn;
   let ledger: Ledger;
+  let server: RunningServer;
   let mcp: Client;
 
   beforeAll(async () => {
@@ -38,6 +39,7 @@ describe('an indexing job whose Meilisearch goes away', { timeout: 120_000 }, ()
         CTX_SEARCH__KEYWORD_INDEX: 'meilisearch',
         CTX_SEARCH__MEILISEARCH_URL: meili.url,
         CTX_SEARCH__MEILISEARCH_TIMEOUT_MS: '500',
+        CTX_SERVER__BIND: '127.0.0.1:0',
         ...tempRootsEnv(),
       },
     });
@@ -45,7 +47,7 @@ describe('an indexing job whose Meilisearch goes away', { timeout: 120_000 }, ()
       logger: pino({ level: 'silent' }),
       modules: MODULES.map((m) => (m.name === 'jobs' ? createJobsModule({ retryInitialMs: 100, retryMaxMs: 400 }) : m)),
     });
-    await ledger.start();
+    server = await startServer(ledger);
     mcp = new Client({ name: 'meili-outage', version: '1.0.0' });
     const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
     await ledger.createMcpServer({ subject: 'tester', tenant: null, via: 'mcp' }).connect(serverSide);
@@ -54,12 +56,18 @@ describe('an indexing job whose Meilisearch goes away', { timeout: 120_000 }, ()
 
   afterAll(async () => {
     await mcp?.close();
-    await ledger?.close();
+    await server?.close();
     await meili?.close();
   });
 
   const jobStatus = async (jobId: string) =>
     toolText(await mcp.callTool({ name: 'get_job_status', arguments: { job_id: jobId } }));
+  const health = async () =>
+    (await (await fetch(`${server.url}/api/v1/health`)).json()) as {
+      status: string;
+      services: Record<string, string>;
+      problems?: { service: string; projection: string; error: string }[];
+    };
   const keywordProjection = async () =>
     (await ledger.projections.status()).find((p) => p.name === 'keyword_meilisearch') as ProjectionStatus;
 
@@ -82,6 +90,12 @@ describe('an indexing job whose Meilisearch goes away', { timeout: 120_000 }, ()
     const failing = await keywordProjection();
     expect(failing.lastError?.message).toMatch(/Meilisearch is unavailable/);
     expect(failing.lagEvents).toBeGreaterThan(0);
+    // Health names the degraded service and the read model behind it while the outage lasts.
+    const degraded = await health();
+    expect(degraded).toMatchObject({ status: 'degraded', services: { search: 'degraded', index: 'healthy' } });
+    expect(degraded.problems).toEqual([
+      expect.objectContaining({ service: 'search', projection: 'keyword_meilisearch', error: failing.lastError?.message }),
+    ]);
 
     await meili.set('up');
     const done = await until(
@@ -97,5 +111,8 @@ describe('an indexing job whose Meilisearch goes away', { timeout: 120_000 }, ()
     const indexed = [...meili.documents('ctx_chunks').values()].filter((d) => d.project === project);
     expect(indexed.map((d) => d.id).sort()).toEqual([...chunkIds].sort());
     expect((await keywordProjection()).lastError).toBeNull();
+    const healthy = await health();
+    expect(healthy).toMatchObject({ status: 'healthy', services: { search: 'healthy', index: 'healthy' } });
+    expect(healthy.problems).toBeUndefined();
   });
 });
