@@ -109,7 +109,7 @@ export const ConfigSchema = z
         postgresUrl: z.string().url().optional(),
         /** Where events live: the Postgres database above, or an EventStoreDB (KurrentDB) server. */
         eventStore: z.enum(['postgres', 'eventstoredb']).default('postgres'),
-        /** e.g. `esdb://host:2113?tls=true&tlsCAFile=/certs/ca.crt`; TLS options go in the string. */
+        /** e.g. `kurrentdb://host:2113?tls=true&tlsCAFile=/certs/ca.crt` (or `esdb://…`); TLS options go in the string. */
         eventstoreUrl: z.string().min(1).optional(),
       })
       .strict()

@@ -13,7 +13,7 @@ describe('deployment files', () => {
     });
     expect(config.storage).toMatchObject({
       eventStore: 'eventstoredb',
-      eventstoreUrl: 'esdb://eventstore:2113?tls=false',
+      eventstoreUrl: 'kurrentdb://eventstore:2113?tls=false',
     });
     expect(config.storage.postgresUrl).toMatch(/^postgres:\/\/.*@postgres:5432\/ctx$/);
     expect(config.search).toMatchObject({
