@@ -97,10 +97,12 @@ export const createMeiliKeywordIndex = async ({
   indexUid = 'ctx_chunks',
   taskTimeoutMs = 120_000,
 }: MeiliKeywordIndexOptions): Promise<{ projection: RunnableProjection; index: KeywordIndex }> => {
-  const name = 'keyword_meilisearch';
+  // Named as the embedded keyword index is (`ctx projections rebuild keyword` in either mode); its
+  // checkpoint keeps a name of its own, so that switching backends never reuses the other's.
+  const name = 'keyword';
   const version = 1;
   const shadowUid = `${indexUid}__shadow`;
-  const checkpoints = projectionCheckpoints(db, name, version);
+  const checkpoints = projectionCheckpoints(db, 'keyword_meilisearch', version);
   await checkpoints.register();
 
   const succeeded = async (enqueued: EnqueuedTaskPromise, what: string): Promise<void> => {
@@ -201,6 +203,9 @@ export const createMeiliKeywordIndex = async ({
         const response = await client.index<MeiliChunkDocument>(indexUid).search(query, {
           filter: searchFilter(filters),
           limit,
+          // The default (`last`) drops trailing query words until something matches, so a precise
+          // phrase can find nothing; `frequency` drops the most common words first.
+          matchingStrategy: 'frequency',
           showRankingScore: true,
           attributesToRetrieve: ['id', 'document_id'],
           attributesToCrop: ['text'],

@@ -69,7 +69,7 @@ describe('an indexing job whose Meilisearch goes away', { timeout: 120_000 }, ()
       problems?: { service: string; projection: string; error: string }[];
     };
   const keywordProjection = async () =>
-    (await ledger.projections.status()).find((p) => p.name === 'keyword_meilisearch') as ProjectionStatus;
+    (await ledger.projections.status()).find((p) => p.name === 'keyword') as ProjectionStatus;
 
   it.each<[MeiliStandInMode, RegExp]>([
     ['down', /fetch failed|ECONNREFUSED/],
@@ -94,7 +94,7 @@ describe('an indexing job whose Meilisearch goes away', { timeout: 120_000 }, ()
     const degraded = await health();
     expect(degraded).toMatchObject({ status: 'degraded', services: { search: 'degraded', index: 'healthy' } });
     expect(degraded.problems).toEqual([
-      expect.objectContaining({ service: 'search', projection: 'keyword_meilisearch', error: failing.lastError?.message }),
+      expect.objectContaining({ service: 'search', projection: 'keyword', error: failing.lastError?.message }),
     ]);
 
     await meili.set('up');
