@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { DocumentView } from '../projections/documents.js';
 import { inUtc } from '../src/domain/instant.js';
 import { AsOfSchema } from '../src/engine/asOf.js';
-import { EmbeddingsDisabledError, ValidationError } from '../src/errors.js';
+import { EmbeddingsDisabledError, UnavailableError, ValidationError } from '../src/errors.js';
 import { defineOperation, type OperationContext } from '../src/operations.js';
 import type { ContentStore } from '../src/ports/contentStore.js';
 import type { Embedder } from '../src/ports/embedder.js';
@@ -61,7 +61,16 @@ export const SearchResultSchema = z.object({
   source_url: z.string().nullable(),
   explain: ExplainSchema.optional(),
 });
-export const SearchOutputSchema = z.object({ results: z.array(SearchResultSchema) });
+/** A hybrid search answered from one ranking because the other index was unavailable. */
+const DegradedSchema = z.object({
+  unavailable: z.enum(['keyword', 'semantic']),
+  reason: z.string(),
+});
+
+export const SearchOutputSchema = z.object({
+  results: z.array(SearchResultSchema),
+  degraded: DegradedSchema.optional(),
+});
 export type SearchOutput = z.infer<typeof SearchOutputSchema>;
 
 export interface SearchDeps {
@@ -102,12 +111,13 @@ const rankDocuments = async (
     const [vector] = await deps.semantic.embedder.embed([input.query], 'query');
     return index.search(vector!, filters, want);
   };
-  const [keyword, semantic] = await Promise.all([
+  const rankings = await Promise.allSettled([
     input.mode === 'semantic' || !view.keyword
       ? []
       : view.keyword.search(input.query, filters, want),
     input.mode === 'keyword' || !view.semantic ? [] : semanticSearch(view.semantic),
   ]);
+  const { keyword, semantic, degraded } = survivingRankings(input.mode, rankings);
   const top = fuse(
     { keyword, semantic },
     input.mode === 'hybrid' ? input.fusion : input.mode === 'keyword' ? 'keyword' : 'semantic',
@@ -143,7 +153,34 @@ const rankDocuments = async (
       },
     ];
   });
-  return { results };
+  return degraded ? { results, degraded } : { results };
+};
+
+/**
+ * Both rankings, or, in hybrid mode when one index is unavailable (its server down), the other
+ * alone with the reason: a partial answer beats none. Any other failure is the search's.
+ */
+const survivingRankings = (
+  mode: ParsedSearch['mode'],
+  [keyword, semantic]: PromiseSettledResult<ScoredChunk[]>[],
+): { keyword: ScoredChunk[]; semantic: ScoredChunk[]; degraded?: z.infer<typeof DegradedSchema> } => {
+  const valueOf = (r: PromiseSettledResult<ScoredChunk[]>) => {
+    if (r.status === 'rejected') throw r.reason;
+    return r.value;
+  };
+  if (mode === 'hybrid') {
+    const sides = [['keyword', keyword!, semantic!], ['semantic', semantic!, keyword!]] as const;
+    for (const [unavailable, failed, other] of sides) {
+      if (failed.status === 'rejected' && failed.reason instanceof UnavailableError && other.status === 'fulfilled') {
+        return {
+          keyword: unavailable === 'keyword' ? [] : other.value,
+          semantic: unavailable === 'semantic' ? [] : other.value,
+          degraded: { unavailable, reason: failed.reason.message },
+        };
+      }
+    }
+  }
+  return { keyword: valueOf(keyword!), semantic: valueOf(semantic!) };
 };
 
 const modelsFor = (mode: ParsedSearch['mode']): SearchModel[] =>

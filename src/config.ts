@@ -109,7 +109,7 @@ export const ConfigSchema = z
         postgresUrl: z.string().url().optional(),
         /** Where events live: the Postgres database above, or an EventStoreDB (KurrentDB) server. */
         eventStore: z.enum(['postgres', 'eventstoredb']).default('postgres'),
-        /** e.g. `esdb://host:2113?tls=true&tlsCAFile=/certs/ca.crt`; TLS options go in the string. */
+        /** e.g. `kurrentdb://host:2113?tls=true&tlsCAFile=/certs/ca.crt` (or `esdb://…`); TLS options go in the string. */
         eventstoreUrl: z.string().min(1).optional(),
       })
       .strict()
@@ -159,6 +159,8 @@ export const ConfigSchema = z
         keywordIndex: z.enum(['pg_textsearch', 'meilisearch']).default('pg_textsearch'),
         meilisearchUrl: z.string().url().optional(),
         meilisearchApiKey: z.string().optional(),
+        /** A Meilisearch request unanswered this long counts as an outage. */
+        meilisearchTimeoutMs: z.coerce.number().int().positive().default(30_000),
         /** Past positions whose search indexes (`search --as-of`) are kept built; older ones are dropped. */
         asOfCache: z.coerce.number().int().min(0).max(64).default(3),
       })

@@ -25,7 +25,7 @@ body_limit_bytes = ${d.server.bodyLimitBytes}          # largest request body
 data_dir = ${toml(d.storage.dataDir)}                     # the embedded database; one process at a time
 # postgres_url = "postgres://user@host/db"  # a PostgreSQL server instead (needs pgvector)
 event_store = ${toml(d.storage.eventStore)}               # postgres | eventstoredb
-# eventstore_url = "esdb://host:2113?tls=false"
+# eventstore_url = "kurrentdb://host:2113?tls=false"
 
 [embeddings]
 provider = ${toml(d.embeddings.provider)}                    # local | http | none (keyword search only)

@@ -13,7 +13,7 @@ describe('deployment files', () => {
     });
     expect(config.storage).toMatchObject({
       eventStore: 'eventstoredb',
-      eventstoreUrl: 'esdb://eventstore:2113?tls=false',
+      eventstoreUrl: 'kurrentdb://eventstore:2113?tls=false',
     });
     expect(config.storage.postgresUrl).toMatch(/^postgres:\/\/.*@postgres:5432\/ctx$/);
     expect(config.search).toMatchObject({
@@ -37,6 +37,9 @@ describe('deployment files', () => {
     );
     expect(images.some((image) => !image.includes(':') || image.endsWith(':latest'))).toBe(false);
     expect(compose).toContain('./ctx.production.toml:/etc/ctx/ctx.toml:ro');
+    // The image writes only to its /data volume, and every replica seals with the same key.
+    expect(compose).toContain('ctx-data:/data');
+    expect(compose).toMatch(/CTX_AUTH__SECRETS_KEY: \$\{CTX_SECRETS_KEY:\?/);
   });
 
   it('refuses an event store or keyword index setting without the server it needs', () => {

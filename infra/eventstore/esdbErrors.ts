@@ -4,7 +4,7 @@ import {
   NotLeaderError,
   UnavailableError as EsdbUnavailableError,
   WrongExpectedVersionError,
-} from '@eventstore/db-client';
+} from '@kurrent/kurrentdb-client';
 import { ConcurrencyError, PayloadTooLargeError, UnavailableError } from '../../src/errors.js';
 import type { ExpectedRevision } from '../../src/ports/eventStore.js';
 import { describeCurrentRevision } from './esdbMapping.js';
@@ -20,7 +20,7 @@ export const translateEsdbError = (error: unknown, append?: AppendErrorContext):
     return new ConcurrencyError(
       append.streamId,
       String(append.expected),
-      describeCurrentRevision(error.actualVersion),
+      describeCurrentRevision(error.actualState),
     );
   }
   if (error instanceof MaxAppendSizeExceededError) {

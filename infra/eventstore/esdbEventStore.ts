@@ -1,14 +1,14 @@
 import {
   BACKWARDS,
   END,
-  EventStoreDBClient,
+  KurrentDBClient,
   FORWARDS,
   START as ESDB_START,
   StreamNotFoundError,
   WrongExpectedVersionError,
   type AllStreamResolvedEvent,
   type ReadPosition,
-} from '@eventstore/db-client';
+} from '@kurrent/kurrentdb-client';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { ConcurrencyError } from '../../src/errors.js';
 import { START, type Position } from '../../src/domain/position.js';
@@ -42,11 +42,13 @@ export interface EsdbEventStoreOptions {
 }
 
 /**
- * Opens a client from a connection string, e.g. `esdb://host:2113?tls=true&tlsCAFile=/certs/ca.crt`
- * (TLS and its CA file, keep-alive and node preference are all set there). It also speaks to KurrentDB.
+ * Opens a client from a connection string, e.g. `kurrentdb://host:2113?tls=true&tlsCAFile=/certs/ca.crt`
+ * (TLS and its CA file, keep-alive and node preference are all set there). It speaks to KurrentDB
+ * and to EventStoreDB (the same server before its rename); the older `esdb://` and
+ * `esdb+discover://` schemes are taken as their `kurrentdb` equivalents.
  */
-export const connectEsdb = (connectionString: string): EventStoreDBClient =>
-  EventStoreDBClient.connectionString(connectionString);
+export const connectEsdb = (connectionString: string): KurrentDBClient =>
+  KurrentDBClient.connectionString(connectionString.replace(/^esdb(\+discover)?:\/\//, 'kurrentdb$1://'));
 
 /**
  * The event store on EventStoreDB. Revisions are EventStoreDB's own (both count from 0); positions
@@ -55,7 +57,7 @@ export const connectEsdb = (connectionString: string): EventStoreDBClient =>
  * searched for the first event id so that a retry always answers with the original result.
  */
 export const createEsdbEventStore = (
-  client: EventStoreDBClient,
+  client: KurrentDBClient,
   options: EsdbEventStoreOptions = {},
 ): EventStore => {
   const readStreamRaw = async (
@@ -139,7 +141,7 @@ export const createEsdbEventStore = (
     let result: { success: boolean; nextExpectedRevision: bigint };
     try {
       result = await client.appendToStream(streamId, data, {
-        expectedRevision: toEsdbExpectedRevision(expected),
+        streamState: toEsdbExpectedRevision(expected),
       });
     } catch (error) {
       if (error instanceof WrongExpectedVersionError) {
@@ -164,7 +166,7 @@ export const createEsdbEventStore = (
     return { nextExpectedRevision, position: last.position };
   };
 
-  /** Pages through `$all`, filtering on this side (this client reads `$all` without server filters). */
+  /** Pages through `$all`, filtering on this side (reads of `$all` take no server filters here). */
   const readAll = async ({ from, direction = 'forwards', maxCount, filter }: ReadAllOptions = {}): Promise<
     StoredEvent[]
   > => {

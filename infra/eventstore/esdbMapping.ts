@@ -7,13 +7,13 @@ import {
   jsonEvent,
   streamNameFilter,
   type AllStreamSubscription,
-  type AppendExpectedRevision,
-  type CurrentRevision,
+  type AppendStreamState,
+  type CurrentStreamState,
   type Filter,
   type JSONEventData,
   type Position as EsdbPosition,
   type RecordedEvent,
-} from '@eventstore/db-client';
+} from '@kurrent/kurrentdb-client';
 import { assertStorableEvent, parseStoredEvent, validateEvent, type StoredEvent } from '../../src/domain/events.js';
 import { EventMetadataSchema } from '../../src/domain/metadata.js';
 import { position, positionParts, type Position } from '../../src/domain/position.js';
@@ -28,7 +28,7 @@ import {
 } from '../../src/ports/eventStore.js';
 
 /** The port's expected revision as EventStoreDB's: both count revisions from 0, so a number passes as is. */
-export const toEsdbExpectedRevision = (expected: ExpectedRevision): AppendExpectedRevision => {
+export const toEsdbExpectedRevision = (expected: ExpectedRevision): AppendStreamState => {
   switch (expected) {
     case 'any':
       return ANY;
@@ -42,7 +42,7 @@ export const toEsdbExpectedRevision = (expected: ExpectedRevision): AppendExpect
 };
 
 /** A stream's actual revision as `ConcurrencyError` reports it: `no_stream` or the revision. */
-export const describeCurrentRevision = (current: CurrentRevision | undefined): string =>
+export const describeCurrentRevision = (current: CurrentStreamState | undefined): string =>
   current === undefined || current === NO_STREAM ? 'no_stream' : current.toString();
 
 export const fromEsdbPosition = ({ commit, prepare }: EsdbPosition): Position => position(commit, prepare);

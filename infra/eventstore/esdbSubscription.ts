@@ -1,8 +1,8 @@
 import type {
   AllStreamResolvedEvent,
   AllStreamSubscription,
-  EventStoreDBClient,
-} from '@eventstore/db-client';
+  KurrentDBClient,
+} from '@kurrent/kurrentdb-client';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { START, type Position } from '../../src/domain/position.js';
 import type { SubscribeOptions, Subscription } from '../../src/ports/eventStore.js';
@@ -25,7 +25,7 @@ const RETRY_DELAY_MS = 1_000;
  * connection or a failed batch (which is then delivered again).
  */
 export const subscribeToAll = (
-  client: EventStoreDBClient,
+  client: KurrentDBClient,
   handler: (events: StoredEvent[]) => Promise<void>,
   { from, filter, batchSize = DEFAULT_BATCH, onError }: SubscribeOptions,
   retryDelayMs = RETRY_DELAY_MS,

@@ -29,6 +29,8 @@ import { searchFilter } from './meiliFilters.js';
 export interface MeiliConnection {
   url: string;
   apiKey?: string;
+  /** A request unanswered this long counts as an outage (the client alone would wait forever). */
+  requestTimeoutMs?: number;
 }
 
 export interface MeiliKeywordIndexOptions {
@@ -49,16 +51,35 @@ export type MeiliScoredChunk = ScoredChunk & { snippet: string | null };
 export const HIGHLIGHT = { pre: '**', post: '**' } as const;
 const SNIPPET_WORDS = 32;
 
-export const connectMeilisearch = ({ url, apiKey }: MeiliConnection): Meilisearch =>
-  new Meilisearch({ host: url, ...(apiKey ? { apiKey } : {}) });
+export const connectMeilisearch = ({ url, apiKey, requestTimeoutMs = 30_000 }: MeiliConnection): Meilisearch =>
+  new Meilisearch({ host: url, timeout: requestTimeoutMs, ...(apiKey ? { apiKey } : {}) });
 
-/** A Meilisearch client error as the port's; an error the server reports about the request passes as is. */
+/** Answers that say the server (or a proxy before it) cannot serve now, not that the request is wrong. */
+const isTransientStatus = (status: number) => status >= 500 || status === 408 || status === 429;
+
+/**
+ * A Meilisearch client error as the port's: unreachable, too slow, or answering with a server
+ * error is an outage (UnavailableError, which jobs wait out as `blocked`); an error the server
+ * reports about the request passes as is.
+ */
 export const translateMeiliError = (error: unknown): unknown =>
   error instanceof MeilisearchRequestError ||
   error instanceof MeilisearchRequestTimeOutError ||
-  error instanceof MeilisearchTaskTimeOutError
-    ? new UnavailableError(`Meilisearch is unavailable: ${error.message}`, { cause: error })
+  error instanceof MeilisearchTaskTimeOutError ||
+  (error instanceof MeilisearchApiError && isTransientStatus(error.response.status))
+    ? new UnavailableError(`Meilisearch is unavailable: ${reasonOf(error)}`, { cause: error })
     : error;
+
+/** The client wraps what went wrong ("fetch failed", ECONNREFUSED, a timeout) in causes: all of it says why. */
+const reasonOf = (error: Error): string => {
+  const messages: string[] = [];
+  for (let at: unknown = error; at instanceof Error && messages.length < 4; at = at.cause) {
+    const code = (at as NodeJS.ErrnoException).code;
+    messages.push(typeof code === 'string' && !at.message.includes(code) ? `${at.message} (${code})` : at.message);
+  }
+  if (error instanceof MeilisearchApiError) messages.push(`HTTP ${error.response.status}`);
+  return messages.join(': ');
+};
 
 const isIndexNotFound = (error: unknown) =>
   error instanceof MeilisearchApiError && error.cause?.code === 'index_not_found';
@@ -76,10 +97,12 @@ export const createMeiliKeywordIndex = async ({
   indexUid = 'ctx_chunks',
   taskTimeoutMs = 120_000,
 }: MeiliKeywordIndexOptions): Promise<{ projection: RunnableProjection; index: KeywordIndex }> => {
-  const name = 'keyword_meilisearch';
+  // Named as the embedded keyword index is (`ctx projections rebuild keyword` in either mode); its
+  // checkpoint keeps a name of its own, so that switching backends never reuses the other's.
+  const name = 'keyword';
   const version = 1;
   const shadowUid = `${indexUid}__shadow`;
-  const checkpoints = projectionCheckpoints(db, name, version);
+  const checkpoints = projectionCheckpoints(db, 'keyword_meilisearch', version);
   await checkpoints.register();
 
   const succeeded = async (enqueued: EnqueuedTaskPromise, what: string): Promise<void> => {
@@ -180,6 +203,9 @@ export const createMeiliKeywordIndex = async ({
         const response = await client.index<MeiliChunkDocument>(indexUid).search(query, {
           filter: searchFilter(filters),
           limit,
+          // The default (`last`) drops trailing query words until something matches, so a precise
+          // phrase can find nothing; `frequency` drops the most common words first.
+          matchingStrategy: 'frequency',
           showRankingScore: true,
           attributesToRetrieve: ['id', 'document_id'],
           attributesToCrop: ['text'],

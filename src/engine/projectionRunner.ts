@@ -199,7 +199,8 @@ export const createProjectionRunner = (
 
   /** A failed batch is retried later; meanwhile the feed goes on without this projection. */
   const retryLater = (live: Live, error: unknown) => {
-    live.lastError = { message: (error as Error).message, at: new Date().toISOString() };
+    // `at` stays when the outage began, however many retries have failed since.
+    live.lastError = { message: (error as Error).message, at: live.lastError?.at ?? new Date().toISOString() };
     live.lastFailure = error;
     logger.error({ projection: live.projection.name, error: (error as Error).message }, 'projection batch failed; retrying');
     const delay = Math.min(MAX_RETRY_DELAY_MS, 100 * 2 ** live.retry.failures++);

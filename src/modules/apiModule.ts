@@ -28,6 +28,7 @@ import { createConnectorService } from '../http/api/connectorService.js';
 import { contextOperations } from '../http/api/contextOperations.js';
 import { registerFileResources } from '../http/api/fileResources.js';
 import { guardOtherSurfaces } from '../http/api/guardOtherSurfaces.js';
+import { projectionProblems } from '../http/api/healthProblems.js';
 import { createIndexControl } from '../http/api/indexControl.js';
 import { createJwtCodec } from '../http/api/jwtCodec.js';
 import { buildOpenApiDocument } from '../http/api/openApiDocument.js';
@@ -97,12 +98,16 @@ const wire = async (context: ModuleContext) => {
         () => 'healthy',
         () => 'unhealthy',
       );
-      const searchable = context.operations().some((o) => o.name === 'search') ? database : 'unavailable';
+      const problems = database === 'healthy' ? await projectionProblems(context.projections()) : [];
+      const degradedUnless = (service: string) => (problems.some((p) => p.service === service) ? 'degraded' : database);
+      const searchable = context.operations().some((o) => o.name === 'search') ? degradedUnless('search') : 'unavailable';
+      const index = degradedUnless('index');
       return {
-        status: database === 'healthy' && searchable === 'healthy' ? 'healthy' : 'degraded',
+        status: index === 'healthy' && searchable === 'healthy' ? 'healthy' : 'degraded',
         version: PRODUCT_VERSION,
         timestamp: new Date().toISOString(),
-        services: { index: database, search: searchable, connectors: database },
+        services: { index, search: searchable, connectors: database },
+        ...(problems.length ? { problems } : {}),
       };
     },
     'GET /status': async ({ context: call }) => {

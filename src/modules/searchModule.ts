@@ -133,6 +133,7 @@ export const searchModule: LedgerModule = {
             client: connectMeilisearch({
               url: config.search.meilisearchUrl!,
               apiKey: config.search.meilisearchApiKey,
+              requestTimeoutMs: config.search.meilisearchTimeoutMs,
             }),
             db,
             content,

@@ -31,7 +31,7 @@ const reachableEsdb = async (): Promise<{ url: string; stop(): Promise<void> } |
     };
   }
   return {
-    url: `esdb://${container.getHost()}:${container.getMappedPort(2113)}?tls=false`,
+    url: `kurrentdb://${container.getHost()}:${container.getMappedPort(2113)}?tls=false`,
     stop: async () => {
       await container.stop();
     },

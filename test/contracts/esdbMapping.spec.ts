@@ -9,8 +9,9 @@ import {
   type RecordedEvent,
   type RegexFilter,
   type PrefixesFilter,
-} from '@eventstore/db-client';
+} from '@kurrent/kurrentdb-client';
 import { describe, expect, it } from 'vitest';
+import { connectEsdb } from '../../infra/eventstore/esdbEventStore.js';
 import { batchesOf } from '../../infra/eventstore/esdbBatches.js';
 import { translateEsdbError } from '../../infra/eventstore/esdbErrors.js';
 import {
@@ -219,5 +220,15 @@ describe('subscription batches', () => {
     const batches = await collect(batchesOf(source, 2, odd));
     expect(batches.flat()).toEqual([1, 3, 5]);
     expect(batches.every((b) => b.length > 0)).toBe(true);
+  });
+});
+
+describe('EventStoreDB connection strings', () => {
+  it('takes the kurrentdb schemes and the older esdb ones alike', async () => {
+    for (const url of ['kurrentdb://127.0.0.1:1?tls=false', 'esdb://127.0.0.1:1?tls=false', 'esdb+discover://127.0.0.1:1?tls=false']) {
+      const client = connectEsdb(url);
+      await client.dispose();
+    }
+    expect(() => connectEsdb('http://127.0.0.1:1')).toThrow();
   });
 });

@@ -5,14 +5,14 @@ import {
   WrongExpectedVersionError,
   type AllStreamResolvedEvent,
   type AllStreamSubscription,
-  type AppendExpectedRevision,
-  type EventStoreDBClient,
+  type AppendStreamState,
+  type KurrentDBClient,
   type Filter,
   type JSONEventData,
   type Position,
   type ReadPosition,
   type ReadRevision,
-} from '@eventstore/db-client';
+} from '@kurrent/kurrentdb-client';
 
 interface Recorded {
   streamId: string;
@@ -91,7 +91,7 @@ export const esdbStandIn = () => {
     appendToStream(
       streamName: string,
       events: JSONEventData[],
-      { expectedRevision = 'any' }: { expectedRevision?: AppendExpectedRevision } = {},
+      { streamState: expectedRevision = 'any' }: { streamState?: AppendStreamState } = {},
     ) {
       const stream = streams.get(streamName) ?? [];
       const current = stream.length === 0 ? NO_STREAM : BigInt(stream.length - 1);
@@ -186,5 +186,5 @@ export const esdbStandIn = () => {
 
     dispose: () => Promise.resolve(),
   };
-  return { client: client as unknown as EventStoreDBClient, log };
+  return { client: client as unknown as KurrentDBClient, log };
 };

@@ -33,6 +33,10 @@ export const HealthResponseSchema = z.object({
   version: z.string(),
   timestamp: z.string(),
   services: z.object({ index: z.string(), search: z.string(), connectors: z.string() }),
+  /** What makes a service degraded while it lasts: a read model that cannot be written (its server down), and why. */
+  problems: z
+    .array(z.object({ service: z.string(), projection: z.string(), error: z.string(), since: z.string() }))
+    .optional(),
 });
 
 export const StatusResponseSchema = z.object({

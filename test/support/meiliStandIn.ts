@@ -1,0 +1,142 @@
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/**
+ * How the stand-in behaves: `up` serves the part of the Meilisearch API the adapter uses; `down`
+ * refuses connections; `failing` answers 503; `hanging` accepts requests and never answers.
+ */
+export type MeiliStandInMode = 'up' | 'down' | 'failing' | 'hanging';
+
+interface Task {
+  uid: number;
+  indexUid: string | null;
+  type: string;
+  status: 'succeeded' | 'failed';
+}
+
+/**
+ * A local HTTP server in Meilisearch's place, for outages on demand. Documents are kept per index
+ * by id, as Meilisearch keeps them, so a test can tell that nothing was lost; search finds the
+ * chunks that contain a query word, unranked and unfiltered (ranking is not what it stands in for).
+ */
+export const startMeiliStandIn = async (mode: MeiliStandInMode = 'up') => {
+  let current = mode;
+  let taskUid = 0;
+  const tasks = new Map<number, Task>();
+  const indexes = new Map<string, Map<string, Record<string, unknown>>>();
+  const hanging = new Set<ServerResponse>();
+
+  const enqueue = (res: ServerResponse, indexUid: string | null, type: string) => {
+    const task: Task = { uid: ++taskUid, indexUid, type, status: 'succeeded' };
+    tasks.set(task.uid, task);
+    res.statusCode = 202;
+    res.end(JSON.stringify({ taskUid: task.uid, indexUid, status: 'enqueued', type, enqueuedAt: new Date().toISOString() }));
+  };
+
+  const serve = (req: IncomingMessage, res: ServerResponse, body: string) => {
+    const { pathname } = new URL(req.url ?? '/', 'http://stand-in');
+    res.setHeader('content-type', 'application/json');
+    const task = /^\/tasks\/(\d+)$/.exec(pathname);
+    if (task) {
+      const found = tasks.get(Number(task[1]))!;
+      const now = new Date().toISOString();
+      res.end(
+        JSON.stringify({
+          ...found,
+          batchUid: 0,
+          canceledBy: null,
+          error: null,
+          duration: 'PT0S',
+          enqueuedAt: now,
+          startedAt: now,
+          finishedAt: now,
+        }),
+      );
+      return;
+    }
+    if (req.method === 'POST' && pathname === '/indexes') {
+      const { uid } = JSON.parse(body) as { uid: string };
+      if (!indexes.has(uid)) indexes.set(uid, new Map());
+      return enqueue(res, uid, 'indexCreation');
+    }
+    const documents = /^\/indexes\/([^/]+)\/documents$/.exec(pathname);
+    if (req.method === 'POST' && documents) {
+      const index = indexes.get(documents[1]!) ?? new Map<string, Record<string, unknown>>();
+      indexes.set(documents[1]!, index);
+      for (const doc of JSON.parse(body) as Record<string, unknown>[]) index.set(String(doc.id), doc);
+      return enqueue(res, documents[1]!, 'documentAdditionOrUpdate');
+    }
+    const deletion = /^\/indexes\/([^/]+)\/documents\/delete$/.exec(pathname);
+    if (req.method === 'POST' && deletion) {
+      // Only the stale-chunk filters of replacements arrive here: `document_id IN [...] AND id NOT IN [...]`.
+      const { filter } = JSON.parse(body) as { filter: string };
+      const [documentIds, keptIds] = filter.split(' AND id NOT IN ').map((part) => [...part.matchAll(/"([^"]+)"/g)].map((m) => m[1]!));
+      const index = indexes.get(deletion[1]!);
+      for (const [id, doc] of index ?? []) {
+        if (documentIds!.includes(String(doc.document_id)) && !(keptIds ?? []).includes(id)) index!.delete(id);
+      }
+      return enqueue(res, deletion[1]!, 'documentDeletion');
+    }
+    const search = /^\/indexes\/([^/]+)\/search$/.exec(pathname);
+    if (search) {
+      const { q, limit = 20 } = JSON.parse(body) as { q: string; limit?: number };
+      const words = q.toLowerCase().split(/\W+/).filter(Boolean);
+      const hits = [...(indexes.get(search[1]!)?.values() ?? [])]
+        .filter((doc) => words.some((word) => String(doc.text).toLowerCase().includes(word)))
+        .slice(0, limit)
+        .map((doc) => ({ id: doc.id, document_id: doc.document_id, _rankingScore: 1, _formatted: { text: doc.text } }));
+      res.end(JSON.stringify({ hits, query: q, processingTimeMs: 0, limit, offset: 0, estimatedTotalHits: hits.length }));
+      return;
+    }
+    // Settings, swaps, index deletions: accepted as tasks.
+    return enqueue(res, null, 'settingsUpdate');
+  };
+
+  const server = createServer((req, res) => {
+    let body = '';
+    req.on('data', (part: Buffer) => (body += part.toString()));
+    req.on('end', () => {
+      if (current === 'hanging') {
+        hanging.add(res);
+        return;
+      }
+      if (current === 'failing') {
+        res.statusCode = 503;
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ message: 'Service Unavailable', code: 'internal', type: 'internal', link: '' }));
+        return;
+      }
+      serve(req, res, body);
+    });
+  });
+  const listen = (port: number) =>
+    new Promise<number>((resolve) => server.listen(port, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+  const closeServer = () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+
+  const port = await listen(0);
+  if (mode === 'down') await closeServer();
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    /** The documents an index holds, by id. */
+    documents: (indexUid: string): ReadonlyMap<string, Record<string, unknown>> => indexes.get(indexUid) ?? new Map(),
+    async set(next: MeiliStandInMode) {
+      if (next === current) return;
+      if (current === 'down') await listen(port);
+      if (current === 'hanging') for (const res of hanging) res.destroy();
+      hanging.clear();
+      current = next;
+      if (next === 'down') await closeServer();
+    },
+    async close() {
+      for (const res of hanging) res.destroy();
+      if (current !== 'down') await closeServer();
+    },
+  };
+};
+
+export type MeiliStandIn = Awaited<ReturnType<typeof startMeiliStandIn>>;
