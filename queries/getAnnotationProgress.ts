@@ -3,7 +3,7 @@ import { SessionNotFoundError, type SessionState } from '../src/domain/annotatio
 import { AsOfSchema, parseAsOf } from '../src/engine/asOf.js';
 import { defineOperation } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
-import { parseOrThrow, SessionIdSchema } from '../commands/annotationFields.js';
+import { parseOrThrow, SessionIdSchema } from '../src/domain/annotationFields.js';
 import { sessionAsOf } from './annotationSessionFold.js';
 
 export const GetProgressInputSchema = z.object({

@@ -1,5 +1,5 @@
 import { contentHash } from '../../src/domain/ids.js';
-import type { ContentErasure } from '../../src/protection/contentErasure.js';
+import type { ContentErasure } from '../../src/ports/contentErasure.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import { KEYWORD_TEXT_TABLES } from '../search/pgTextsearchKeywordIndex.js';
 import { semanticPassage } from '../search/pgvectorIndex.js';

@@ -1,4 +1,4 @@
-import { searchChunkChanges, SEARCH_EVENT_TYPES, type SearchChunk } from '../../projections/searchChunks.js';
+import { searchChunkChanges, SEARCH_EVENT_TYPES, type SearchChunk } from '../../src/domain/searchChunks.js';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { START } from '../../src/domain/position.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
