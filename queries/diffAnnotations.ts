@@ -15,7 +15,7 @@ import type { Keyring } from '../src/ports/keyring.js';
 import type { ProtectedText } from '../src/domain/protectedText.js';
 import { parseOrThrow, SessionIdSchema, sameValue } from '../src/domain/annotationFields.js';
 import { FieldChangeSchema } from './annotationHistory.js';
-import { foldSessionUntil, readSessionEvents } from './annotationSessionFold.js';
+import { foldSessionUntil, readSessionEvents } from '../src/domain/annotationSessionFold.js';
 
 export const DiffAnnotationsInputSchema = z.object({
   sessionId: SessionIdSchema,

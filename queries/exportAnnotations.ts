@@ -13,7 +13,7 @@ import {
 } from '../src/domain/annotationFields.js';
 import { ANNOTATION_CHUNK_LISTS, type AnnotationChunkList } from '../projections/annotationChunkLists.js';
 import { ANNOTATION_CHUNKS, type AnnotationChunkRow } from '../projections/annotationChunks.js';
-import { awaitSessionReadModels, sessionAsOf } from './annotationSessionFold.js';
+import { awaitSessionReadModels, sessionAsOf } from '../src/domain/annotationSessionFold.js';
 import type { ProgressDeps } from './getAnnotationProgress.js';
 import type { Position } from '../src/domain/position.js';
 import type { ReadModels } from '../src/ports/projections.js';
