@@ -10,7 +10,8 @@ import {
   type ShadowSink,
 } from '../../src/ports/projections.js';
 import type { SearchFilters } from '../../src/ports/searchIndex.js';
-import type { Database, Sql } from '../postgres/database.js';
+import type { Sql } from '../../src/ports/database.js';
+import type { Database } from '../postgres/database.js';
 import { projectionCheckpoints } from '../postgres/checkpoints.js';
 import { writingProjection } from '../postgres/dataErrors.js';
 

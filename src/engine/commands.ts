@@ -3,7 +3,7 @@ import { deterministicUuid, newId } from '../domain/ids.js';
 import type { Actor, EventMetadata } from '../domain/metadata.js';
 import type { Position } from '../domain/position.js';
 import { ConcurrencyError } from '../errors.js';
-import { loadAggregateAsOf } from './asOf.js';
+import { loadAggregateAsOf, type Fold } from './asOf.js';
 import type { AppendResult, EventStore, ExpectedRevision, NewEvent } from '../ports/eventStore.js';
 
 /** Who issues a command and why; time and ids arrive here so that `decide` stays pure. */
@@ -32,9 +32,7 @@ export const commandContext = (
 };
 
 /** An aggregate's behaviour: fold its events into state, and decide what a command changes. */
-export interface Decider<State, Command, Event extends DomainEvent> {
-  initialState(): State;
-  evolve(state: State, event: StoredEvent<Event>): State;
+export interface Decider<State, Command, Event extends DomainEvent> extends Fold<State, Event> {
   decide(command: Command, state: State, context: CommandContext): Event[];
 }
 
