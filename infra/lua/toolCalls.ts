@@ -1,12 +1,10 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { streamId } from '../../src/domain/events.js';
 import type { Actor } from '../../src/domain/metadata.js';
-import { toolStreamKey, type ToolCallOutcome } from '../../src/domain/tools.js';
-import { commandContext, metadataFor } from '../../src/engine/commands.js';
+import type { ToolCallOutcome, ToolCalled } from '../../src/domain/tools.js';
+import { commandContext, type Recorded } from '../../src/engine/commands.js';
 import { AppError, NotFoundError, ValidationError, describeIssues } from '../../src/errors.js';
 import { DEFAULT_PROJECT, type Operation } from '../../src/operations.js';
-import type { EventStore, NewEvent } from '../../src/ports/eventStore.js';
 import type { Logger } from '../../src/ports/logger.js';
 import { unstorableTextIssue } from '../../src/validation.js';
 import type { ExtensionRegistry } from './extensionRegistry.js';
@@ -33,20 +31,27 @@ export interface ToolCallerOptions {
   builtins: () => readonly Operation[];
   hostFor: (script: string, actor: Actor) => LuaHost;
   limits: LuaLimits;
-  store: EventStore;
+  /** Records finished calls (through their command); called off the request path, in batches. */
+  recordCalls: (calls: readonly Recorded<ToolCalled>[]) => Promise<void>;
   logger: Logger;
 }
 
 const canonical = (value: unknown): unknown => {
   if (Array.isArray(value)) return value.map(canonical);
   if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, canonical(v)]));
+    return Object.fromEntries(
+      Object.entries(value)
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([k, v]) => [k, canonical(v)]),
+    );
   }
   return value;
 };
 
 export const paramsHash = (params: unknown): string =>
-  createHash('sha256').update(JSON.stringify(canonical(params ?? {}))).digest('hex');
+  createHash('sha256')
+    .update(JSON.stringify(canonical(params ?? {})))
+    .digest('hex');
 
 const outcomeOf = (error: unknown): ToolCallOutcome | null => {
   if (error instanceof ToolTimeoutError) return 'timeout';
@@ -57,7 +62,8 @@ const outcomeOf = (error: unknown): ToolCallOutcome | null => {
 
 const parseParams = (schema: z.ZodType, params: unknown, tool: string) => {
   if (params === undefined || params === null) params = {};
-  if (typeof params !== 'object' || Array.isArray(params)) throw new BadRequestError(`Parameters of '${tool}' must be a JSON object`);
+  if (typeof params !== 'object' || Array.isArray(params))
+    throw new BadRequestError(`Parameters of '${tool}' must be a JSON object`);
   const parsed = schema.safeParse(params);
   if (!parsed.success) {
     const issues = describeIssues(parsed.error.issues);
@@ -73,53 +79,64 @@ const parseParams = (schema: z.ZodType, params: unknown, tool: string) => {
 
 const assertShallow = (params: unknown, tool: string) => {
   if (nestedDeeperThan(params, MAX_ARGUMENT_DEPTH)) {
-    throw new BadRequestError(`Parameters of '${tool}' are nested more than ${MAX_ARGUMENT_DEPTH} levels deep`);
+    throw new BadRequestError(
+      `Parameters of '${tool}' are nested more than ${MAX_ARGUMENT_DEPTH} levels deep`,
+    );
   }
 };
 
 const inputJsonSchema = (operation: Operation): Record<string, unknown> => {
-  const { $schema: _ignored, ...schema } = z.toJSONSchema(operation.input, { io: 'input', unrepresentable: 'any' });
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(operation.input, {
+    io: 'input',
+    unrepresentable: 'any',
+  });
   return schema;
 };
 
 /** Lists and calls tools (built-in operations and Lua scripts), recording each call. */
-export const createToolCaller = ({ registry, builtins, hostFor, limits, store, logger }: ToolCallerOptions): ToolCaller => {
-  // Calls are recorded off the request path: queued, then appended one batch per tool stream.
-  const queue: NewEvent[] = [];
+export const createToolCaller = ({
+  registry,
+  builtins,
+  hostFor,
+  limits,
+  recordCalls,
+  logger,
+}: ToolCallerOptions): ToolCaller => {
+  // Calls are recorded off the request path: queued, then handed over in one batch.
+  const queue: Recorded<ToolCalled>[] = [];
   let flushing: Promise<void> = Promise.resolve();
   const flush = (): Promise<void> => {
     flushing = flushing.then(async () => {
       const batch = queue.splice(0);
-      const byTool = new Map<string, NewEvent[]>();
-      for (const event of batch) {
-        const tool = event.type === 'ToolCalled' ? event.data.tool : '';
-        byTool.set(tool, [...(byTool.get(tool) ?? []), event]);
-      }
-      for (const [tool, events] of byTool) {
-        await store.append(streamId('tool', toolStreamKey(tool)), events, 'any').catch((error: unknown) => {
-          logger.error({ err: error, tool, calls: events.length }, 'could not record tool calls');
-        });
-      }
+      await recordCalls(batch).catch((error: unknown) => {
+        logger.error({ err: error, calls: batch.length }, 'could not record tool calls');
+      });
     });
     return flushing;
   };
-  const record = (tool: string, builtin: boolean, actor: Actor, correlationId: string, params: unknown, startedAt: number, outcome: ToolCallOutcome) => {
+  const record = (
+    tool: string,
+    builtin: boolean,
+    actor: Actor,
+    correlationId: string,
+    params: unknown,
+    startedAt: number,
+    outcome: ToolCallOutcome,
+  ) => {
     queue.push({
-      type: 'ToolCalled',
-      schemaVersion: 1,
-      data: {
-        tool,
-        builtin,
-        caller: `${actor.via}:${actor.subject}`,
-        paramsHash: paramsHash(params),
-        durationMs: Math.max(0, performance.now() - startedAt),
-        outcome,
+      event: {
+        type: 'ToolCalled',
+        schemaVersion: 1,
+        data: {
+          tool,
+          builtin,
+          caller: `${actor.via}:${actor.subject}`,
+          paramsHash: paramsHash(params),
+          durationMs: Math.max(0, performance.now() - startedAt),
+          outcome,
+        },
       },
-      metadata: metadataFor(commandContext(actor, { correlationId, project: actor.tenant ?? DEFAULT_PROJECT }), {
-        streamId: streamId('tool', toolStreamKey(tool)),
-        expected: 'any',
-        index: 0,
-      }),
+      context: commandContext(actor, { correlationId, project: actor.tenant ?? DEFAULT_PROJECT }),
     });
     if (queue.length === 1) void flush();
   };
@@ -128,7 +145,14 @@ export const createToolCaller = ({ registry, builtins, hostFor, limits, store, l
     const builtin = builtins().find((o) => o.name === name);
     if (builtin) {
       const input = parseParams(builtin.input, params, name);
-      return { builtin: true, result: await builtin.run(input, { actor, correlationId, project: actor.tenant ?? DEFAULT_PROJECT }) as unknown };
+      return {
+        builtin: true,
+        result: (await builtin.run(input, {
+          actor,
+          correlationId,
+          project: actor.tenant ?? DEFAULT_PROJECT,
+        })) as unknown,
+      };
     }
     const tool = (await registry.current()).tools.get(name);
     if (!tool) throw new NotFoundError(`No tool named '${name}'`);
@@ -146,8 +170,18 @@ export const createToolCaller = ({ registry, builtins, hostFor, limits, store, l
     list: async () => {
       const { tools } = await registry.current();
       return [
-        ...builtins().map((o) => ({ name: o.name, description: o.description, builtin: true, parameters: inputJsonSchema(o) })),
-        ...[...tools.values()].map((t) => ({ name: t.name, description: t.description, builtin: false, parameters: { ...t.parameters } })),
+        ...builtins().map((o) => ({
+          name: o.name,
+          description: o.description,
+          builtin: true,
+          parameters: inputJsonSchema(o),
+        })),
+        ...[...tools.values()].map((t) => ({
+          name: t.name,
+          description: t.description,
+          builtin: false,
+          parameters: { ...t.parameters },
+        })),
       ];
     },
     call: async (name, params, actor, correlationId) => {

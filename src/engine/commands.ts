@@ -122,6 +122,29 @@ export const runCommand = async <State, Event extends DomainEvent, Result>(
   }
 };
 
+/** An event to record, and the command it comes from. */
+export interface Recorded<Event extends DomainEvent> {
+  event: Event;
+  context: CommandContext;
+}
+
+/**
+ * Appends records that no decision depends on (audit trails, sync cursors) whatever the stream's
+ * revision: each event is checked against the catalog and gets the metadata of its own command.
+ */
+export const appendRecords = async <Event extends DomainEvent>(
+  store: EventStore,
+  streamId: string,
+  records: readonly Recorded<Event>[],
+): Promise<AppendResult | null> => {
+  if (records.length === 0) return null;
+  const newEvents: NewEvent[] = records.map(({ event, context }, index) => ({
+    ...validateEvent(event),
+    metadata: metadataFor(context, { streamId, expected: 'any', index }),
+  }));
+  return store.append(streamId, newEvents, 'any');
+};
+
 /** Load the stream, fold, decide, append with the loaded revision. */
 export const handleCommand = async <State, Command, Event extends DomainEvent>(
   store: EventStore,
