@@ -3,7 +3,7 @@ import { toolStreamKey, type ToolCalled } from '../src/domain/tools.js';
 import { appendRecords, type Recorded } from '../src/engine/commands.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 
-/** Records tool calls in their tools' streams, one append per tool. */
+/** Records tool calls in their tools' streams, one append per tool; one tool's failure does not stop the others. */
 export const recordToolCalls = async (
   store: EventStore,
   calls: readonly Recorded<ToolCalled>[],

@@ -39,19 +39,13 @@ export interface ToolCallerOptions {
 const canonical = (value: unknown): unknown => {
   if (Array.isArray(value)) return value.map(canonical);
   if (value && typeof value === 'object') {
-    return Object.fromEntries(
-      Object.entries(value)
-        .sort(([a], [b]) => (a < b ? -1 : 1))
-        .map(([k, v]) => [k, canonical(v)]),
-    );
+    return Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, v]) => [k, canonical(v)]));
   }
   return value;
 };
 
 export const paramsHash = (params: unknown): string =>
-  createHash('sha256')
-    .update(JSON.stringify(canonical(params ?? {})))
-    .digest('hex');
+  createHash('sha256').update(JSON.stringify(canonical(params ?? {}))).digest('hex');
 
 const outcomeOf = (error: unknown): ToolCallOutcome | null => {
   if (error instanceof ToolTimeoutError) return 'timeout';
@@ -62,8 +56,7 @@ const outcomeOf = (error: unknown): ToolCallOutcome | null => {
 
 const parseParams = (schema: z.ZodType, params: unknown, tool: string) => {
   if (params === undefined || params === null) params = {};
-  if (typeof params !== 'object' || Array.isArray(params))
-    throw new BadRequestError(`Parameters of '${tool}' must be a JSON object`);
+  if (typeof params !== 'object' || Array.isArray(params)) throw new BadRequestError(`Parameters of '${tool}' must be a JSON object`);
   const parsed = schema.safeParse(params);
   if (!parsed.success) {
     const issues = describeIssues(parsed.error.issues);
@@ -79,29 +72,17 @@ const parseParams = (schema: z.ZodType, params: unknown, tool: string) => {
 
 const assertShallow = (params: unknown, tool: string) => {
   if (nestedDeeperThan(params, MAX_ARGUMENT_DEPTH)) {
-    throw new BadRequestError(
-      `Parameters of '${tool}' are nested more than ${MAX_ARGUMENT_DEPTH} levels deep`,
-    );
+    throw new BadRequestError(`Parameters of '${tool}' are nested more than ${MAX_ARGUMENT_DEPTH} levels deep`);
   }
 };
 
 const inputJsonSchema = (operation: Operation): Record<string, unknown> => {
-  const { $schema: _ignored, ...schema } = z.toJSONSchema(operation.input, {
-    io: 'input',
-    unrepresentable: 'any',
-  });
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(operation.input, { io: 'input', unrepresentable: 'any' });
   return schema;
 };
 
 /** Lists and calls tools (built-in operations and Lua scripts), recording each call. */
-export const createToolCaller = ({
-  registry,
-  builtins,
-  hostFor,
-  limits,
-  recordCalls,
-  logger,
-}: ToolCallerOptions): ToolCaller => {
+export const createToolCaller = ({ registry, builtins, hostFor, limits, recordCalls, logger }: ToolCallerOptions): ToolCaller => {
   // Calls are recorded off the request path: queued, then handed over in one batch.
   const queue: Recorded<ToolCalled>[] = [];
   let flushing: Promise<void> = Promise.resolve();
@@ -114,15 +95,7 @@ export const createToolCaller = ({
     });
     return flushing;
   };
-  const record = (
-    tool: string,
-    builtin: boolean,
-    actor: Actor,
-    correlationId: string,
-    params: unknown,
-    startedAt: number,
-    outcome: ToolCallOutcome,
-  ) => {
+  const record = (tool: string, builtin: boolean, actor: Actor, correlationId: string, params: unknown, startedAt: number, outcome: ToolCallOutcome) => {
     queue.push({
       event: {
         type: 'ToolCalled',
@@ -145,14 +118,7 @@ export const createToolCaller = ({
     const builtin = builtins().find((o) => o.name === name);
     if (builtin) {
       const input = parseParams(builtin.input, params, name);
-      return {
-        builtin: true,
-        result: (await builtin.run(input, {
-          actor,
-          correlationId,
-          project: actor.tenant ?? DEFAULT_PROJECT,
-        })) as unknown,
-      };
+      return { builtin: true, result: await builtin.run(input, { actor, correlationId, project: actor.tenant ?? DEFAULT_PROJECT }) as unknown };
     }
     const tool = (await registry.current()).tools.get(name);
     if (!tool) throw new NotFoundError(`No tool named '${name}'`);
@@ -170,18 +136,8 @@ export const createToolCaller = ({
     list: async () => {
       const { tools } = await registry.current();
       return [
-        ...builtins().map((o) => ({
-          name: o.name,
-          description: o.description,
-          builtin: true,
-          parameters: inputJsonSchema(o),
-        })),
-        ...[...tools.values()].map((t) => ({
-          name: t.name,
-          description: t.description,
-          builtin: false,
-          parameters: { ...t.parameters },
-        })),
+        ...builtins().map((o) => ({ name: o.name, description: o.description, builtin: true, parameters: inputJsonSchema(o) })),
+        ...[...tools.values()].map((t) => ({ name: t.name, description: t.description, builtin: false, parameters: { ...t.parameters } })),
       ];
     },
     call: async (name, params, actor, correlationId) => {
