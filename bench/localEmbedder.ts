@@ -1,11 +1,11 @@
 /**
  * Throughput of the local embedder on full-length passages and the latency of one query.
- * Usage: `ctx model fetch`, then npx tsx infra/embeddings/benchLocalEmbedder.ts
+ * Usage: `ctx model fetch`, then npx tsx bench/localEmbedder.ts
  * (CTX_EMBEDDINGS__MODEL_DIR names another model folder than ~/.cache/context-ledger/models).
  */
 import { performance } from 'node:perf_hooks';
-import { DEFAULT_MODEL_DIR } from '../../src/config.js';
-import { createLocalEmbedder } from './localEmbedder.js';
+import { DEFAULT_MODEL_DIR } from '../src/config.js';
+import { createLocalEmbedder } from '../infra/embeddings/localEmbedder.js';
 
 const modelDir = process.env.CTX_EMBEDDINGS__MODEL_DIR || DEFAULT_MODEL_DIR;
 const passageCount = Number(process.env.BENCH_PASSAGES ?? 256);
