@@ -1,6 +1,6 @@
 /**
  * Throughput of the local embedder on full-length passages and the latency of one query.
- * Usage: `ctx model fetch`, then npx tsx bench/localEmbedder.ts
+ * Usage: `ctx model fetch`, then npm run bench -- localEmbedder
  * (CTX_EMBEDDINGS__MODEL_DIR names another model folder than ~/.cache/context-ledger/models).
  */
 import { performance } from 'node:perf_hooks';
@@ -20,31 +20,33 @@ const words = (
 const passage = (seed: number): string =>
   Array.from({ length: 300 }, (_, i) => words[(seed * 7919 + i * i * 31 + i) % words.length]).join(' ');
 
-const embedder = await createLocalEmbedder({ modelDir, batchSize });
-await embedder.embed([passage(-1)], 'document'); // loads the model
+export const run = async (): Promise<void> => {
+  const embedder = await createLocalEmbedder({ modelDir, batchSize });
+  await embedder.embed([passage(-1)], 'document'); // loads the model
 
-const passages = Array.from({ length: passageCount }, (_, i) => passage(i));
-const start = performance.now();
-await embedder.embed(passages, 'document');
-const seconds = (performance.now() - start) / 1000;
+  const passages = Array.from({ length: passageCount }, (_, i) => passage(i));
+  const start = performance.now();
+  await embedder.embed(passages, 'document');
+  const seconds = (performance.now() - start) / 1000;
 
-const latencies: number[] = [];
-for (let i = 0; i < 20; i++) {
-  const t0 = performance.now();
-  await embedder.embed([`how is a ${words[i % words.length]} rebuilt after a crash ${i}`], 'query');
-  latencies.push(performance.now() - t0);
-}
-latencies.sort((a, b) => a - b);
-await embedder.close();
+  const latencies: number[] = [];
+  for (let i = 0; i < 20; i++) {
+    const t0 = performance.now();
+    await embedder.embed([`how is a ${words[i % words.length]} rebuilt after a crash ${i}`], 'query');
+    latencies.push(performance.now() - t0);
+  }
+  latencies.sort((a, b) => a - b);
+  await embedder.close();
 
-console.log(
-  JSON.stringify({
-    model: embedder.model,
-    dimensions: embedder.dimensions,
-    passages: passageCount,
-    tokensPerPassage: 256,
-    batchSize,
-    passagesPerSecond: Number((passageCount / seconds).toFixed(1)),
-    queryLatencyMsMedian: Number(latencies[latencies.length >> 1]!.toFixed(1)),
-  }),
-);
+  console.log(
+    JSON.stringify({
+      model: embedder.model,
+      dimensions: embedder.dimensions,
+      passages: passageCount,
+      tokensPerPassage: 256,
+      batchSize,
+      passagesPerSecond: Number((passageCount / seconds).toFixed(1)),
+      queryLatencyMsMedian: Number(latencies[latencies.length >> 1]!.toFixed(1)),
+    }),
+  );
+};
