@@ -10,8 +10,8 @@ import {
 import { commandContext } from '../src/engine/commands.js';
 import { ValidationError } from '../src/errors.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
-import { parseOrThrow, SessionIdSchema } from './annotationFields.js';
-import type { SessionRepository } from './annotationSessionRepository.js';
+import { parseOrThrow, SessionIdSchema } from '../src/domain/annotationFields.js';
+import type { SessionRepository } from '../src/engine/sessionRepository.js';
 
 export const AddRelationInputSchema = z.object({
   sessionId: SessionIdSchema,

@@ -9,9 +9,9 @@ import {
 } from '../src/domain/annotations.js';
 import { commandContext } from '../src/engine/commands.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
-import { openFields, protectedValuesOf, sealChanges } from '../src/protection/annotationText.js';
-import type { Keyring } from '../src/protection/keyring.js';
-import type { Opener, Sealer } from '../src/protection/protectedText.js';
+import { openFields, protectedValuesOf, sealChanges } from '../src/domain/annotationText.js';
+import type { Keyring } from '../src/ports/keyring.js';
+import type { Opener, Sealer } from '../src/domain/protectedText.js';
 import {
   annotationFieldsInput,
   changedFields,
@@ -21,8 +21,8 @@ import {
   SessionIdSchema,
   type AnnotationFieldsInput,
   type ExportedChunk,
-} from './annotationFields.js';
-import type { SessionRepository } from './annotationSessionRepository.js';
+} from '../src/domain/annotationFields.js';
+import type { SessionRepository } from '../src/engine/sessionRepository.js';
 
 export const annotateChunkInput = (vocabulary: AnnotationVocabulary) =>
   z

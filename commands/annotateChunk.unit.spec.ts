@@ -6,8 +6,8 @@ import {
   type AnnotationEvent,
   type SessionState,
 } from '../src/domain/annotations.js';
-import { isSealedText } from '../src/protection/protectedText.js';
-import { newDataKey, openWith, sealWith } from '../src/protection/sealing.js';
+import { isSealedText } from '../src/domain/protectedText.js';
+import { newDataKey, openWith, sealWith } from '../infra/crypto/sealing.js';
 import { decideAddRelation } from './addRelation.js';
 import { chunksAnnotated, decideAnnotateChunk, type NoteCipher } from './annotateChunk.js';
 import { decideAnnotateChunks } from './annotateChunks.js';

@@ -8,7 +8,7 @@ import {
 } from '../src/domain/annotations.js';
 import { commandContext } from '../src/engine/commands.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
-import type { Keyring } from '../src/protection/keyring.js';
+import type { Keyring } from '../src/ports/keyring.js';
 import { chunksAnnotated, decideAnnotateChunk, noteCipher, type NoteCipher } from './annotateChunk.js';
 import {
   annotationErrorObject,
@@ -19,8 +19,8 @@ import {
   SessionIdSchema,
   type AnnotationErrorObject,
   type ExportedChunk,
-} from './annotationFields.js';
-import type { SessionRepository } from './annotationSessionRepository.js';
+} from '../src/domain/annotationFields.js';
+import type { SessionRepository } from '../src/engine/sessionRepository.js';
 
 export const MAX_BATCH = 1_000;
 

@@ -4,8 +4,8 @@ import { commandContext, handleCommand } from '../src/engine/commands.js';
 import { jobErrorObject, parseJobInput } from '../src/jobs/jobErrors.js';
 import type { JobRunner } from '../src/jobs/jobRunner.js';
 import { defineOperation } from '../src/operations.js';
-import { JobIdInputSchema, notFound, readJobView, type JobReadDeps } from '../queries/getJobStatus.js';
-import { jobDecider } from './indexingJobDecider.js';
+import { JobIdInputSchema, notFound, readJobView, type JobReadDeps } from '../src/domain/jobView.js';
+import { jobDecider } from '../src/domain/jobDecider.js';
 
 export const CancelJobResponseSchema = z.object({
   job_id: z.uuid(),

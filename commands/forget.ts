@@ -4,7 +4,7 @@ import { defineOperation } from '../src/operations.js';
 import { parseInput } from '../src/validation.js';
 import { forgetDocument, type ForgetDocumentDeps } from './forgetDocument.js';
 import { forgetSubject } from './forgetSubject.js';
-import type { Keyring } from '../src/protection/keyring.js';
+import type { Keyring } from '../src/ports/keyring.js';
 
 export const ForgetInputSchema = z
   .object({

@@ -10,7 +10,7 @@ import type { Position } from '../src/domain/position.js';
 import { handleCommand, type CommandContext, type Decider } from '../src/engine/commands.js';
 import { NotFoundError } from '../src/errors.js';
 import type { EventStore } from '../src/ports/eventStore.js';
-import type { ContentErasure } from '../src/protection/contentErasure.js';
+import type { ContentErasure } from '../src/ports/contentErasure.js';
 
 export interface ForgetDocument {
   documentId: string;

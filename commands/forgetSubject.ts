@@ -3,8 +3,8 @@ import { streamId, type StoredEvent } from '../src/domain/events.js';
 import type { Position } from '../src/domain/position.js';
 import { metadataFor, type CommandContext } from '../src/engine/commands.js';
 import type { EventStore } from '../src/ports/eventStore.js';
-import type { SubjectForgotten } from '../src/protection/events.js';
-import type { Keyring } from '../src/protection/keyring.js';
+import type { SubjectForgotten } from '../src/domain/protection.js';
+import type { Keyring } from '../src/ports/keyring.js';
 
 export interface ForgetSubject {
   subject: string;

@@ -9,7 +9,7 @@ import { ValidationError } from '../src/errors.js';
 import type { ReadableRoots } from '../src/ingestion/readableRoots.js';
 import { jobErrorObject, parseJobInput } from '../src/jobs/jobErrors.js';
 import type { JobRunner } from '../src/jobs/jobRunner.js';
-import { ProjectIdSchema, resolveProject } from '../src/jobs/workspace.js';
+import { ProjectIdSchema, resolveProject } from '../src/domain/workspace.js';
 import { defineOperation } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 

@@ -14,7 +14,7 @@ import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { ChunkSource } from '../src/ports/chunkSource.js';
 import { MAX_APPEND_BYTES, type EventStore, type NewEvent } from '../src/ports/eventStore.js';
 import { unstorableTextIssue } from '../src/validation.js';
-import { issuesOf } from './annotationFields.js';
+import { issuesOf } from '../src/domain/annotationFields.js';
 
 const ConfigChunkSchema = z.object({
   chunk_id: z.string().min(1),

@@ -12,10 +12,10 @@ import {
 import type { StoredEvent } from '../src/domain/events.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
-import type { Keyring } from '../src/protection/keyring.js';
-import type { ProtectedText } from '../src/protection/protectedText.js';
-import { parseOrThrow, SessionIdSchema } from '../commands/annotationFields.js';
-import { readSessionEvents } from './annotationSessionFold.js';
+import type { Keyring } from '../src/ports/keyring.js';
+import type { ProtectedText } from '../src/domain/protectedText.js';
+import { parseOrThrow, SessionIdSchema } from '../src/domain/annotationFields.js';
+import { readSessionEvents } from '../src/domain/annotationSessionFold.js';
 
 export const AnnotationHistoryInputSchema = z.object({
   sessionId: SessionIdSchema,

@@ -10,12 +10,12 @@ import {
 import { AsOfSchema, parseAsOf, type AsOf } from '../src/engine/asOf.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
-import { protectedValuesOf } from '../src/protection/annotationText.js';
-import type { Keyring } from '../src/protection/keyring.js';
-import type { ProtectedText } from '../src/protection/protectedText.js';
-import { parseOrThrow, SessionIdSchema, sameValue } from '../commands/annotationFields.js';
+import { protectedValuesOf } from '../src/domain/annotationText.js';
+import type { Keyring } from '../src/ports/keyring.js';
+import type { ProtectedText } from '../src/domain/protectedText.js';
+import { parseOrThrow, SessionIdSchema, sameValue } from '../src/domain/annotationFields.js';
 import { FieldChangeSchema } from './annotationHistory.js';
-import { foldSessionUntil, readSessionEvents } from './annotationSessionFold.js';
+import { foldSessionUntil, readSessionEvents } from '../src/domain/annotationSessionFold.js';
 
 export const DiffAnnotationsInputSchema = z.object({
   sessionId: SessionIdSchema,

@@ -2,18 +2,18 @@ import { z } from 'zod';
 import { emptyAnnotation, SessionNotFoundError, type SessionState } from '../src/domain/annotations.js';
 import { AsOfSchema, parseAsOf } from '../src/engine/asOf.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
-import { openFields, protectedValuesOf } from '../src/protection/annotationText.js';
-import type { Keyring } from '../src/protection/keyring.js';
-import type { Opener } from '../src/protection/protectedText.js';
+import { openFields, protectedValuesOf } from '../src/domain/annotationText.js';
+import type { Keyring } from '../src/ports/keyring.js';
+import type { Opener } from '../src/domain/protectedText.js';
 import {
   exportChunk,
   ExportedChunkSchema,
   parseOrThrow,
   SessionIdSchema,
-} from '../commands/annotationFields.js';
+} from '../src/domain/annotationFields.js';
 import { ANNOTATION_CHUNK_LISTS, type AnnotationChunkList } from '../projections/annotationChunkLists.js';
 import { ANNOTATION_CHUNKS, type AnnotationChunkRow } from '../projections/annotationChunks.js';
-import { awaitSessionReadModels, sessionAsOf } from './annotationSessionFold.js';
+import { awaitSessionReadModels, sessionAsOf } from '../src/domain/annotationSessionFold.js';
 import type { ProgressDeps } from './getAnnotationProgress.js';
 import type { Position } from '../src/domain/position.js';
 import type { ReadModels } from '../src/ports/projections.js';

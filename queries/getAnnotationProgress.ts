@@ -1,43 +1,16 @@
 import { z } from 'zod';
 import { SessionNotFoundError, type SessionState } from '../src/domain/annotations.js';
+import { ProgressSchema, progressOfState, type Progress } from '../src/domain/annotationProgress.js';
 import { AsOfSchema, parseAsOf } from '../src/engine/asOf.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
-import { parseOrThrow, SessionIdSchema } from '../commands/annotationFields.js';
-import { sessionAsOf } from './annotationSessionFold.js';
+import { parseOrThrow, SessionIdSchema } from '../src/domain/annotationFields.js';
+import { sessionAsOf } from '../src/domain/annotationSessionFold.js';
 
 export const GetProgressInputSchema = z.object({
   sessionId: SessionIdSchema,
   asOf: AsOfSchema.optional(),
 });
-
-export const ProgressSchema = z.object({
-  totalChunks: z.number().int(),
-  annotatedChunks: z.number().int(),
-  pendingChunks: z.number().int(),
-  completionPercentage: z.number(),
-  pendingChunkIds: z.array(z.string()),
-});
-export type Progress = z.infer<typeof ProgressSchema>;
-
-const percentage = (part: number, whole: number) =>
-  whole === 0 ? 0 : Math.round((part / whole) * 10_000) / 100;
-
-/** Pending counts every chunk not yet annotated, including any that never arrived in a session cut short. */
-export const progressOf = (
-  totalChunks: number,
-  annotatedChunks: number,
-  pendingChunkIds: string[],
-): Progress => ({
-  totalChunks,
-  annotatedChunks,
-  pendingChunks: totalChunks - annotatedChunks,
-  completionPercentage: percentage(annotatedChunks, totalChunks),
-  pendingChunkIds,
-});
-
-export const progressOfState = (state: SessionState): Progress =>
-  progressOf(state.expectedChunks, state.chunks.size - state.pending.size, [...state.pending]);
 
 export interface ProgressDeps {
   store: EventStore;

@@ -1,10 +1,9 @@
 import { z } from 'zod';
-import { ingestDecider } from '../commands/ingestDocument.js';
 import type { DocumentView } from '../projections/documents.js';
-import type { DocumentState } from '../src/domain/documents.js';
+import { documentFold, documentVersion, DocumentVersionSchema, type DocumentVersion } from '../src/domain/documentVersion.js';
 import { streamId } from '../src/domain/events.js';
 import { inUtc } from '../src/domain/instant.js';
-import { AsOfSchema, foldUntil, parseAsOf, type Folded } from '../src/engine/asOf.js';
+import { AsOfSchema, foldUntil, parseAsOf } from '../src/engine/asOf.js';
 import { NotFoundError } from '../src/errors.js';
 import { defineOperation } from '../src/operations.js';
 import type { ContentStore } from '../src/ports/contentStore.js';
@@ -89,52 +88,13 @@ export const DocumentAsOfInputSchema = z.object({
   as_of: AsOfSchema.optional().describe('The moment: a position from the event history or an ISO 8601 timestamp; now when omitted'),
 });
 
-export const DocumentVersionSchema = z.object({
-  id: z.string(),
-  version: z.number().int().describe('How many versions had been ingested by then'),
-  revision: z.number().int().describe('Revision of the last event of the document stream by then'),
-  removed: z.boolean().describe('It had no current version by then: it had been removed or forgotten'),
-  forgotten: z.boolean().describe('Its content had been forgotten by then (and not ingested again since)'),
-  content_hash: z.string().nullable().describe('sha256 of the body then; null once removed or forgotten'),
-  source: z.string().nullable(),
-  source_id: z.string().nullable(),
-  title: z.string().nullable(),
-  content_type: z.string().nullable(),
-  updated_at: z.string().nullable(),
-  chunk_ids: z.array(z.string()).describe('The ids of its chunks then, in order'),
-});
-export type DocumentVersion = z.infer<typeof DocumentVersionSchema>;
-
-/** Which version a document was at, and which chunks it had; null when it did not exist yet. */
-export const documentVersion = (
-  { state, revision }: Folded<DocumentState>,
-  id: string,
-): DocumentVersion | null => {
-  if (revision === null) return null;
-  const current = state.current;
-  return {
-    id,
-    version: state.versions,
-    revision: Number(revision),
-    removed: current === null,
-    forgotten: state.forgotten,
-    content_hash: current?.bodyHash ?? null,
-    source: current?.source ?? null,
-    source_id: current?.sourceId ?? null,
-    title: current?.title ?? null,
-    content_type: current?.contentType ?? null,
-    updated_at: current?.updatedAt ?? null,
-    chunk_ids: current?.chunks.map((c) => c.id) ?? [],
-  };
-};
-
 /** A document as it was at a past moment (or now), folded from its stream. */
 export const documentAsOf = async (store: EventStore, rawInput: unknown, project?: string): Promise<DocumentVersion> => {
   const { id, as_of: asOf } = parseInput(DocumentAsOfInputSchema, rawInput);
   const events = await store.readStream(streamId('doc', id));
   const version =
     events[0] && (project === undefined || events[0].metadata.project === project)
-      ? documentVersion(foldUntil(events, ingestDecider, asOf === undefined ? undefined : parseAsOf(asOf)), id)
+      ? documentVersion(foldUntil(events, documentFold, asOf === undefined ? undefined : parseAsOf(asOf)), id)
       : null;
   if (!version) throw new NotFoundError(`No document with id ${id}${asOf ? ` as of ${asOf}` : ''}`);
   return version;

@@ -1,72 +1,20 @@
-import { z } from 'zod';
-import { streamId } from '../src/domain/events.js';
-import type { JobEvent } from '../src/domain/jobs.js';
-import { AsOfSchema, loadAggregateAsOf, parseAsOf, type AsOf, type Fold } from '../src/engine/asOf.js';
-import { NotFoundError } from '../src/errors.js';
+import { AsOfSchema, parseAsOf } from '../src/engine/asOf.js';
 import { jobErrorObject, parseJobInput } from '../src/jobs/jobErrors.js';
-import { JobStatusResponseSchema, jobStatusResponse } from '../src/jobs/jobResponses.js';
-import { ProjectIdSchema } from '../src/jobs/workspace.js';
+import { JobStatusResponseSchema, jobStatusResponse } from '../src/domain/jobResponses.js';
 import { defineOperation } from '../src/operations.js';
-import type { EventStore } from '../src/ports/eventStore.js';
-import type { ReadModels } from '../src/ports/projections.js';
-import { jobsProjection, type JobView } from '../projections/jobs.js';
-
-export interface JobReadDeps {
-  store: EventStore;
-  readModels: ReadModels;
-  /** The outage a running job is waiting out in this process, known before its IndexingJobBlocked can be written. */
-  liveOutage?: (jobId: string) => string | undefined;
-}
-
-/**
- * A running job whose runner is waiting out an outage shows as blocked at once: on a full disk
- * neither its IndexingJobBlocked nor the read model's update may be writable until space is back.
- */
-export const withLiveOutage = (job: JobView, liveOutage: JobReadDeps['liveOutage']): JobView => {
-  const reason = job.status === 'running' ? liveOutage?.(job.jobId) : undefined;
-  if (reason === undefined) return job;
-  const { estimatedSecondsRemaining: _eta, ...blocked } = job;
-  return { ...blocked, status: 'blocked', message: `Blocked: ${reason}` };
-};
-
-export const JobIdInputSchema = z.object({
-  job_id: z.uuid().describe('The job id returned by start_indexing_background'),
-  project_id: ProjectIdSchema.optional().describe('When given, the job must belong to this project'),
-});
+import {
+  JobIdInputSchema,
+  jobViewAsOf,
+  readJobView,
+  withLiveOutage,
+  type JobReadDeps,
+} from '../src/domain/jobView.js';
 
 export const GetJobStatusInputSchema = JobIdInputSchema.extend({
   as_of: AsOfSchema.optional().describe(
     'The status as it was at this moment: a position from the event history or an ISO 8601 timestamp',
   ),
 });
-
-/** A job as its stream tells it, folded the way the jobs read model folds it. */
-export const jobViewFold: Fold<JobView | null, JobEvent> = {
-  initialState: () => null,
-  evolve: (view, event) => jobsProjection.evolve(view, event, event.data.jobId),
-};
-
-export const notFound = (jobId: string) =>
-  new NotFoundError(`Job not found: ${jobId}`, {
-    job_id: jobId,
-    suggestion: 'Verify job_id is correct and job exists in current project workspace',
-  });
-
-/** Reads a job from the read model, falling back to its stream right after it was requested. */
-export const readJobView = async ({ store, readModels }: JobReadDeps, jobId: string, project?: string): Promise<JobView> => {
-  const job =
-    (await readModels.get<JobView>('jobs', jobId)) ??
-    (await loadAggregateAsOf(store, streamId('job', jobId), jobViewFold)).state;
-  if (!job || (project !== undefined && job.project !== project)) throw notFound(jobId);
-  return job;
-};
-
-/** The job as it was at `asOf`, from its stream; not found when it had not been requested by then. */
-export const jobViewAsOf = async (store: EventStore, jobId: string, asOf: AsOf, project?: string): Promise<JobView> => {
-  const { state: job } = await loadAggregateAsOf(store, streamId('job', jobId), jobViewFold, asOf);
-  if (!job || (project !== undefined && job.project !== project)) throw notFound(jobId);
-  return job;
-};
 
 export const getJobStatusOperation = (deps: JobReadDeps) =>
   defineOperation({

@@ -9,8 +9,8 @@ import type { OperationContext } from '../src/operations.js';
 import type { ContentStore } from '../src/ports/contentStore.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 import type { ReadModels } from '../src/ports/projections.js';
-import { hasForgotten, openFields, protectedValuesOf } from '../src/protection/annotationText.js';
-import type { Keyring } from '../src/protection/keyring.js';
+import { hasForgotten, openFields, protectedValuesOf } from '../src/domain/annotationText.js';
+import type { Keyring } from '../src/ports/keyring.js';
 import type { SearchInput, SearchOutput } from './searchDocuments.js';
 
 export const RelatedInfoInputSchema = z

@@ -1,11 +1,10 @@
 import { z } from 'zod';
 import { JobStatusSchema } from '../src/domain/jobs.js';
 import { jobErrorObject, parseJobInput } from '../src/jobs/jobErrors.js';
-import { JobListItemSchema, jobListItem } from '../src/jobs/jobResponses.js';
-import { ProjectIdSchema, resolveProject } from '../src/jobs/workspace.js';
+import { JobListItemSchema, jobListItem } from '../src/domain/jobResponses.js';
+import { ProjectIdSchema, resolveProject } from '../src/domain/workspace.js';
 import { defineOperation } from '../src/operations.js';
-import type { JobView } from '../projections/jobs.js';
-import { withLiveOutage, type JobReadDeps } from './getJobStatus.js';
+import { withLiveOutage, type JobReadDeps, type JobView } from '../src/domain/jobView.js';
 
 export const ListJobsInputSchema = z.object({
   status: JobStatusSchema.optional().describe('Only jobs in this status'),

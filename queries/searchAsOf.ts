@@ -1,5 +1,5 @@
 import { documentsProjection, type DocumentView } from '../projections/documents.js';
-import { SEARCH_EVENT_TYPES } from '../projections/searchChunks.js';
+import { SEARCH_EVENT_TYPES } from '../src/domain/searchChunks.js';
 import { streamId, type StoredEvent } from '../src/domain/events.js';
 import { position, positionParts, START, type Position } from '../src/domain/position.js';
 import { applyBatch } from '../src/engine/applyBatch.js';

@@ -13,7 +13,7 @@ import { jobsProjection } from '../projections/jobs.js';
 import { ConfigError, type Config } from './config.js';
 import { createProjectionRunner, type ProjectionRunner } from './engine/projectionRunner.js';
 import { NotFoundError } from './errors.js';
-import { ensureSecretsKeyFile } from './http/api/secrets.js';
+import { ensureSecretsKeyFile } from '../infra/crypto/secretBox.js';
 import { buildApp } from './http/app.js';
 import { createMcpServerFactory } from './mcp/server.js';
 import type { LedgerModule, ModuleContext, ModuleParts } from './module.js';

@@ -2,12 +2,12 @@ import type { McpServer } from '@modelcontextprotocol/server';
 import type { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import type { Logger as PinoLogger } from 'pino';
-import type { Database } from '../infra/postgres/database.js';
 import type { Config } from './config.js';
 import type { ProjectionRunner } from './engine/projectionRunner.js';
 import type { Actor } from './domain/metadata.js';
 import type { Position } from './domain/position.js';
 import type { Operation, OperationContext, OperationSurfaces } from './operations.js';
+import type { Database } from './ports/database.js';
 import type { EventStore } from './ports/eventStore.js';
 import type { ReadModels, RunnableProjection } from './ports/projections.js';
 

@@ -1,13 +1,13 @@
-import type { SecretBox } from '../../src/http/api/secrets.js';
+import type { SecretBox } from '../../src/ports/secretBox.js';
 import { newId } from '../../src/domain/ids.js';
 import {
   DataKeyMissingError,
   keyIdsOf,
   MasterKeyMismatchError,
   type Keyring,
-} from '../../src/protection/keyring.js';
-import { isSealedText } from '../../src/protection/protectedText.js';
-import { newDataKey, openWith, sealWith } from '../../src/protection/sealing.js';
+} from '../../src/ports/keyring.js';
+import { isSealedText } from '../../src/domain/protectedText.js';
+import { newDataKey, openWith, sealWith } from './sealing.js';
 import type { Database } from '../postgres/database.js';
 
 // A forgotten key keeps its row with `wrapped` null, so that "forgotten" and "never known" differ.

@@ -1,12 +1,10 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { streamId } from '../../src/domain/events.js';
 import type { Actor } from '../../src/domain/metadata.js';
-import { toolStreamKey, type ToolCallOutcome } from '../../src/domain/tools.js';
-import { commandContext, metadataFor } from '../../src/engine/commands.js';
+import type { ToolCallOutcome, ToolCalled } from '../../src/domain/tools.js';
+import { commandContext, type Recorded } from '../../src/engine/commands.js';
 import { AppError, NotFoundError, ValidationError, describeIssues } from '../../src/errors.js';
 import { DEFAULT_PROJECT, type Operation } from '../../src/operations.js';
-import type { EventStore, NewEvent } from '../../src/ports/eventStore.js';
 import type { Logger } from '../../src/ports/logger.js';
 import { unstorableTextIssue } from '../../src/validation.js';
 import type { ExtensionRegistry } from './extensionRegistry.js';
@@ -33,7 +31,8 @@ export interface ToolCallerOptions {
   builtins: () => readonly Operation[];
   hostFor: (script: string, actor: Actor) => LuaHost;
   limits: LuaLimits;
-  store: EventStore;
+  /** Records finished calls (through their command); called off the request path, in batches. */
+  recordCalls: (calls: readonly Recorded<ToolCalled>[]) => Promise<void>;
   logger: Logger;
 }
 
@@ -84,43 +83,34 @@ const inputJsonSchema = (operation: Operation): Record<string, unknown> => {
 };
 
 /** Lists and calls tools (built-in operations and Lua scripts), recording each call. */
-export const createToolCaller = ({ registry, builtins, hostFor, limits, store, logger }: ToolCallerOptions): ToolCaller => {
-  // Calls are recorded off the request path: queued, then appended one batch per tool stream.
-  const queue: NewEvent[] = [];
+export const createToolCaller = ({ registry, builtins, hostFor, limits, recordCalls, logger }: ToolCallerOptions): ToolCaller => {
+  // Calls are recorded off the request path: queued, then handed over in one batch.
+  const queue: Recorded<ToolCalled>[] = [];
   let flushing: Promise<void> = Promise.resolve();
   const flush = (): Promise<void> => {
     flushing = flushing.then(async () => {
       const batch = queue.splice(0);
-      const byTool = new Map<string, NewEvent[]>();
-      for (const event of batch) {
-        const tool = event.type === 'ToolCalled' ? event.data.tool : '';
-        byTool.set(tool, [...(byTool.get(tool) ?? []), event]);
-      }
-      for (const [tool, events] of byTool) {
-        await store.append(streamId('tool', toolStreamKey(tool)), events, 'any').catch((error: unknown) => {
-          logger.error({ err: error, tool, calls: events.length }, 'could not record tool calls');
-        });
-      }
+      await recordCalls(batch).catch((error: unknown) => {
+        logger.error({ err: error, calls: batch.length }, 'could not record tool calls');
+      });
     });
     return flushing;
   };
   const record = (tool: string, builtin: boolean, actor: Actor, correlationId: string, params: unknown, startedAt: number, outcome: ToolCallOutcome) => {
     queue.push({
-      type: 'ToolCalled',
-      schemaVersion: 1,
-      data: {
-        tool,
-        builtin,
-        caller: `${actor.via}:${actor.subject}`,
-        paramsHash: paramsHash(params),
-        durationMs: Math.max(0, performance.now() - startedAt),
-        outcome,
+      event: {
+        type: 'ToolCalled',
+        schemaVersion: 1,
+        data: {
+          tool,
+          builtin,
+          caller: `${actor.via}:${actor.subject}`,
+          paramsHash: paramsHash(params),
+          durationMs: Math.max(0, performance.now() - startedAt),
+          outcome,
+        },
       },
-      metadata: metadataFor(commandContext(actor, { correlationId, project: actor.tenant ?? DEFAULT_PROJECT }), {
-        streamId: streamId('tool', toolStreamKey(tool)),
-        expected: 'any',
-        index: 0,
-      }),
+      context: commandContext(actor, { correlationId, project: actor.tenant ?? DEFAULT_PROJECT }),
     });
     if (queue.length === 1) void flush();
   };

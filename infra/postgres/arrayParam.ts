@@ -1,4 +1,4 @@
-import type { ByteWriter } from './preparedQuery.js';
+import type { ByteWriter } from './byteWriter.js';
 
 /**
  * Array parameters with their element type. A server is sent them by `pg`, which writes them as

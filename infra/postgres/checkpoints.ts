@@ -2,7 +2,8 @@ import type { StoredEvent } from '../../src/domain/events.js';
 import { START, type Position } from '../../src/domain/position.js';
 import { toStorableText } from '../../src/domain/text.js';
 import { CheckpointMovedError, type QuarantinedEvent } from '../../src/ports/projections.js';
-import type { Database, Sql } from './database.js';
+import type { Sql } from '../../src/ports/database.js';
+import type { Database } from './database.js';
 
 type Slot = 'live' | 'shadow';
 

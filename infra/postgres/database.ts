@@ -6,39 +6,16 @@ import { DatabaseUnavailableError, InsufficientStorageError } from '../../src/er
 import { growMemoryFilesByDoubling } from './memoryFiles.js';
 import { preparedQueryMessage, type PreparedParam } from './preparedQuery.js';
 import { retireWal, rewriteTables } from './purge.js';
+import type { Database as DatabasePort } from '../../src/ports/database.js';
 
-/** Something that runs one SQL statement: the database itself, or an open transaction. */
-export interface Sql {
-  query<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<R[]>;
-}
-
-/**
- * One face over the two Postgres engines the ledger runs on: PGlite in-process (embedded default)
- * and a PostgreSQL server through `pg`. Adapters in infra/ write their SQL once against this.
- */
-export interface Database extends Sql {
-  readonly engine: 'pglite' | 'postgres';
-  /** Runs `fn` in one transaction: committed if it resolves, rolled back if it throws. */
-  transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>;
-  /** Runs a script of several statements, without parameters. */
-  exec(script: string): Promise<void>;
-  /** Calls `onNotify` for every NOTIFY on `channel`; resolves to an unlisten function. */
-  listen(channel: string, onNotify: (payload: string) => void): Promise<() => Promise<void>>;
-  /** Extensions the engine can create (`vector`, `pg_textsearch`, …). */
-  availableExtensions(): Promise<Set<string>>;
-  /**
-   * Takes the bytes of rows deleted from `tables` out of the database's files: rewrites each table
-   * that exists, and, embedded, deletes the write-ahead log that recorded them. A server's log,
-   * archives and replicas are out of its reach.
-   */
-  purge(tables: readonly string[]): Promise<void>;
+/** The database port, with the embedded engine's fast path for the event store. */
+export interface Database extends DatabasePort {
   /**
    * Embedded only: runs one statement, prepared on its first call, with text and array parameters,
    * and answers its rows' values as text; for the event store's statements, which run all the time.
    * Each distinct text stays prepared for the session, so values go in `params`, never in `sql`.
    */
   textRows?(sql: string, params: readonly PreparedParam[]): Promise<(string | null)[][]>;
-  close(): Promise<void>;
 }
 
 const asParams = (params?: readonly unknown[]): unknown[] | undefined =>

@@ -11,7 +11,8 @@ import {
 } from '../../src/ports/projections.js';
 import { projectionCheckpoints } from './checkpoints.js';
 import { writingProjection } from './dataErrors.js';
-import type { Database, Sql } from './database.js';
+import type { Sql } from '../../src/ports/database.js';
+import type { Database } from './database.js';
 
 const COLLECTION = /^[a-z][a-z0-9_]{0,40}$/;
 const FIELD = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;

@@ -1,9 +1,10 @@
 import { contentHash } from '../../src/domain/ids.js';
-import type { ContentErasure } from '../../src/protection/contentErasure.js';
+import type { ContentErasure } from '../../src/ports/contentErasure.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import { KEYWORD_TEXT_TABLES } from '../search/pgTextsearchKeywordIndex.js';
 import { semanticPassage } from '../search/pgvectorIndex.js';
-import type { Database, Sql } from './database.js';
+import type { Sql } from '../../src/ports/database.js';
+import type { Database } from './database.js';
 
 const SCHEMA = `CREATE TABLE IF NOT EXISTS content_blobs (hash text PRIMARY KEY, content text NOT NULL)`;
 

@@ -1,7 +1,7 @@
 import { readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
-import type { Sql } from './database.js';
+import type { Sql } from '../../src/ports/database.js';
 
 /**
  * Rewrites each of `tables` that exists into new files, indexes and TOAST included (VACUUM FULL):

@@ -1,4 +1,4 @@
-import { searchChunkChanges, type SearchChunk } from '../../projections/searchChunks.js';
+import { searchChunkChanges, type SearchChunk } from '../../src/domain/searchChunks.js';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { handle } from '../../src/ports/projections.js';
 import { epochMs, staleChunksFilter } from './meiliFilters.js';

@@ -6,7 +6,7 @@ import {
   MeilisearchTaskTimeOutError,
   type EnqueuedTaskPromise,
 } from 'meilisearch';
-import { SEARCH_EVENT_TYPES } from '../../projections/searchChunks.js';
+import { SEARCH_EVENT_TYPES } from '../../src/domain/searchChunks.js';
 import { UnavailableError } from '../../src/errors.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import {

@@ -1,4 +1,4 @@
-import { searchChunkChanges, SEARCH_EVENT_TYPES, type SearchChunk } from '../../projections/searchChunks.js';
+import { searchChunkChanges, SEARCH_EVENT_TYPES, type SearchChunk } from '../../src/domain/searchChunks.js';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { START } from '../../src/domain/position.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
@@ -10,7 +10,8 @@ import {
   type ShadowSink,
 } from '../../src/ports/projections.js';
 import type { SearchFilters } from '../../src/ports/searchIndex.js';
-import type { Database, Sql } from '../postgres/database.js';
+import type { Sql } from '../../src/ports/database.js';
+import type { Database } from '../postgres/database.js';
 import { projectionCheckpoints } from '../postgres/checkpoints.js';
 import { writingProjection } from '../postgres/dataErrors.js';
 

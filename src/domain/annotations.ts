@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { IllegalStateError, NotFoundError, ValidationError } from '../errors.js';
-import { ProtectedTextSchema } from '../protection/protectedText.js';
+import { ProtectedTextSchema } from './protectedText.js';
 import type { StoredEvent, Upcasters } from './events.js';
 
 export const RelationTypeSchema = z.enum(['dependencies', 'footnotes', 'references']);

@@ -4,7 +4,7 @@ import { ANNOTATION_UPCASTERS, AnnotationEventSchemas } from './annotations.js';
 import { AuthEventSchemas } from './auth.js';
 import { ConnectorEventSchemas } from './connectors.js';
 import { DocumentEventSchemas } from './documents.js';
-import { ProtectionEventSchemas } from '../protection/events.js';
+import { ProtectionEventSchemas } from './protection.js';
 import { JobEventSchemas } from './jobs.js';
 import type { EventMetadata } from './metadata.js';
 import type { Position } from './position.js';

@@ -19,6 +19,8 @@ export const ToolCalledSchema = z.object({
   }),
 });
 
+export type ToolCalled = z.infer<typeof ToolCalledSchema>;
+
 /** A page of documents a Lua connector returned and handed to ingestion; `cursor` is where the next sync resumes. */
 export const ScriptedSourceSyncedSchema = z.object({
   type: z.literal('ScriptedSourceSynced'),
@@ -32,6 +34,8 @@ export const ScriptedSourceSyncedSchema = z.object({
     unchanged: z.number().int().nonnegative(),
   }),
 });
+
+export type ScriptedSourceSynced = z.infer<typeof ScriptedSourceSyncedSchema>;
 
 export const ToolEventSchemas = [ToolCalledSchema, ScriptedSourceSyncedSchema] as const;
 

@@ -1,12 +1,11 @@
-import { ingestDecider } from '../../commands/ingestDocument.js';
 import type { SessionState } from '../domain/annotations.js';
 import type { DomainEvent } from '../domain/events.js';
 import { categoryOf } from '../domain/events.js';
-import { jobStatusResponse } from '../jobs/jobResponses.js';
-import { sessionFold } from '../../queries/annotationSessionFold.js';
-import { progressOfState } from '../../queries/getAnnotationProgress.js';
-import { documentVersion } from '../../queries/getDocument.js';
-import { jobViewFold } from '../../queries/getJobStatus.js';
+import { jobStatusResponse } from '../domain/jobResponses.js';
+import { sessionFold } from '../domain/annotationSessionFold.js';
+import { progressOfState } from '../domain/annotationProgress.js';
+import { documentFold, documentVersion } from '../domain/documentVersion.js';
+import { jobViewFold } from '../domain/jobView.js';
 import type { Fold, Folded } from './asOf.js';
 
 export const AGGREGATE_NAMES = ['job', 'annotation_session', 'document'] as const;
@@ -63,7 +62,7 @@ export const AGGREGATES: readonly AggregateKind[] = [
   kind({
     name: 'document',
     category: 'doc',
-    fold: ingestDecider,
+    fold: documentFold,
     present: (folded, id) => documentVersion(folded, id),
   }),
 ];

@@ -2,7 +2,6 @@ import { z } from 'zod';
 import type { DomainEvent, StoredEvent } from '../domain/events.js';
 import { isPosition, type Position } from '../domain/position.js';
 import type { EventStore } from '../ports/eventStore.js';
-import type { Decider } from './commands.js';
 
 /** A past moment: a position in `$all` (as returned by history) or an ISO timestamp. */
 export type AsOf = { position: Position } | { timestamp: string };
@@ -19,10 +18,10 @@ export const happenedBy = (event: StoredEvent, asOf: AsOf): boolean =>
   'position' in asOf ? event.position <= asOf.position : Date.parse(event.recordedAt) <= Date.parse(asOf.timestamp);
 
 /** How an aggregate's state is built from its stream: a decider's fold, or a read model's. */
-export type Fold<State, Event extends DomainEvent = DomainEvent> = Pick<
-  Decider<State, unknown, Event>,
-  'initialState' | 'evolve'
->;
+export interface Fold<State, Event extends DomainEvent = DomainEvent> {
+  initialState(): State;
+  evolve(state: State, event: StoredEvent<Event>): State;
+}
 
 export interface Folded<State> {
   state: State;

@@ -5,7 +5,7 @@ import { createPostgresContentStore } from '../../infra/postgres/postgresContent
 import { printResult } from '../cli/output.js';
 import { progressLine } from '../cli/progress.js';
 import { loadConfig } from '../config.js';
-import { createSecretBox } from '../http/api/secrets.js';
+import { createSecretBox } from '../../infra/crypto/secretBox.js';
 import { openLedger, type Ledger } from '../main.js';
 import { migrateEvents, type MigrationProgress } from './migrateEvents.js';
 

@@ -3,8 +3,8 @@ import { postgresDocumentProjection } from '../../infra/postgres/documentReadMod
 import { addRelationOperation, addRelationSurfaces } from '../../commands/addRelation.js';
 import { annotateChunkOperation, annotateChunkSurfaces } from '../../commands/annotateChunk.js';
 import { annotateChunksOperation, annotateChunksSurfaces } from '../../commands/annotateChunks.js';
-import { annotationErrorObject } from '../../commands/annotationFields.js';
-import { createSessionRepository } from '../../commands/annotationSessionRepository.js';
+import { annotationErrorObject } from '../domain/annotationFields.js';
+import { createSessionRepository } from '../engine/sessionRepository.js';
 import { renameSessionOperation, renameSessionSurfaces } from '../../commands/renameSession.js';
 import { startSessionOperation, startSessionSurfaces } from '../../commands/startSession.js';
 import { annotationChunkLists } from '../../projections/annotationChunkLists.js';
@@ -16,7 +16,7 @@ import { exportAnnotationsOperation, exportAnnotationsSurfaces } from '../../que
 import { getProgressOperation, getProgressSurfaces } from '../../queries/getAnnotationProgress.js';
 import { annotationStream, SessionNotFoundError } from '../domain/annotations.js';
 import type { Position } from '../domain/position.js';
-import { createSecretBox } from '../http/api/secrets.js';
+import { createSecretBox } from '../../infra/crypto/secretBox.js';
 import type { LedgerModule } from '../module.js';
 import { DEFAULT_PROJECT, type Operation } from '../operations.js';
 import type { ChunkSource } from '../ports/chunkSource.js';

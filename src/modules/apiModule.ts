@@ -34,7 +34,7 @@ import { createJwtCodec } from '../http/api/jwtCodec.js';
 import { buildOpenApiDocument } from '../http/api/openApiDocument.js';
 import { createRuntimeSettings } from '../http/api/runtimeSettings.js';
 import type * as schemas from '../http/api/schemas.js';
-import { createSecretBox } from '../http/api/secrets.js';
+import { createSecretBox } from '../../infra/crypto/secretBox.js';
 import { issueTokens, refreshTokens } from '../http/api/tokens.js';
 import { authenticateMcpWith } from '../http/mcpRoutes.js';
 import { readableRootsOf } from '../ingestion/readableRoots.js';

@@ -2,6 +2,8 @@ import type { McpServer } from '@modelcontextprotocol/server';
 import type { Command } from 'commander';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
+import { recordScriptedSourceSync } from '../../commands/recordScriptedSourceSync.js';
+import { recordToolCalls } from '../../commands/recordToolCalls.js';
 import type { Agent } from '../../infra/lua/agents.js';
 import { createExtensionRegistry } from '../../infra/lua/extensionRegistry.js';
 import { syncLuaConnector, type SyncSummary } from '../../infra/lua/luaConnectors.js';
@@ -16,7 +18,7 @@ import { streamId } from '../domain/events.js';
 import { newId } from '../domain/ids.js';
 import type { Actor } from '../domain/metadata.js';
 import { scriptedSourceStreamKey } from '../domain/tools.js';
-import { commandContext, metadataFor } from '../engine/commands.js';
+import { commandContext } from '../engine/commands.js';
 import { NotFoundError, UnavailableError } from '../errors.js';
 import type { LedgerModule, ModuleContext, ModuleParts } from '../module.js';
 import { defineOperation, type Operation } from '../operations.js';
@@ -97,7 +99,7 @@ const setupExtensions = async (context: ModuleContext, options: ExtensionsModule
       httpAllowlist: settings.httpAllowlist,
       timeoutMs: settings.timeoutMs,
     });
-  const tools = createToolCaller({ registry, builtins, hostFor, limits, store, logger });
+  const tools = createToolCaller({ registry, builtins, hostFor, limits, recordCalls: (calls) => recordToolCalls(store, calls), logger });
 
   // The last loaded extensions, for the MCP hook, which must register synchronously.
   let latest = await registry.current();
@@ -114,17 +116,13 @@ const setupExtensions = async (context: ModuleContext, options: ExtensionsModule
     if (!connector) throw new NotFoundError(`No Lua connector named '${name}'`);
     const sink = options.documentSink ?? documentSinkFromOperations(context.operations);
     if (!sink) throw new UnavailableError('Document ingestion is not available');
-    const stream = streamId('tool', scriptedSourceStreamKey(name));
     return syncLuaConnector({
       connector,
       sink,
       host: hostFor(connector.script.shownAs, actor),
       limits,
       cursor: await lastCursor(store, name),
-      onPage: async (page) => {
-        const metadata = metadataFor(commandContext(actor, { correlationId }), { streamId: stream, expected: 'any', index: 0 });
-        await store.append(stream, [{ type: 'ScriptedSourceSynced', schemaVersion: 1, data: { connector: name, ...page }, metadata }], 'any');
-      },
+      onPage: (page) => recordScriptedSourceSync(store, { connector: name, ...page }, commandContext(actor, { correlationId })),
     });
   };
 

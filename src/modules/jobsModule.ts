@@ -22,7 +22,7 @@ import type { Embedder } from '../ports/embedder.js';
 import { AppError } from '../errors.js';
 import { readableRootsOf } from '../ingestion/readableRoots.js';
 import { createJobRunner, type JobRunner } from '../jobs/jobRunner.js';
-import type { JobStatusResponse } from '../jobs/jobResponses.js';
+import type { JobStatusResponse } from '../domain/jobResponses.js';
 import type { ListJobsResponseSchema } from '../../queries/listBackgroundJobs.js';
 import type { LedgerModule, WithLedger } from '../module.js';
 import { DEFAULT_PROJECT } from '../operations.js';

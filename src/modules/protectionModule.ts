@@ -4,7 +4,7 @@ import { createPostgresContentErasure } from '../../infra/postgres/postgresConte
 import { forgetOperation } from '../../commands/forget.js';
 import { fields } from '../cli/format.js';
 import { printResult } from '../cli/output.js';
-import { createSecretBox } from '../http/api/secrets.js';
+import { createSecretBox } from '../../infra/crypto/secretBox.js';
 import type { LedgerModule, WithLedger } from '../module.js';
 
 /** How long forgetting a document waits for the search indexes to drop its chunks. */

@@ -1,7 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
-import type { DocumentVersion, GetDocumentOutput } from '../../queries/getDocument.js';
+import type { GetDocumentOutput } from '../../queries/getDocument.js';
+import type { DocumentVersion } from '../domain/documentVersion.js';
 import type { ListSourcesOutput } from '../../queries/listSources.js';
 import type { SearchOutput } from '../../queries/searchDocuments.js';
 import { fields, table } from '../cli/format.js';

@@ -4,7 +4,7 @@ import { copyDataKeys, createPostgresKeyring } from '../../infra/crypto/postgres
 import { openPglite } from '../../infra/postgres/database.js';
 import { documentIdOf } from '../../commands/ingestDocument.js';
 import { loadConfig } from '../../src/config.js';
-import { createSecretBox } from '../../src/http/api/secrets.js';
+import { createSecretBox } from '../../infra/crypto/secretBox.js';
 import { contentHash } from '../../src/domain/ids.js';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { ingest, startApiServer, type ApiServer } from '../api/apiServer.js';

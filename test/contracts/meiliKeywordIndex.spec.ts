@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { MeilisearchRequestError } from 'meilisearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SearchChunk } from '../../projections/searchChunks.js';
+import type { SearchChunk } from '../../src/domain/searchChunks.js';
 import { openPglite, type Database } from '../../infra/postgres/database.js';
 import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
 import { planReplacement } from '../../infra/search/meiliChunkDocuments.js';

@@ -1,10 +1,11 @@
 import { z } from 'zod';
-import { jobsProjection, type JobView } from '../../../projections/jobs.js';
+import { jobsProjection } from '../../../projections/jobs.js';
+import type { JobView } from '../../domain/jobView.js';
 import { streamId } from '../../domain/events.js';
 import { JobPhaseSchema, JobStatusSchema } from '../../domain/jobs.js';
 import type { ProjectionRunner, ProjectionStatus } from '../../engine/projectionRunner.js';
 import { UnavailableError } from '../../errors.js';
-import { ProjectIdSchema } from '../../jobs/workspace.js';
+import { ProjectIdSchema } from '../../domain/workspace.js';
 import type { Operation } from '../../operations.js';
 import type { EventStore } from '../../ports/eventStore.js';
 import type { ReadModels } from '../../ports/projections.js';

@@ -8,7 +8,8 @@ import type { OperationContext } from '../../operations.js';
 import type { EventStore } from '../../ports/eventStore.js';
 import type { ReadModels } from '../../ports/projections.js';
 import { connectorRoots, type ReadableRoots } from '../../ingestion/readableRoots.js';
-import { redactSecrets, type SecretBox } from './secrets.js';
+import { redactSecrets } from '../../domain/secrets.js';
+import type { SecretBox } from '../../ports/secretBox.js';
 
 export interface ConnectorServiceDeps {
   store: EventStore;

@@ -4,9 +4,9 @@ import {
   initialJobState,
   type JobEvent,
   type JobState,
-} from '../src/domain/jobs.js';
-import type { Decider } from '../src/engine/commands.js';
-import { IllegalStateError } from '../src/errors.js';
+} from './jobs.js';
+import type { Decider } from '../engine/commands.js';
+import { IllegalStateError } from '../errors.js';
 
 type Without<E, K extends string> = E extends { data: infer D } ? Omit<E, 'data' | 'schemaVersion'> & { data: Omit<D, K> } : never;
 

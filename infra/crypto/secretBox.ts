@@ -1,29 +1,18 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Config } from '../../config.js';
-import { AppError } from '../../errors.js';
+import { isSealed, isSecretField, type Sealed } from '../../src/domain/secrets.js';
+import { AppError } from '../../src/errors.js';
+import type { SecretBox } from '../../src/ports/secretBox.js';
 
-/** Settings whose values are secrets: sealed in events, never shown in responses. */
-export const isSecretField = (name: string) =>
-  /token|secret|password|passphrase|api_?key|credential|private_?key/i.test(name);
-
-export const REDACTED = '***';
-
-interface Sealed {
-  sealed: string;
-}
-const isSealed = (value: unknown): value is Sealed =>
-  typeof value === 'object' && value !== null && typeof (value as Sealed).sealed === 'string';
-
-/** AES-256-GCM over connector secrets. */
-export interface SecretBox {
-  seal(settings: Record<string, unknown>): Record<string, unknown>;
-  open(settings: Record<string, unknown>): Record<string, unknown>;
+/** Where the master key comes from: the configured key, else a file in the data directory. */
+interface KeySettings {
+  storage: { dataDir: string };
+  auth: { secretsKey?: string | null | undefined; jwtSecret?: string | null | undefined };
 }
 
-const keyFileOf = (config: Config) => path.join(config.storage.dataDir, 'secrets.key');
-const configuredKey = (config: Config) => config.auth.secretsKey ?? config.auth.jwtSecret;
+const keyFileOf = (config: KeySettings) => path.join(config.storage.dataDir, 'secrets.key');
+const configuredKey = (config: KeySettings) => config.auth.secretsKey ?? config.auth.jwtSecret;
 
 /** The master key file is gone while data sealed with it remains: a new key would leave that data unreadable. */
 export class SecretsKeyMissingError extends AppError {
@@ -44,7 +33,7 @@ export class SecretsKeyMissingError extends AppError {
  * Makes `<data_dir>/secrets.key` on first use when no key is configured; refuses when the file is
  * missing but `hasSealedData` finds data sealed under the key it held.
  */
-export const ensureSecretsKeyFile = async (config: Config, hasSealedData: () => Promise<boolean>): Promise<void> => {
+export const ensureSecretsKeyFile = async (config: KeySettings, hasSealedData: () => Promise<boolean>): Promise<void> => {
   if (configuredKey(config)) return;
   const file = keyFileOf(config);
   if (existsSync(file)) return;
@@ -58,7 +47,7 @@ export const ensureSecretsKeyFile = async (config: Config, hasSealedData: () => 
 };
 
 /** The key: `auth.secrets_key`, else derived from `jwt_secret`, else the key file kept in the data directory. */
-const keyOf = (config: Config): Buffer => {
+const keyOf = (config: KeySettings): Buffer => {
   const material = configuredKey(config);
   if (material) return createHash('sha256').update(`context-ledger-secrets:${material}`).digest();
   const file = keyFileOf(config);
@@ -66,7 +55,7 @@ const keyOf = (config: Config): Buffer => {
   return Buffer.from(readFileSync(file, 'utf8').trim(), 'hex');
 };
 
-export const createSecretBox = (config: Config): SecretBox => {
+export const createSecretBox = (config: KeySettings): SecretBox => {
   const key = keyOf(config);
   const sealValue = (value: unknown): Sealed => {
     const iv = randomBytes(12);
@@ -101,15 +90,4 @@ export const createSecretBox = (config: Config): SecretBox => {
     seal: (settings) => walk(settings, (v) => (isSealed(v) ? v : sealValue(v))) as Record<string, unknown>,
     open: (settings) => walk(settings, (v) => (isSealed(v) ? openValue(v) : v)) as Record<string, unknown>,
   };
-};
-
-/** Settings as a response shows them: every secret (sealed or not) as `***`. */
-export const redactSecrets = (value: unknown, name = ''): unknown => {
-  if (name && isSecretField(name) && value !== null && value !== undefined) return REDACTED;
-  if (isSealed(value)) return REDACTED;
-  if (Array.isArray(value)) return value.map((v) => redactSecrets(v));
-  if (value && typeof value === 'object') {
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, redactSecrets(v, k)]));
-  }
-  return value;
 };

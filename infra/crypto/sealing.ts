@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import type { SealedText } from './protectedText.js';
+import type { SealedText } from '../../src/domain/protectedText.js';
 
 const ALGORITHM = 'aes-256-gcm';
 const IV_BYTES = 12;

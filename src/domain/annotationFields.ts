@@ -5,10 +5,10 @@ import {
   type AnnotationVocabulary,
   type ChunkState,
   type IssueDetail,
-} from '../src/domain/annotations.js';
-import { AppError, ValidationError } from '../src/errors.js';
-import { hasForgotten, type OpenedAnnotationFields } from '../src/protection/annotationText.js';
-import { unstorableTextIssue } from '../src/validation.js';
+} from './annotations.js';
+import { AppError, ValidationError } from '../errors.js';
+import { hasForgotten, type OpenedAnnotationFields } from './annotationText.js';
+import { unstorableTextIssue } from '../validation.js';
 
 const enumOf = (values: readonly string[]) => z.enum(values as [string, ...string[]]);
 

@@ -3,7 +3,7 @@ import {
   type AnnotationFields,
   type ProtectedField,
   type StoredAnnotationFields,
-} from '../domain/annotations.js';
+} from './annotations.js';
 import type { Opener, ProtectedText, Sealer } from './protectedText.js';
 
 /** The annotation fields as a reader sees them: free text opened, null where its key was forgotten. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../config.js';
-import { createSecretBox, redactSecrets } from './secrets.js';
+import { loadConfig } from '../../src/config.js';
+import { redactSecrets } from '../../src/domain/secrets.js';
+import { createSecretBox } from './secretBox.js';
 
 const box = createSecretBox(loadConfig({ env: { CTX_AUTH__SECRETS_KEY: 'k'.repeat(40) } }));
 

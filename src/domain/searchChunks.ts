@@ -1,4 +1,4 @@
-import type { StoredEvent } from '../src/domain/events.js';
+import type { StoredEvent } from './events.js';
 
 /** A chunk as the search indexes hold it: enough to filter, rank and show a result. */
 export interface SearchChunk {

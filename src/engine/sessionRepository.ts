@@ -4,18 +4,15 @@ import {
   initialSessionState,
   type AnnotationEvent,
   type SessionState,
-} from '../src/domain/annotations.js';
-import type { StoredEvent } from '../src/domain/events.js';
-import type { Position } from '../src/domain/position.js';
-import { metadataFor, type CommandContext } from '../src/engine/commands.js';
-import { ConcurrencyError } from '../src/errors.js';
-import type { EventStore, NewEvent } from '../src/ports/eventStore.js';
+} from '../domain/annotations.js';
+import type { StoredEvent } from '../domain/events.js';
+import type { Position } from '../domain/position.js';
+import { runCommand, type CommandContext, type Decision } from './commands.js';
+import { ConcurrencyError } from '../errors.js';
+import type { EventStore } from '../ports/eventStore.js';
 
 /** What a session command decides: the events to append and the answer to give. */
-export interface SessionDecision<R> {
-  events: AnnotationEvent[];
-  result: R;
-}
+export type SessionDecision<R> = Decision<AnnotationEvent, R>;
 
 export interface SessionRepository {
   /**
@@ -87,27 +84,30 @@ export const createSessionRepository = (store: EventStore): SessionRepository =>
     decide: (state: SessionState) => SessionDecision<R> | Promise<SessionDecision<R>>,
     context: CommandContext,
   ): Promise<{ result: R; position: Position | null }> => {
-    for (let attempt = 0; ; attempt++) {
-      const entry = await catchUp(sessionId);
-      const { events, result } = await decide(entry.state);
-      if (events.length === 0) return { result, position: null };
-      const stream = annotationStream(sessionId);
-      const expected = entry.revision ?? 'no_stream';
-      // The store checks every event against the catalog as it appends it.
-      const newEvents: NewEvent[] = events.map((event, index) => ({
-        ...event,
-        metadata: metadataFor(context, { streamId: stream, expected, index }),
-      }));
-      try {
-        const appended = await store.append(stream, newEvents, expected);
-        for (const event of events) evolveSession(entry.state, event);
-        entry.revision = appended.nextExpectedRevision;
-        return { result, position: appended.position };
-      } catch (error) {
-        if (error instanceof ConcurrencyError && attempt < CONFLICT_RETRIES) continue;
-        if (!(error instanceof ConcurrencyError)) cache.delete(sessionId);
-        throw error;
-      }
+    let appending = false;
+    try {
+      const { loaded, events, result, appended } = await runCommand(
+        store,
+        annotationStream(sessionId),
+        () => catchUp(sessionId),
+        async (state: SessionState) => {
+          appending = false;
+          const decision = await decide(state);
+          appending = true;
+          return decision;
+        },
+        context,
+        { retries: CONFLICT_RETRIES },
+      );
+      if (!appended) return { result, position: null };
+      const entry = loaded as Cached;
+      for (const event of events) evolveSession(entry.state, event);
+      entry.revision = appended.nextExpectedRevision;
+      return { result, position: appended.position };
+    } catch (error) {
+      // A failed append leaves the cached state in doubt; a refused decision or a conflict does not.
+      if (appending && !(error instanceof ConcurrencyError)) cache.delete(sessionId);
+      throw error;
     }
   };
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { JobStatusSchema } from '../domain/jobs.js';
-import type { JobView } from '../../projections/jobs.js';
+import { JobStatusSchema } from './jobs.js';
+import type { JobView } from './jobView.js';
 import { databaseNameOf } from './workspace.js';
 
 const timestamp = z.iso.datetime({ offset: true });

@@ -5,11 +5,11 @@ import {
   SessionNotFoundError,
   type AnnotationEvent,
   type SessionState,
-} from '../src/domain/annotations.js';
-import type { StoredEvent } from '../src/domain/events.js';
-import type { Position } from '../src/domain/position.js';
-import { foldUntil, loadAggregateAsOf, type AsOf, type Fold } from '../src/engine/asOf.js';
-import type { EventStore } from '../src/ports/eventStore.js';
+} from './annotations.js';
+import type { StoredEvent } from './events.js';
+import type { Position } from './position.js';
+import { foldUntil, loadAggregateAsOf, type AsOf, type Fold } from '../engine/asOf.js';
+import type { EventStore } from '../ports/eventStore.js';
 
 /** A session's state, built from its stream. */
 export const sessionFold: Fold<SessionState, AnnotationEvent> = {

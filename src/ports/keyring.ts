@@ -1,6 +1,6 @@
 import type { Actor } from '../domain/metadata.js';
 import { AppError } from '../errors.js';
-import { isSealedText, type Opener, type ProtectedText, type Sealer } from './protectedText.js';
+import { isSealedText, type Opener, type ProtectedText, type Sealer } from '../domain/protectedText.js';
 
 /**
  * Data keys per subject (an author within a tenant), kept outside the event log and wrapped with

@@ -1,0 +1,128 @@
+/**
+ * Imports point inward, re-derived from the source on every run.
+ *
+ * The core is `src/domain`, `src/ports`, `src/engine` and three single files that every slice
+ * needs and that import only the core themselves: `src/errors.ts` (the error family),
+ * `src/validation.ts` (the one input parser) and `src/operations.ts` (the Operation shape a slice
+ * declares). Everything else under `src/` (composition root, modules, jobs, transports) is outside.
+ *
+ * - The core imports only the core.
+ * - `commands/`, `queries/`, `projections/` and `infra/` import the core and their own folder,
+ *   never another of these folders and never anything else under `src/` (transports included).
+ * - No import cycles anywhere in the shipped code.
+ *
+ * Every import counts, type-only ones included: a type shared across layers is a dependency too.
+ */
+import { readdirSync, readFileSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const SHIPPED = ['src', 'commands', 'queries', 'projections', 'infra'];
+const OUTER = ['commands', 'queries', 'projections', 'infra'] as const;
+const CORE_DIRS = ['src/domain/', 'src/ports/', 'src/engine/'];
+const CORE_FILES = ['src/errors.ts', 'src/validation.ts', 'src/operations.ts'];
+
+const isTest = (file: string) => file.endsWith('.spec.ts') || file.endsWith('.d.ts');
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((entry) => {
+    const rel = `${dir}/${entry.name}`;
+    if (entry.isDirectory()) return sourceFiles(rel);
+    return entry.name.endsWith('.ts') && !isTest(entry.name) ? [rel] : [];
+  });
+}
+
+/** Resolves a relative specifier (`./x.js`, `../y/index.js`) to the repository-relative .ts file. */
+function resolve(from: string, specifier: string): string | null {
+  const target = path.posix.normalize(path.posix.join(path.posix.dirname(from), specifier));
+  const candidates = [target.replace(/\.js$/, '.ts'), `${target}.ts`, `${target}/index.ts`];
+  return candidates.find((candidate) => existsSync(path.join(ROOT, candidate))) ?? null;
+}
+
+/** Every `import … from`, `export … from`, `import(…)` and `require(…)` of a file, resolved. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(path.join(ROOT, file), 'utf8');
+  const { importedFiles } = ts.preProcessFile(text, true, true);
+  return importedFiles
+    .map(({ fileName }) => fileName)
+    .filter((specifier) => specifier.startsWith('.'))
+    .map((specifier) => {
+      const resolved = resolve(file, specifier);
+      if (!resolved) throw new Error(`${file}: cannot resolve import '${specifier}'`);
+      return resolved;
+    });
+}
+
+type Layer = 'core' | (typeof OUTER)[number] | 'app';
+
+function layerOf(file: string): Layer {
+  if (CORE_FILES.includes(file) || CORE_DIRS.some((dir) => file.startsWith(dir))) return 'core';
+  const top = file.split('/')[0];
+  return OUTER.find((layer) => layer === top) ?? 'app';
+}
+
+function forbidden(from: Layer, to: Layer): boolean {
+  if (from === 'app' || to === 'core') return false;
+  if (from === 'core') return true;
+  return to !== from;
+}
+
+/** Strongly connected components with more than one file (Tarjan), each as a sorted list. */
+function cycles(graph: Map<string, string[]>): string[][] {
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  const visit = (node: string) => {
+    index.set(node, index.size);
+    low.set(node, index.get(node)!);
+    stack.push(node);
+    onStack.add(node);
+    for (const next of graph.get(node) ?? []) {
+      if (!index.has(next)) {
+        visit(next);
+        low.set(node, Math.min(low.get(node)!, low.get(next)!));
+      } else if (onStack.has(next)) {
+        low.set(node, Math.min(low.get(node)!, index.get(next)!));
+      }
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      onStack.delete(member);
+      component.push(member);
+    } while (member !== node);
+    if (component.length > 1 || graph.get(node)?.includes(node)) found.push(component.sort());
+  };
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return found;
+}
+
+const graph = new Map(SHIPPED.flatMap(sourceFiles).map((file) => [file, importsOf(file)]));
+
+describe('layering', () => {
+  it('reads the whole shipped source', () => {
+    expect(graph.size).toBeGreaterThan(100);
+    for (const layer of [...OUTER, 'core', 'app'] as const) {
+      expect([...graph.keys()].some((file) => layerOf(file) === layer), layer).toBe(true);
+    }
+  });
+
+  it('keeps the core, slices and adapters importing only inward', () => {
+    const violations = [...graph].flatMap(([file, imports]) =>
+      imports
+        .filter((target) => forbidden(layerOf(file), layerOf(target)))
+        .map((target) => `${file} (${layerOf(file)}) imports ${target} (${layerOf(target)})`),
+    );
+    expect(violations).toEqual([]);
+  });
+
+  it('has no import cycles', () => {
+    expect(cycles(graph).map((cycle) => cycle.join(' <-> '))).toEqual([]);
+  });
+});
