@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { SessionNotFoundError, type AnnotationEvent, type SessionState } from '../src/domain/annotations.js';
 import { commandContext } from '../src/engine/commands.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
-import { parseOrThrow, SessionIdSchema } from './annotationFields.js';
-import type { SessionRepository } from './annotationSessionRepository.js';
+import { parseOrThrow, SessionIdSchema } from '../src/domain/annotationFields.js';
+import type { SessionRepository } from '../src/engine/sessionRepository.js';
 
 export const RenameSessionInputSchema = z.object({
   sessionId: SessionIdSchema,
