@@ -77,7 +77,7 @@ export const createMeiliKeywordIndex = async ({
   taskTimeoutMs = 120_000,
 }: MeiliKeywordIndexOptions): Promise<{ projection: RunnableProjection; index: KeywordIndex }> => {
   const name = 'keyword_meilisearch';
-  const version = 1;
+  const version = 2;
   const shadowUid = `${indexUid}__shadow`;
   const checkpoints = projectionCheckpoints(db, name, version);
   await checkpoints.register();
