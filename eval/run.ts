@@ -17,7 +17,7 @@ const vectorSpaces = async (ledger: Ledger): Promise<string[]> =>
 const USAGE =
   'Usage: npm run eval -- beir DIR | scifact [--queries N --distractors M] [--data-dir DIR] [--fusion NAME]';
 
-const FUSIONS = ['rrf', 'weighted'] as const;
+const FUSIONS = ['adaptive', 'rrf', 'weighted'] as const;
 
 /**
  * `npm run eval -- beir DIR` (or `scifact` for BEIR SciFact in the shared data folder): ingests a
