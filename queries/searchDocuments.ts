@@ -32,7 +32,7 @@ export const SearchInputSchema = z.object({
     .optional(),
   fusion: z
     .enum(['adaptive', 'rrf', 'weighted'])
-    .default('adaptive')
+    .default('rrf')
     .describe(
       'How hybrid mode combines the two rankings: normalised scores weighted per query by how sure each ranking is ' +
         '(adaptive), reciprocal ranks (rrf), or normalised scores averaged (weighted)',
