@@ -20,7 +20,8 @@ const jsonl = <T>(file: string): T[] =>
     .filter((line) => line.trim())
     .map((line) => JSON.parse(line) as T);
 
-export const loadScifact = (dir = SCIFACT_DIR): Corpus => {
+/** A corpus in the BEIR layout: `corpus.jsonl`, `queries.jsonl` and `qrels/test.tsv`. */
+export const loadBeir = (dir: string): Corpus => {
   const qrels = new Map<string, Set<string>>();
   for (const line of readFileSync(path.join(dir, 'qrels/test.tsv'), 'utf8').split('\n').slice(1)) {
     const [query, doc, score] = line.replace('\r', '').split('\t');
@@ -32,12 +33,18 @@ export const loadScifact = (dir = SCIFACT_DIR): Corpus => {
   return { documents: jsonl(path.join(dir, 'corpus.jsonl')), queries, qrels };
 };
 
+export const loadScifact = (dir = SCIFACT_DIR): Corpus => loadBeir(dir);
+
 /** nDCG@10 with binary gains: the metric BEIR reports. */
 export const ndcgAt10 = (ranked: readonly string[], relevant: ReadonlySet<string>): number => {
   const dcg = ranked.slice(0, 10).reduce((sum, id, i) => sum + (relevant.has(id) ? 1 / Math.log2(i + 2) : 0), 0);
   const ideal = [...Array(Math.min(10, relevant.size)).keys()].reduce((sum, i) => sum + 1 / Math.log2(i + 2), 0);
   return ideal === 0 ? 0 : dcg / ideal;
 };
+
+/** The share of the relevant documents found in the first `k` of `ranked`. */
+export const recallAt = (k: number, ranked: readonly string[], relevant: ReadonlySet<string>): number =>
+  relevant.size === 0 ? 0 : ranked.slice(0, k).filter((id) => relevant.has(id)).length / relevant.size;
 
 /** A subset for quick runs: every document relevant to the first `queries` test queries plus `distractors` others. */
 export const subset = (corpus: Corpus, queries: number, distractors: number): Corpus => {
@@ -54,12 +61,17 @@ const context = (): OperationContext => ({
 });
 
 /** Ingests the corpus (title + text per document) and waits until every index has it; returns the seconds taken. */
-export const ingestCorpus = async (ledger: Ledger, corpus: Corpus, onProgress?: (done: number) => void): Promise<number> => {
+export const ingestCorpus = async (
+  ledger: Ledger,
+  corpus: Corpus,
+  onProgress?: (done: number) => void,
+  source = 'scifact',
+): Promise<number> => {
   const started = performance.now();
   const ingest = ledger.operation('ingest_documents');
   for (let i = 0; i < corpus.documents.length; i += 200) {
     const documents = corpus.documents.slice(i, i + 200).map((d) => ({ source_id: d._id, title: d.title, body: d.text }));
-    await ingest.run({ source: 'scifact', documents }, context());
+    await ingest.run({ source, documents }, context());
     onProgress?.(Math.min(corpus.documents.length, i + 200));
   }
   await ledger.catchUp();
@@ -69,6 +81,8 @@ export const ingestCorpus = async (ledger: Ledger, corpus: Corpus, onProgress?: 
 export interface ModeFigures {
   mode: 'keyword' | 'semantic' | 'hybrid';
   ndcg10: number;
+  /** Recall in the first 100 results (a second pass at limit 100, untimed). */
+  recall100: number;
   p50Ms: number;
   p95Ms: number;
 }
@@ -83,24 +97,33 @@ export const evaluateMode = async (
   ledger: Ledger,
   corpus: Corpus,
   mode: ModeFigures['mode'],
-  fusion: 'rrf' | 'weighted' = 'rrf',
+  fusion: string = 'rrf',
+  { withRecall = false, extra = {} }: { withRecall?: boolean; extra?: Record<string, unknown> } = {},
 ): Promise<ModeFigures> => {
   const search = ledger.operation('search');
   // Every mode embeds its queries anew: cached by an earlier mode, they would cost nothing here.
   if (mode !== 'keyword') await ledger.db.query(`DELETE FROM embedding_cache WHERE model LIKE '%#query'`);
   const scores: number[] = [];
+  const recalls: number[] = [];
   const latencies: number[] = [];
+  const ranked = async (query: string, limit: number) =>
+    ((await search.run({ query, mode, fusion, limit, ...extra }, context())) as SearchOutput).results.map(
+      (r) => r.source_id,
+    );
   for (const [queryId, relevant] of corpus.qrels) {
     const query = corpus.queries.get(queryId);
     if (!query) continue;
     const started = performance.now();
-    const output = (await search.run({ query, mode, fusion, limit: 10 }, context())) as SearchOutput;
+    const top10 = await ranked(query, 10);
     latencies.push(performance.now() - started);
-    scores.push(ndcgAt10(output.results.map((r) => r.source_id), relevant));
+    scores.push(ndcgAt10(top10, relevant));
+    if (withRecall) recalls.push(recallAt(100, await ranked(query, 100), relevant));
   }
+  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
   return {
     mode,
-    ndcg10: scores.reduce((a, b) => a + b, 0) / Math.max(1, scores.length),
+    ndcg10: mean(scores),
+    recall100: withRecall ? mean(recalls) : NaN,
     p50Ms: percentile(latencies, 50),
     p95Ms: percentile(latencies, 95),
   };

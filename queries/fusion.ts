@@ -1,6 +1,6 @@
 import type { ScoredChunk } from '../src/ports/searchIndex.js';
 
-export type Fusion = 'rrf' | 'weighted' | 'keyword' | 'semantic';
+export type Fusion = 'adaptive' | 'rrf' | 'weighted' | 'keyword' | 'semantic';
 
 /** Where a document stands in one ranking: its place among that ranking's documents, by its best chunk. */
 export interface DocumentRank {
@@ -8,6 +8,8 @@ export interface DocumentRank {
   /** The best chunk's score (NaN when the index gave ranks only). */
   score: number;
   chunkId: string;
+  /** What this ranking added to the document's fused score. */
+  contribution: number;
 }
 
 export interface FusedDocument {
@@ -31,10 +33,10 @@ export interface FusedDocument {
 export const RRF_K = 10;
 
 /** Each document once, at the rank and with the chunk of its best chunk in `hits` (best first). */
-const documentRanks = (
-  hits: readonly ScoredChunk[],
-): Map<string, DocumentRank & { snippet: string | null }> => {
-  const byDocument = new Map<string, DocumentRank & { snippet: string | null }>();
+type FoundRank = Omit<DocumentRank, 'contribution'> & { snippet: string | null };
+
+const documentRanks = (hits: readonly ScoredChunk[]): Map<string, FoundRank> => {
+  const byDocument = new Map<string, FoundRank>();
   for (const hit of hits) {
     if (byDocument.has(hit.documentId)) continue;
     byDocument.set(hit.documentId, {
@@ -47,7 +49,39 @@ const documentRanks = (
   return byDocument;
 };
 
-const minMax = (ranks: Iterable<DocumentRank>) => {
+/**
+ * How far a ranking's first document stands out from the rest of its first ten, in standard
+ * deviations of its scores: a ranking sure of its answer puts it well ahead, an unsure one ranks a
+ * plateau. Measured on both rankings of a query, it says which to trust more for that query.
+ */
+const confidence = (ranks: readonly Pick<DocumentRank, 'score'>[]): number => {
+  const scores = ranks.map((r) => r.score);
+  if (scores.length < 2) return 0;
+  const mean = scores.reduce((a, b) => a + b, 0) / scores.length;
+  const spread = Math.sqrt(scores.reduce((a, b) => a + (b - mean) ** 2, 0) / scores.length);
+  if (spread === 0) return 0;
+  const top10 = scores.slice(0, 10);
+  return (scores[0]! - top10.reduce((a, b) => a + b, 0) / top10.length) / spread;
+};
+
+/** The semantic ranking's share of an adaptive fusion: its prior, moved toward the surer ranking. */
+export const ADAPTIVE_PRIOR = 0.6;
+export const ADAPTIVE_RANGE: readonly [number, number] = [0.3, 0.9];
+
+export const semanticShare = (
+  keyword: readonly Pick<DocumentRank, 'score'>[],
+  semantic: readonly Pick<DocumentRank, 'score'>[],
+): number => {
+  if (keyword.length === 0) return 1;
+  if (semantic.length === 0) return 0;
+  const k = confidence(keyword);
+  const s = confidence(semantic);
+  const sure = k + s > 0 ? s / (k + s) : 0.5;
+  const share = ADAPTIVE_PRIOR + (sure - 0.5);
+  return Math.min(ADAPTIVE_RANGE[1], Math.max(ADAPTIVE_RANGE[0], share));
+};
+
+const minMax = (ranks: Iterable<Pick<DocumentRank, 'score'>>) => {
   const scores = [...ranks].map((r) => r.score);
   const low = Math.min(...scores);
   const span = Math.max(...scores) - low || 1;
@@ -57,32 +91,42 @@ const minMax = (ranks: Iterable<DocumentRank>) => {
 const contribution = (
   fusion: Fusion,
   kind: 'keyword' | 'semantic',
-  rank: DocumentRank,
+  rank: Omit<DocumentRank, 'contribution'>,
   normalise: (s: number) => number,
+  share: number,
 ) => {
   if (fusion === 'rrf') return 1 / (RRF_K + rank.rank);
   if (fusion === 'weighted') return 0.5 * normalise(rank.score);
+  if (fusion === 'adaptive') return (kind === 'semantic' ? share : 1 - share) * normalise(rank.score);
   return fusion === kind ? rank.score : 0;
 };
 
 /**
  * Merges the keyword and semantic rankings of chunks into one ranking of documents, best first.
  * Each ranking is first read as a ranking of documents (a document stands where its best chunk
- * does), so a document split into several chunks counts once per ranking. `rrf` sums
- * 1/(RRF_K + rank); `weighted` averages min-max normalised best-chunk scores; `keyword` and
- * `semantic` keep one ranking.
+ * does), so a document split into several chunks counts once per ranking. `adaptive` weighs
+ * min-max normalised best-chunk scores, giving the semantic ranking a share set per query by how
+ * sure each ranking is of its first document (see `semanticShare`); `rrf` sums 1/(RRF_K + rank);
+ * `weighted` averages min-max normalised best-chunk scores; `keyword` and `semantic` keep one
+ * ranking.
  */
 export const fuse = (
   lists: { keyword: readonly ScoredChunk[]; semantic: readonly ScoredChunk[] },
   fusion: Fusion,
 ): FusedDocument[] => {
   const fused = new Map<string, FusedDocument>();
+  const rankings = { keyword: documentRanks(lists.keyword), semantic: documentRanks(lists.semantic) };
+  const share =
+    fusion === 'adaptive'
+      ? semanticShare([...rankings.keyword.values()], [...rankings.semantic.values()])
+      : 0.5;
   for (const kind of ['keyword', 'semantic'] as const) {
     if (fusion === 'keyword' && kind !== 'keyword') continue;
     if (fusion === 'semantic' && kind !== 'semantic') continue;
-    const ranks = documentRanks(lists[kind]);
+    const ranks = rankings[kind];
     const normalise = minMax(ranks.values());
-    for (const [documentId, { snippet, ...rank }] of ranks) {
+    for (const [documentId, { snippet, ...found }] of ranks) {
+      const rank = { ...found, contribution: contribution(fusion, kind, found, normalise, share) };
       let document = fused.get(documentId);
       if (!document) {
         document = { documentId, chunkId: rank.chunkId, score: 0, keyword: null, semantic: null, snippet };
@@ -92,7 +136,7 @@ export const fuse = (
         document.snippet = snippet;
       }
       document[kind] = rank;
-      document.score += contribution(fusion, kind, rank, normalise);
+      document.score += rank.contribution;
     }
   }
   return [...fused.values()].sort((a, b) => b.score - a.score);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fuse, RRF_K } from './fusion.js';
+import { fuse, RRF_K, semanticShare } from './fusion.js';
 
 /** A chunk hit; `chunkId` is `<document>/<n>`, so chunks of one document share the part before the slash. */
 const hit = (chunkId: string, score: number, snippet?: string) => ({
@@ -87,5 +87,50 @@ describe('fusion of keyword and semantic rankings into documents', () => {
     expect(fuse({ keyword, semantic }, 'rrf').find((f) => f.documentId === 'c')?.snippet).toBe(
       'the <em>match</em>',
     );
+  });
+
+  describe('adaptive fusion', () => {
+    // A ranking sure of its answer puts it well ahead of the rest; an unsure one ranks a plateau.
+    const sure = (first: string, rest: string[]) => [
+      hit(`${first}/1`, 0.95),
+      ...rest.map((id, i) => hit(`${id}/1`, 0.6 - i * 0.005)),
+    ];
+    const unsure = (ids: string[]) => ids.map((id, i) => hit(`${id}/1`, 10 - i * 0.05));
+    const others = Array.from({ length: 12 }, (_, i) => `o${i}`);
+
+    it('follows the ranking that is sure of its first document, whichever it is', () => {
+      const semanticSure = fuse(
+        { keyword: unsure(['k', ...others]), semantic: sure('s', [...others, 'k']) },
+        'adaptive',
+      );
+      expect(semanticSure[0]!.documentId).toBe('s');
+      const keywordSure = fuse(
+        {
+          keyword: sure('k', others).map((h) => ({ ...h, score: h.score * 10 })),
+          semantic: unsure(['s', ...others]).map((h) => ({ ...h, score: h.score / 20 })),
+        },
+        'adaptive',
+      );
+      expect(keywordSure[0]!.documentId).toBe('k');
+      // Reciprocal ranks cannot tell the two apart: both firsts tie.
+      const rrf = fuse({ keyword: unsure(['k', ...others]), semantic: sure('s', others) }, 'rrf');
+      expect(rrf.find((f) => f.documentId === 'k')!.score).toBe(rrf.find((f) => f.documentId === 's')!.score);
+    });
+
+    it('gives the semantic ranking a bounded share, all of it when keyword search found nothing', () => {
+      const ranks = (scores: number[]) => scores.map((score) => ({ score }));
+      expect(semanticShare([], ranks([0.9, 0.5]))).toBe(1);
+      expect(semanticShare(ranks([3, 2]), [])).toBe(0);
+      const share = semanticShare(ranks([10, 9.99, 9.98, 9.97]), ranks([0.95, 0.5, 0.49, 0.48]));
+      expect(share).toBeGreaterThan(0.6);
+      expect(share).toBeLessThanOrEqual(0.9);
+    });
+
+    it('explains each ranking’s contribution, and they add up to the score', () => {
+      for (const document of fuse({ keyword, semantic }, 'adaptive')) {
+        const parts = (document.keyword?.contribution ?? 0) + (document.semantic?.contribution ?? 0);
+        expect(parts).toBeCloseTo(document.score, 10);
+      }
+    });
   });
 });

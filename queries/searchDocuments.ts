@@ -31,7 +31,13 @@ export const SearchInputSchema = z.object({
       until: isoOrNull,
     })
     .optional(),
-  fusion: z.enum(['rrf', 'weighted']).default('rrf').describe('How hybrid mode combines the two rankings'),
+  fusion: z
+    .enum(['adaptive', 'rrf', 'weighted'])
+    .default('rrf')
+    .describe(
+      'How hybrid mode combines the two rankings: normalised scores weighted per query by how sure each ranking is ' +
+        '(adaptive), reciprocal ranks (rrf), or normalised scores averaged (weighted)',
+    ),
   explain: z.boolean().default(false).describe("Add each result's component scores"),
   asOf: AsOfSchema.optional().describe(
     'Search as it would have answered at this past moment: a position from the event history, or an ISO 8601 ' +
@@ -41,7 +47,13 @@ export const SearchInputSchema = z.object({
 export type SearchInput = z.input<typeof SearchInputSchema>;
 
 /** Where the document stands in one ranking: its rank among that ranking's documents, and its best chunk there. */
-const ComponentRankSchema = z.object({ rank: z.number(), score: z.number(), chunk_id: z.string() });
+const ComponentRankSchema = z.object({
+  rank: z.number(),
+  score: z.number(),
+  chunk_id: z.string(),
+  /** What this ranking added to the result's score. */
+  contribution: z.number(),
+});
 
 const ExplainSchema = z.object({
   /** The chunk shown as the snippet. */
@@ -89,7 +101,7 @@ type ParsedSearch = z.output<typeof SearchInputSchema>;
 const candidatesFor = (limit: number) => Math.max(50, limit * 2);
 
 const componentRank = (rank: DocumentRank | null) =>
-  rank && { rank: rank.rank, score: rank.score, chunk_id: rank.chunkId };
+  rank && { rank: rank.rank, score: rank.score, chunk_id: rank.chunkId, contribution: rank.contribution };
 
 const rankDocuments = async (
   deps: SearchDeps,

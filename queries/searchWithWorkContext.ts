@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { AsOfSchema } from '../src/engine/asOf.js';
 import { EmbeddingsDisabledError, ValidationError } from '../src/errors.js';
 import type { OperationContext } from '../src/operations.js';
+import type { PinnedRankings } from './pinnedRankings.js';
 import type { SearchInput, SearchOutput } from './searchDocuments.js';
 
 export const SOURCE_TYPES = ['file', 'slack', 'github', 'jira'] as const;
@@ -79,6 +80,15 @@ export interface WorkContextSearchDeps {
   sourcesSearched(project: string): Promise<number>;
   /** Defaults and caps from the runtime settings. */
   limits(): { defaultTopK: number; maxResults: number };
+  /** The rankings that cursors page through. */
+  rankings: PinnedRankings<RankedHit>;
+}
+
+/** One result of a ranking, with its work-context boosts. */
+export interface RankedHit {
+  hit: SearchOutput['results'][number];
+  reasons: string[];
+  score: number;
 }
 
 type Hit = SearchOutput['results'][number];
@@ -123,6 +133,8 @@ const boostsFor = (
 };
 
 interface Cursor {
+  /** The pinned ranking the pages are cut from. */
+  ranking: string;
   offset: number;
   fingerprint: string;
 }
@@ -143,37 +155,36 @@ const fingerprintOf = (request: SearchRequest, maxResults: number) =>
 
 const encodeCursor = (cursor: Cursor) => Buffer.from(JSON.stringify(cursor)).toString('base64url');
 
-const decodeCursor = (raw: string, fingerprint: string): number => {
+const decodeCursor = (raw: string, fingerprint: string): Cursor => {
   let cursor: Partial<Cursor>;
   try {
     cursor = JSON.parse(Buffer.from(raw, 'base64url').toString('utf8')) as Partial<Cursor>;
   } catch {
     throw new ValidationError('pagination.cursor is not a cursor this API issued');
   }
-  if (typeof cursor.offset !== 'number' || !Number.isInteger(cursor.offset) || cursor.offset < 0) {
+  if (
+    typeof cursor.offset !== 'number' ||
+    !Number.isInteger(cursor.offset) ||
+    cursor.offset < 0 ||
+    typeof cursor.ranking !== 'string'
+  ) {
     throw new ValidationError('pagination.cursor is not a cursor this API issued');
   }
   if (cursor.fingerprint !== fingerprint)
     throw new ValidationError('pagination.cursor belongs to a different query');
-  return cursor.offset;
+  return cursor as Cursor;
 };
 
-/**
- * Seed 002's search: the ledger's ranking, re-ordered by the caller's work context (active file,
- * branch, open tickets), filtered by source type, and paged with an opaque cursor.
- */
-export const searchWithWorkContext = async (
+/** Who may read a pinned ranking back: the project the first page was searched in. */
+const ownerOf = (context: OperationContext) => JSON.stringify([context.actor.tenant, context.project]);
+
+/** The ledger's ranking for the request, re-ordered by the work context, up to the configured cap. */
+const rank = async (
   deps: WorkContextSearchDeps,
   request: SearchRequest,
   context: OperationContext,
-): Promise<SearchResponse> => {
-  const started = performance.now();
-  const { defaultTopK, maxResults } = deps.limits();
-  // Every match up to the configured cap is ranked; top_k (or pagination.limit) is the page size.
-  const pageSize = Math.min(request.pagination?.limit ?? request.top_k ?? defaultTopK, maxResults);
-  const fingerprint = fingerprintOf(request, maxResults);
-  const offset = request.pagination?.cursor ? decodeCursor(request.pagination.cursor, fingerprint) : 0;
-
+): Promise<[RankedHit[], number]> => {
+  const { maxResults } = deps.limits();
   const range = request.filters?.date_range;
   const ranking = (mode: 'hybrid' | 'keyword') =>
     deps.search(
@@ -202,11 +213,36 @@ export const searchWithWorkContext = async (
     ]),
   ];
   const ranked = kept
-    .map((hit, rank) => {
+    .map((hit, rank): RankedHit => {
       const { factor, reasons } = boostsFor(hit, activeFile, tickets);
       return { hit, reasons, score: (1 - rank / (kept.length + 1)) * factor };
     })
     .sort((a, b) => b.score - a.score);
+  return [ranked, sourcesSearched];
+};
+
+/**
+ * Seed 002's search: the ledger's ranking, re-ordered by the caller's work context (active file,
+ * branch, open tickets), filtered by source type, and paged with an opaque cursor.
+ */
+export const searchWithWorkContext = async (
+  deps: WorkContextSearchDeps,
+  request: SearchRequest,
+  context: OperationContext,
+): Promise<SearchResponse> => {
+  const started = performance.now();
+  const { defaultTopK, maxResults } = deps.limits();
+  // Every match up to the configured cap is ranked; top_k (or pagination.limit) is the page size.
+  const pageSize = Math.min(request.pagination?.limit ?? request.top_k ?? defaultTopK, maxResults);
+  const fingerprint = fingerprintOf(request, maxResults);
+  const cursor = request.pagination?.cursor ? decodeCursor(request.pagination.cursor, fingerprint) : null;
+  const offset = cursor?.offset ?? 0;
+  const pinned = cursor ? deps.rankings.get(cursor.ranking, ownerOf(context)) : undefined;
+  if (cursor && !pinned)
+    throw new ValidationError('pagination.cursor has expired: search again without a cursor');
+  const [ranked, sourcesSearched] = pinned
+    ? [pinned, await deps.sourcesSearched(context.project)]
+    : await rank(deps, request, context);
   const top = ranked[0]?.score ?? 1;
 
   const page = ranked.slice(offset, offset + pageSize);
@@ -230,7 +266,13 @@ export const searchWithWorkContext = async (
     })),
     pagination: {
       has_more: hasMore,
-      next_cursor: hasMore ? encodeCursor({ offset: offset + pageSize, fingerprint }) : null,
+      next_cursor: hasMore
+        ? encodeCursor({
+            ranking: cursor?.ranking ?? deps.rankings.pin(ownerOf(context), ranked),
+            offset: offset + pageSize,
+            fingerprint,
+          })
+        : null,
       total_results: ranked.length,
     },
     query_metadata: {

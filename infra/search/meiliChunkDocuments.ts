@@ -1,4 +1,5 @@
 import { searchChunkChanges, type SearchChunk } from '../../src/domain/searchChunks.js';
+import { codeAwareText } from '../../src/domain/codeTerms.js';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { handle } from '../../src/ports/projections.js';
 import { epochMs, staleChunksFilter } from './meiliFilters.js';
@@ -51,7 +52,8 @@ export const toChunkDocument = (chunk: SearchChunk, text: string): MeiliChunkDoc
   tags: chunk.tags,
   updated_at: epochMs(chunk.updatedAt),
   chunk_index: chunk.chunkIndex,
-  text,
+  // The words inside compound identifiers too, as the embedded BM25 index has them.
+  text: codeAwareText(text),
 });
 
 const groups = <T>(items: readonly T[], size: number): T[][] =>

@@ -1,3 +1,4 @@
+import { codeAwareQuery, codeAwareText } from '../../src/domain/codeTerms.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import type { RunnableProjection } from '../../src/ports/projections.js';
 import type { KeywordIndex, SearchFilters } from '../../src/ports/searchIndex.js';
@@ -14,13 +15,17 @@ import {
 
 const KEYWORD_TABLE: ChunkTableSpec = {
   name: 'keyword',
-  version: 1,
+  version: 2,
   table: 'search_keyword',
   valueType: 'text',
+  // b = 1: full length normalisation. Code chunks vary in length far more than prose, and a long
+  // function must not win by the sheer number of its words (SciFact is unchanged by it).
   valueIndex: (table, index) =>
-    `CREATE INDEX ${index} ON ${table} USING bm25 (value) WITH (text_config = 'english')`,
+    `CREATE INDEX ${index} ON ${table} USING bm25 (value) WITH (text_config = 'english', b = 1.0)`,
   values: (chunks, texts) =>
-    Promise.resolve(chunks.map((c) => [c.title, texts.get(c.textHash)].filter((part) => part).join('\n'))),
+    Promise.resolve(
+      chunks.map((c) => codeAwareText([c.title, texts.get(c.textHash)].filter((part) => part).join('\n'))),
+    ),
 };
 
 /** The tables that keep chunk texts in plain text, as BM25 needs them: the live one and a rebuild's. */
@@ -68,7 +73,8 @@ const bm25Search = (db: Database, table: string): KeywordIndex => {
     return row?.n ?? 0;
   };
   return {
-    async search(query, filters, limit) {
+    async search(rawQuery, filters, limit) {
+      const query = codeAwareQuery(rawQuery);
       const candidates = Math.max(200, limit * 4);
       let rows = await rankThenFilter(query, filters, limit, candidates);
       // A narrow filter can leave too few of the best-ranked candidates: then rank what it allows.

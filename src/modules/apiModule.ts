@@ -11,6 +11,7 @@ import { listApiKeysOperation, type ListApiKeysOutputSchema } from '../../querie
 import { CONNECTORS, connectorsProjection } from '../../projections/connectors.js';
 import type { SearchInput, SearchOutput } from '../../queries/searchDocuments.js';
 import { createSearchSuggestions } from '../../queries/searchSuggestions.js';
+import { createPinnedRankings } from '../../queries/pinnedRankings.js';
 import { searchWithWorkContext, type WorkContextSearchDeps } from '../../queries/searchWithWorkContext.js';
 import { fields, table } from '../cli/format.js';
 import { print, printResult } from '../cli/output.js';
@@ -70,6 +71,7 @@ const wire = async (context: ModuleContext) => {
       defaultTopK: settings.current().search.default_top_k,
       maxResults: settings.current().search.max_results,
     }),
+    rankings: createPinnedRankings(),
   };
   const indexControl = createIndexControl({ operations: context.operations, readModels, readable });
   const connectors = createConnectorService({

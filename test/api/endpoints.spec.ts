@@ -38,7 +38,7 @@ describe('/api/v1 endpoints', () => {
       },
       {
         source_id: 'src/auth/jwt.ts',
-        title: 'jwt',
+        title: 'jwt user authentication',
         body: 'export function signToken(user) { /* user authentication PROJ-123 */ }',
         updated_at: '2024-01-01T00:00:00Z',
       },

@@ -133,6 +133,19 @@ export const describeKeywordIndexContract = (
       expect(await chunkIdsFor('zzqxvw', { project })).toEqual([]);
     });
 
+    it('finds code by the words inside its identifiers, and by the whole identifier', async () => {
+      const project = `p-${randomUUID()}`;
+      const code = await ingested({
+        project,
+        chunks: ['export function getUserById(userId) {\n  return accounts.lookupTable.fetch(userId);\n}'],
+      });
+      const prose = await ingested({ project, chunks: ['A user guide to getting started'] });
+      await apply([code.event, prose.event]);
+      expect((await chunkIdsFor('get user by id', { project }))[0]).toBe(code.chunkIds[0]);
+      expect((await chunkIdsFor('getUserById', { project }))[0]).toBe(code.chunkIds[0]);
+      expect(await chunkIdsFor('lookup table', { project })).toEqual(code.chunkIds);
+    });
+
     it('scores a hit the same whether or not a filter narrows the ranking', async () => {
       const project = `p-${randomUUID()}`;
       const docs = await Promise.all(

@@ -1,0 +1,74 @@
+/**
+ * Code-aware terms for keyword search. A prose analyzer reads `getUserById`, `os.path.join` or
+ * `parse2json` as one word, so `get user by id` never meets `getUserById`. The index keeps each
+ * text whole and appends the words inside its compound identifiers (camelCase and PascalCase humps,
+ * snake_case and kebab pieces, dotted paths, letters and digits), so the whole identifier and each
+ * of its words match; queries get the same treatment.
+ */
+
+/** Identifier-like runs: letters, digits, `_` and `$`, joined by dots or dashes between them. */
+const IDENTIFIER = /[A-Za-z_$][\w$]*(?:[.-][A-Za-z_$][\w$]*)*/g;
+
+/** Humps of one piece: `HTTPServer2Go` → HTTP, Server, 2, Go. */
+const HUMP = /[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+/g;
+
+/** The words inside one identifier, lowercased, or none when it is a plain word. */
+export const identifierParts = (identifier: string): string[] => {
+  const parts = identifier
+    .split(/[._$-]+/)
+    .flatMap((piece) => piece.match(HUMP) ?? [])
+    .map((part) => part.toLowerCase());
+  return parts.length > 1 ? parts : [];
+};
+
+/** Receivers and parameter boilerplate every method carries: left out of the added words. */
+const BOILERPLATE = new Set(['self', 'cls', 'this', 'args', 'kwargs', 'init']);
+
+const splitWords = (text: string): string[] =>
+  [...text.matchAll(IDENTIFIER)].flatMap(([identifier]) =>
+    identifierParts(identifier).filter((part) => !BOILERPLATE.has(part)),
+  );
+
+/**
+ * Definitions whose names say what the code does (`def is_iterable(`, `function getUserById(`,
+ * `func (s *Server) ListenAndServe(`, `fn parse_args(`), and the language the syntax is unique to.
+ */
+const DEFINITIONS: { pattern: RegExp; language: string | null }[] = [
+  { pattern: /^[ \t]*(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)[ \t]*\(/gm, language: 'python' },
+  { pattern: /^[ \t]*func[ \t]+(?:\([^)]*\)[ \t]*)?([A-Za-z_]\w*)[ \t]*[[(]/gm, language: 'go' },
+  { pattern: /^[ \t]*(?:pub(?:\([^)]*\))?[ \t]+)?(?:async[ \t]+)?fn[ \t]+([A-Za-z_]\w*)/gm, language: 'rust' },
+  { pattern: /\b(?:function\*?|class|interface)[ \t]+([A-Za-z_$][\w$]*)/g, language: null },
+];
+
+/**
+ * The text to index: `text`, then the words of its compound identifiers, then the words of the
+ * names it defines (counted again: a function's name is its best summary), then the language its
+ * definitions are written in. Code rarely names its own language while queries often do
+ * ("python check if a variable is iterable"): tagged code lets such a term pick the right
+ * language in a mixed corpus, and weigh almost nothing where every chunk shares it.
+ */
+export const codeAwareText = (text: string): string => {
+  const names: string[] = [];
+  const languages = new Set<string>();
+  for (const { pattern, language } of DEFINITIONS) {
+    for (const [, name] of text.matchAll(pattern)) {
+      names.push(name!);
+      if (language) languages.add(language);
+    }
+  }
+  const added = [
+    ...splitWords(text),
+    ...names.flatMap((name) => {
+      const parts = identifierParts(name).filter((part) => !BOILERPLATE.has(part));
+      return parts.length ? parts : [name];
+    }),
+    ...languages,
+  ];
+  return added.length ? `${text}\n${added.join(' ')}` : text;
+};
+
+/** The query to rank with: the query as written, then the words of its compound identifiers. */
+export const codeAwareQuery = (query: string): string => {
+  const added = splitWords(query);
+  return added.length ? `${query} ${added.join(' ')}` : query;
+};
