@@ -10,7 +10,8 @@ import {
 import { commandContext } from '../src/engine/commands.js';
 import { ValidationError } from '../src/errors.js';
 import { defineOperation } from '../src/operations.js';
-import { parseOrThrow, SessionIdSchema } from './annotationFields.js';
+import { SessionIdSchema } from './annotationFields.js';
+import { parseInput } from '../src/validation.js';
 import type { SessionRepository } from './annotationSessionRepository.js';
 
 export const AddRelationInputSchema = z.object({
@@ -55,7 +56,7 @@ export const addRelationOperation = (sessions: SessionRepository) =>
     input: AddRelationInputSchema,
     output: AddRelationOutputSchema,
     run: async (rawInput, { actor, correlationId, project }) => {
-      const command = parseOrThrow(AddRelationInputSchema, rawInput);
+      const command = parseInput(AddRelationInputSchema, rawInput);
       await sessions.execute(
         command.sessionId,
         (state) => ({ events: decideAddRelation(command, state), result: undefined }),

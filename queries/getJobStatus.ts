@@ -3,7 +3,7 @@ import { streamId } from '../src/domain/events.js';
 import type { JobEvent } from '../src/domain/jobs.js';
 import { AsOfSchema, loadAggregateAsOf, parseAsOf, type AsOf, type Fold } from '../src/engine/asOf.js';
 import { NotFoundError } from '../src/errors.js';
-import { jobErrorObject, parseJobInput } from '../src/jobs/jobErrors.js';
+import { parseInput } from '../src/validation.js';
 import { JobStatusResponseSchema, jobStatusResponse } from '../src/jobs/jobResponses.js';
 import { ProjectIdSchema } from '../src/jobs/workspace.js';
 import { defineOperation } from '../src/operations.js';
@@ -79,9 +79,9 @@ export const getJobStatusOperation = (deps: JobReadDeps) =>
     writes: false,
     input: GetJobStatusInputSchema,
     output: JobStatusResponseSchema,
-    mcpError: jobErrorObject,
+    mcpErrors: 'jobs',
     run: async (rawInput) => {
-      const input = parseJobInput(GetJobStatusInputSchema, rawInput);
+      const input = parseInput(GetJobStatusInputSchema, rawInput);
       const job = input.as_of
         ? await jobViewAsOf(deps.store, input.job_id, parseAsOf(input.as_of), input.project_id)
         : withLiveOutage(await readJobView(deps, input.job_id, input.project_id), deps.liveOutage);

@@ -6,7 +6,7 @@ import { postgresDocumentProjection } from '../../infra/postgres/documentReadMod
 import { addRelationOperation } from '../../commands/addRelation.js';
 import { annotateChunkOperation } from '../../commands/annotateChunk.js';
 import { annotateChunksOperation } from '../../commands/annotateChunks.js';
-import { annotationErrorObject, type ExportedChunk } from '../../commands/annotationFields.js';
+import type { ExportedChunk } from '../../commands/annotationFields.js';
 import type { AnnotateChunksOutput } from '../../commands/annotateChunks.js';
 import { createSessionRepository } from '../../commands/annotationSessionRepository.js';
 import { startSessionOperation, type StartSessionOutput } from '../../commands/startSession.js';
@@ -30,10 +30,7 @@ import type { EventStore } from '../ports/eventStore.js';
 import { chunkSourceFromOperations } from './chunkSourceFromOperations.js';
 
 /** Seed 003's tools answer errors as `{type, message, issues?}`. */
-const withSeedErrors = (operation: Operation): Operation => ({
-  ...operation,
-  mcpError: (error, correlationId) => ({ ...annotationErrorObject(error, correlationId) }),
-});
+const withSeedErrors = (operation: Operation): Operation => ({ ...operation, mcpErrors: 'annotations' });
 
 /** A session of another project is as unknown to the caller as a missing one. */
 /** Sessions whose project this process has looked up: a session never changes project. */
