@@ -10,8 +10,9 @@ import {
 import { commandContext } from '../src/engine/commands.js';
 import { ValidationError } from '../src/errors.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
-import { parseOrThrow, SessionIdSchema } from '../src/domain/annotationFields.js';
+import { SessionIdSchema } from '../src/domain/annotationFields.js';
 import type { SessionRepository } from '../src/engine/sessionRepository.js';
+import { parseInput } from '../src/validation.js';
 
 export const AddRelationInputSchema = z.object({
   sessionId: SessionIdSchema,
@@ -66,7 +67,7 @@ export const addRelationOperation = (sessions: SessionRepository) =>
     input: AddRelationInputSchema,
     output: AddRelationOutputSchema,
     run: async (rawInput, { actor, correlationId, project }) => {
-      const command = parseOrThrow(AddRelationInputSchema, rawInput);
+      const command = parseInput(AddRelationInputSchema, rawInput);
       await sessions.execute(
         command.sessionId,
         (state) => ({ events: decideAddRelation(command, state), result: undefined }),

@@ -17,12 +17,12 @@ import {
   changedFields,
   exportChunk,
   ExportedChunkSchema,
-  parseOrThrow,
   SessionIdSchema,
   type AnnotationFieldsInput,
   type ExportedChunk,
 } from '../src/domain/annotationFields.js';
 import type { SessionRepository } from '../src/engine/sessionRepository.js';
+import { parseInput } from '../src/validation.js';
 
 export const annotateChunkInput = (vocabulary: AnnotationVocabulary) =>
   z
@@ -152,7 +152,7 @@ export const annotateChunkOperation = (
     input,
     output: ExportedChunkSchema,
     run: async (rawInput, { actor, correlationId, project }) => {
-      const { sessionId, chunkId, ...fields } = parseOrThrow(input, rawInput);
+      const { sessionId, chunkId, ...fields } = parseInput(input, rawInput);
       const sealer = await keyring.sealer(actor);
       const { result } = await sessions.execute(
         sessionId,

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import {
+  annotationErrorObject,
+  AnnotationErrorObjectSchema,
   requireOpenSession,
+  type AnnotationErrorObject,
   type AnnotationEvent,
   type AnnotationVocabulary,
   type ChunkAnnotation,
@@ -11,16 +14,13 @@ import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { Keyring } from '../src/ports/keyring.js';
 import { chunksAnnotated, decideAnnotateChunk, noteCipher, type NoteCipher } from './annotateChunk.js';
 import {
-  annotationErrorObject,
-  AnnotationErrorObjectSchema,
   annotationFieldsInput,
   ExportedChunkSchema,
-  parseOrThrow,
   SessionIdSchema,
-  type AnnotationErrorObject,
   type ExportedChunk,
 } from '../src/domain/annotationFields.js';
 import type { SessionRepository } from '../src/engine/sessionRepository.js';
+import { parseInput } from '../src/validation.js';
 
 export const MAX_BATCH = 1_000;
 
@@ -82,7 +82,7 @@ export const decideAnnotateChunks = (
     const given = (item as { chunkId?: unknown } | null)?.chunkId;
     const chunkId = typeof given === 'string' ? given : '';
     try {
-      const { chunkId: id, ...fields } = parseOrThrow(schema, item);
+      const { chunkId: id, ...fields } = parseInput(schema, item);
       const { annotation, chunk } = decideAnnotateChunk(
         { sessionId, chunkId: id, fields },
         state,
@@ -153,7 +153,7 @@ export const annotateChunksOperation = (
     input: annotateChunksInput(vocabulary),
     output: AnnotateChunksOutputSchema,
     run: async (rawInput, { actor, correlationId, project }) => {
-      const { sessionId, annotations } = parseOrThrow(EnvelopeSchema, rawInput);
+      const { sessionId, annotations } = parseInput(EnvelopeSchema, rawInput);
       const sealer = await keyring.sealer(actor);
       const { result } = await sessions.execute(
         sessionId,

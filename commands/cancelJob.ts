@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { streamId } from '../src/domain/events.js';
 import { commandContext, handleCommand } from '../src/engine/commands.js';
-import { jobErrorObject, parseJobInput } from '../src/jobs/jobErrors.js';
+import { parseInput } from '../src/validation.js';
 import type { JobRunner } from '../src/jobs/jobRunner.js';
 import { defineOperation } from '../src/operations.js';
 import { JobIdInputSchema, notFound, readJobView, type JobReadDeps } from '../src/domain/jobView.js';
@@ -29,9 +29,9 @@ export const cancelJobOperation = (deps: JobReadDeps & { runner: JobRunner }) =>
     scope: 'index:write',
     input: JobIdInputSchema,
     output: CancelJobResponseSchema,
-    mcpError: jobErrorObject,
+    mcpErrors: 'jobs',
     run: async (rawInput, operation) => {
-      const input = parseJobInput(JobIdInputSchema, rawInput);
+      const input = parseInput(JobIdInputSchema, rawInput);
       const jobId = input.job_id;
       const view = await readJobView(deps, jobId, input.project_id);
       const context = commandContext(operation.actor, { project: view.project, correlationId: operation.correlationId });

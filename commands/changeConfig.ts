@@ -4,8 +4,12 @@ import { deterministicUuid } from '../src/domain/ids.js';
 import { handleCommand, type CommandContext, type Decider } from '../src/engine/commands.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 
-/** The deployment's runtime settings live in one stream. */
+/** The deployment-wide runtime settings live in one stream. */
 export const CONFIG_STREAM = streamId('config', deterministicUuid('runtime-settings'));
+
+/** A tenant's own settings (its search defaults) live in a stream of its own. */
+export const tenantConfigStream = (tenant: string) =>
+  streamId('config', deterministicUuid(`runtime-settings:${tenant}`));
 
 /** Dotted paths (`search.max_results`) to the value each change set last. */
 export type ConfigOverrides = Record<string, unknown>;
@@ -30,5 +34,9 @@ export const configDecider: Decider<ConfigOverrides, ChangeConfig, AuthEvent> = 
   },
 };
 
-export const changeConfig = async (store: EventStore, command: ChangeConfig, context: CommandContext) =>
-  handleCommand(store, CONFIG_STREAM, configDecider, command, context, { retries: 2 });
+export const changeConfig = async (
+  store: EventStore,
+  command: ChangeConfig,
+  context: CommandContext,
+  stream: string = CONFIG_STREAM,
+) => handleCommand(store, stream, configDecider, command, context, { retries: 2 });

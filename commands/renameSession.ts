@@ -2,7 +2,8 @@ import { z } from 'zod';
 import { SessionNotFoundError, type AnnotationEvent, type SessionState } from '../src/domain/annotations.js';
 import { commandContext } from '../src/engine/commands.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
-import { parseOrThrow, SessionIdSchema } from '../src/domain/annotationFields.js';
+import { SessionIdSchema } from '../src/domain/annotationFields.js';
+import { parseInput } from '../src/validation.js';
 import type { SessionRepository } from '../src/engine/sessionRepository.js';
 
 export const RenameSessionInputSchema = z.object({
@@ -51,7 +52,7 @@ export const renameSessionOperation = (sessions: SessionRepository) =>
     input: RenameSessionInputSchema,
     output: RenameSessionOutputSchema,
     run: async (rawInput, { actor, correlationId, project }) => {
-      const command = parseOrThrow(RenameSessionInputSchema, rawInput);
+      const command = parseInput(RenameSessionInputSchema, rawInput);
       await sessions.execute(
         command.sessionId,
         (state) => ({ events: decideRenameSession(command, state), result: undefined }),

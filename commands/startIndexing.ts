@@ -7,7 +7,7 @@ import { DuplicateJobError } from '../src/domain/jobs.js';
 import { commandContext, metadataFor } from '../src/engine/commands.js';
 import { ValidationError } from '../src/errors.js';
 import type { ReadableRoots } from '../src/ingestion/readableRoots.js';
-import { jobErrorObject, parseJobInput } from '../src/jobs/jobErrors.js';
+import { parseInput } from '../src/validation.js';
 import type { JobRunner } from '../src/jobs/jobRunner.js';
 import { ProjectIdSchema, resolveProject } from '../src/domain/workspace.js';
 import { defineOperation } from '../src/operations.js';
@@ -81,9 +81,9 @@ export const startIndexingOperation = ({ store, runner, readable }: StartIndexin
     scope: 'index:write',
     input: StartIndexingInputSchema,
     output: StartIndexingResponseSchema,
-    mcpError: jobErrorObject,
+    mcpErrors: 'jobs',
     run: async (rawInput, operation) => {
-      const input = parseJobInput(StartIndexingInputSchema, rawInput);
+      const input = parseInput(StartIndexingInputSchema, rawInput);
       const repoPath = checkRepoPath(input.repo_path, readable);
       const workspace = resolveProject(input.project_id);
       const project = workspace.project_id;

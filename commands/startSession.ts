@@ -13,8 +13,7 @@ import { ValidationError } from '../src/errors.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { ChunkSource } from '../src/ports/chunkSource.js';
 import { MAX_APPEND_BYTES, type EventStore, type NewEvent } from '../src/ports/eventStore.js';
-import { unstorableTextIssue } from '../src/validation.js';
-import { issuesOf } from '../src/domain/annotationFields.js';
+import { issuesOf, unstorableTextIssue } from '../src/validation.js';
 
 const ConfigChunkSchema = z.object({
   chunk_id: z.string().min(1),

@@ -14,8 +14,9 @@ import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 import type { Keyring } from '../src/ports/keyring.js';
 import type { ProtectedText } from '../src/domain/protectedText.js';
-import { parseOrThrow, SessionIdSchema } from '../src/domain/annotationFields.js';
+import { SessionIdSchema } from '../src/domain/annotationFields.js';
 import { readSessionEvents } from '../src/domain/annotationSessionFold.js';
+import { parseInput } from '../src/validation.js';
 
 export const AnnotationHistoryInputSchema = z.object({
   sessionId: SessionIdSchema,
@@ -196,7 +197,7 @@ export const annotationHistory = async (
   keyring: Keyring,
   rawInput: unknown,
 ): Promise<AnnotationHistory> => {
-  const { sessionId, chunkId, cursor, limit } = parseOrThrow(AnnotationHistoryInputSchema, rawInput);
+  const { sessionId, chunkId, cursor, limit } = parseInput(AnnotationHistoryInputSchema, rawInput);
   const events = await readSessionEvents(store, sessionId);
   if (events.length === 0) throw new SessionNotFoundError(sessionId);
   // A cursor without an index (as earlier versions gave) names a whole event.

@@ -13,9 +13,10 @@ import type { EventStore } from '../src/ports/eventStore.js';
 import { protectedValuesOf } from '../src/domain/annotationText.js';
 import type { Keyring } from '../src/ports/keyring.js';
 import type { ProtectedText } from '../src/domain/protectedText.js';
-import { parseOrThrow, SessionIdSchema, sameValue } from '../src/domain/annotationFields.js';
+import { SessionIdSchema, sameValue } from '../src/domain/annotationFields.js';
 import { FieldChangeSchema } from './annotationHistory.js';
 import { foldSessionUntil, readSessionEvents } from '../src/domain/annotationSessionFold.js';
+import { parseInput } from '../src/validation.js';
 
 export const DiffAnnotationsInputSchema = z.object({
   sessionId: SessionIdSchema,
@@ -97,7 +98,7 @@ export const diffAnnotations = async (
   keyring: Keyring,
   rawInput: unknown,
 ): Promise<AnnotationDiff> => {
-  const input = parseOrThrow(DiffAnnotationsInputSchema, rawInput);
+  const input = parseInput(DiffAnnotationsInputSchema, rawInput);
   const from = parseAsOf(input.from);
   const to = input.to === undefined ? undefined : parseAsOf(input.to);
   const events = await readSessionEvents(store, input.sessionId);

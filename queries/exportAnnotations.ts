@@ -8,7 +8,6 @@ import type { Opener } from '../src/domain/protectedText.js';
 import {
   exportChunk,
   ExportedChunkSchema,
-  parseOrThrow,
   SessionIdSchema,
 } from '../src/domain/annotationFields.js';
 import { ANNOTATION_CHUNK_LISTS, type AnnotationChunkList } from '../projections/annotationChunkLists.js';
@@ -17,6 +16,7 @@ import { awaitSessionReadModels, sessionAsOf } from '../src/domain/annotationSes
 import type { ProgressDeps } from './getAnnotationProgress.js';
 import type { Position } from '../src/domain/position.js';
 import type { ReadModels } from '../src/ports/projections.js';
+import { parseInput } from '../src/validation.js';
 
 export const ExportAnnotationsInputSchema = z.object({
   sessionId: SessionIdSchema,
@@ -65,7 +65,7 @@ export interface ExportDeps extends ProgressDeps {
 
 /** The session's annotations now (from read models) or exactly as they were at `asOf` (folded from events). */
 export const exportAnnotations = async (deps: ExportDeps, rawInput: unknown): Promise<AnnotationExport> => {
-  const { sessionId, asOf } = parseOrThrow(ExportAnnotationsInputSchema, rawInput);
+  const { sessionId, asOf } = parseInput(ExportAnnotationsInputSchema, rawInput);
   if (asOf) {
     const state = await sessionAsOf(deps.store, sessionId, parseAsOf(asOf));
     const opener = await deps.keyring.opener(

@@ -4,8 +4,9 @@ import { ProgressSchema, progressOfState, type Progress } from '../src/domain/an
 import { AsOfSchema, parseAsOf } from '../src/engine/asOf.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
-import { parseOrThrow, SessionIdSchema } from '../src/domain/annotationFields.js';
+import { SessionIdSchema } from '../src/domain/annotationFields.js';
 import { sessionAsOf } from '../src/domain/annotationSessionFold.js';
+import { parseInput } from '../src/validation.js';
 
 export const GetProgressInputSchema = z.object({
   sessionId: SessionIdSchema,
@@ -23,7 +24,7 @@ export interface ProgressDeps {
  * acknowledged, without waiting for read models), or as it was at `asOf`.
  */
 export const getAnnotationProgress = async (deps: ProgressDeps, rawInput: unknown): Promise<Progress> => {
-  const { sessionId, asOf } = parseOrThrow(GetProgressInputSchema, rawInput);
+  const { sessionId, asOf } = parseInput(GetProgressInputSchema, rawInput);
   if (asOf) return progressOfState(await sessionAsOf(deps.store, sessionId, parseAsOf(asOf)));
   const progress = await deps.readSession(sessionId, progressOfState);
   if (!progress) throw new SessionNotFoundError(sessionId);

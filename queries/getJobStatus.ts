@@ -1,5 +1,5 @@
 import { AsOfSchema, parseAsOf } from '../src/engine/asOf.js';
-import { jobErrorObject, parseJobInput } from '../src/jobs/jobErrors.js';
+import { parseInput } from '../src/validation.js';
 import { JobStatusResponseSchema, jobStatusResponse } from '../src/domain/jobResponses.js';
 import { defineOperation } from '../src/operations.js';
 import {
@@ -27,9 +27,9 @@ export const getJobStatusOperation = (deps: JobReadDeps) =>
     writes: false,
     input: GetJobStatusInputSchema,
     output: JobStatusResponseSchema,
-    mcpError: jobErrorObject,
+    mcpErrors: 'jobs',
     run: async (rawInput) => {
-      const input = parseJobInput(GetJobStatusInputSchema, rawInput);
+      const input = parseInput(GetJobStatusInputSchema, rawInput);
       const job = input.as_of
         ? await jobViewAsOf(deps.store, input.job_id, parseAsOf(input.as_of), input.project_id)
         : withLiveOutage(await readJobView(deps, input.job_id, input.project_id), deps.liveOutage);

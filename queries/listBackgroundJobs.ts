@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { JobStatusSchema } from '../src/domain/jobs.js';
-import { jobErrorObject, parseJobInput } from '../src/jobs/jobErrors.js';
+import { parseInput } from '../src/validation.js';
 import { JobListItemSchema, jobListItem } from '../src/domain/jobResponses.js';
 import { ProjectIdSchema, resolveProject } from '../src/domain/workspace.js';
 import { defineOperation } from '../src/operations.js';
@@ -31,9 +31,9 @@ export const listBackgroundJobsOperation = ({ readModels, liveOutage }: Pick<Job
     writes: false,
     input: ListJobsInputSchema,
     output: ListJobsResponseSchema,
-    mcpError: jobErrorObject,
+    mcpErrors: 'jobs',
     run: async (rawInput) => {
-      const input = parseJobInput(ListJobsInputSchema, rawInput);
+      const input = parseInput(ListJobsInputSchema, rawInput);
       const { project_id } = resolveProject(input.project_id);
       const { items, total } = await readModels.find<JobView>('jobs', {
         where: { project: project_id, ...(input.status ? { status: input.status } : {}) },

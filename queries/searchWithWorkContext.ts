@@ -79,7 +79,8 @@ export interface WorkContextSearchDeps {
   /** How many sources the project's documents come from. */
   sourcesSearched(project: string): Promise<number>;
   /** Defaults and caps from the runtime settings. */
-  limits(): { defaultTopK: number; maxResults: number };
+  /** The search settings of a project (its tenant's). */
+  limits(project: string): Promise<{ defaultTopK: number; maxResults: number }>;
   /** The rankings that cursors page through. */
   rankings: PinnedRankings<RankedHit>;
 }
@@ -184,7 +185,7 @@ const rank = async (
   request: SearchRequest,
   context: OperationContext,
 ): Promise<[RankedHit[], number]> => {
-  const { maxResults } = deps.limits();
+  const { maxResults } = await deps.limits(context.project);
   const range = request.filters?.date_range;
   const ranking = (mode: 'hybrid' | 'keyword') =>
     deps.search(
@@ -231,7 +232,7 @@ export const searchWithWorkContext = async (
   context: OperationContext,
 ): Promise<SearchResponse> => {
   const started = performance.now();
-  const { defaultTopK, maxResults } = deps.limits();
+  const { defaultTopK, maxResults } = await deps.limits(context.project);
   // Every match up to the configured cap is ranked; top_k (or pagination.limit) is the page size.
   const pageSize = Math.min(request.pagination?.limit ?? request.top_k ?? defaultTopK, maxResults);
   const fingerprint = fingerprintOf(request, maxResults);

@@ -43,11 +43,11 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodO
   output: O;
   run(input: z.output<I>, context: OperationContext): Promise<z.output<O>>;
   /**
-   * For MCP tools whose specification fixes its own error objects: maps an error to the object
-   * sent as the error result's text, or undefined for the generic mapping. An operation with this
-   * hook validates its own input (in `run`), so that bad input is answered in its shape too.
+   * For MCP tools whose specification fixes its own error objects: which (seed 004's job errors,
+   * seed 003's annotation errors); the MCP surface builds them. Such an operation validates its own
+   * input (in `run`), so that bad input is answered in that shape too.
    */
-  mcpError?: (error: unknown, correlationId: string) => Record<string, unknown> | undefined;
+  mcpErrors?: McpErrorObjects;
   /** Its route under `/api/v1`, when it has one. */
   rest?: RestRoute;
   /** Its `ctx` verb, when it has one. */
@@ -140,6 +140,8 @@ export const rateClassOf = (operation: Operation): RateClass => {
   return operation.toolset === 'search' ? 'search' : 'read';
 };
 
+export type McpErrorObjects = 'jobs' | 'annotations';
+
 /** The scope a caller needs to call an operation: its own, or else one that follows from its group and whether it writes. */
 export const requiredScope = (operation: Operation): string => {
   if (operation.scope) return operation.scope;
@@ -164,14 +166,20 @@ export const defineOperation = <I extends z.ZodObject, O extends z.ZodObject>(op
   operation as unknown as Operation;
 
 /**
- * Runs an operation for a caller: a tenant's call runs in its own project whatever project the
- * input names, and the input is parsed by the operation's schema unless the operation checks it
- * itself (those with `mcpError`).
+ * Runs an operation for a caller: a tenant's call runs in its own project, and naming another
+ * project is refused; and the input is parsed by the operation's schema unless the operation checks it
+ * itself (those with `mcpErrors`).
  */
 export const callOperation = (operation: Operation, given: unknown, context: OperationContext) => {
-  const input =
-    context.actor.tenant && 'project_id' in operation.input.shape
-      ? { ...(given as object), project_id: context.actor.tenant }
-      : given;
-  return operation.run(operation.mcpError ? (input as never) : parseInput(operation.input, input), context);
+  const { tenant } = context.actor;
+  let input = given;
+  if (tenant && 'project_id' in operation.input.shape) {
+    const named = (given as { project_id?: unknown } | null)?.project_id;
+    if (named !== undefined && named !== tenant) {
+      const project = typeof named === 'string' ? `'${named}'` : JSON.stringify(named);
+      throw new AuthorizationError(undefined, `Credentials of tenant '${tenant}' cannot reach project ${project}`);
+    }
+    input = { ...(given as object), project_id: tenant };
+  }
+  return operation.run(operation.mcpErrors ? (input as never) : parseInput(operation.input, input), context);
 };

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { describeTextPath, findUnstorableText } from './domain/text.js';
-import { ValidationError, describeIssues } from './errors.js';
+import { ValidationError, describeIssues, type InputIssue } from './errors.js';
 
 export interface TextIssue {
   path: (string | number)[];
@@ -24,21 +24,47 @@ export const unstorableTextIssue = (value: unknown): TextIssue | null => {
   };
 };
 
-/** Parses input with a slice's schema; bad input becomes one ValidationError listing every issue. */
-export const parseInput = <S extends z.ZodType>(schema: S, input: unknown): z.output<S> => {
-  const parsed = schema.safeParse(input);
-  if (!parsed.success) {
-    const issues = describeIssues(parsed.error.issues);
-    throw new ValidationError(`Invalid input: ${issues.join('; ')}`, { issues });
-  }
-  assertStorableText(parsed.data);
-  return parsed.data;
+export const issuesOf = (error: z.ZodError): InputIssue[] =>
+  error.issues.map((issue) => ({
+    path: issue.path.map((p) => (typeof p === 'number' ? p : String(p))),
+    message: issue.message,
+    code: issue.code,
+  }));
+
+/** The value given at `path`, as text for an error's details ('' when absent). */
+const givenAt = (input: unknown, path: readonly (string | number)[]): string => {
+  let value: unknown = input;
+  for (const key of path) value = value && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+  return value === undefined ? '' : typeof value === 'string' ? value : JSON.stringify(value);
 };
 
-/** Throws the ValidationError `parseInput` throws for text the ledger cannot store. */
+/**
+ * The one input parser: parses with a slice's schema, and refuses bad input (and text the ledger
+ * cannot store) with one ValidationError whose details list every issue, and name the first bad
+ * field and the value given for it.
+ */
+export const parseInput = <S extends z.ZodType>(schema: S, input: unknown): z.output<S> => {
+  const parsed = schema.safeParse(input);
+  if (parsed.success) {
+    assertStorableText(parsed.data);
+    return parsed.data;
+  }
+  const issues = issuesOf(parsed.error);
+  const first = issues[0]?.path ?? [];
+  throw new ValidationError(`Invalid input: ${describeIssues(issues).join('; ')}`, {
+    issues,
+    field: first.map(String).join('.') || '(input)',
+    value: givenAt(input, first),
+  });
+};
+
+/** Throws the ValidationError `parseInput` throws for text the ledger cannot store; the value is left out. */
 export const assertStorableText = (value: unknown): void => {
   const issue = unstorableTextIssue(value);
   if (!issue) return;
-  const line = `${issue.field}: ${issue.message}`;
-  throw new ValidationError(`Invalid input: ${line}`, { issues: [line], field: issue.field });
+  throw new ValidationError(`Invalid input: ${issue.field}: ${issue.message}`, {
+    issues: [{ path: issue.path, message: issue.message, code: 'invalid_text' }],
+    field: issue.field,
+    value: '',
+  });
 };

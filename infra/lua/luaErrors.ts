@@ -4,7 +4,7 @@ import { AppError } from '../../src/errors.js';
 export class ToolError extends AppError {
   override name = 'ToolError';
   constructor(message: string, details?: Record<string, unknown>) {
-    super('tool_error', 500, message, details);
+    super('TOOL_ERROR', 500, message, details);
   }
 }
 
@@ -12,7 +12,7 @@ export class ToolError extends AppError {
 export class ToolTimeoutError extends AppError {
   override name = 'ToolTimeoutError';
   constructor(message: string) {
-    super('timeout', 408, message);
+    super('TIMEOUT', 408, message);
   }
 }
 
@@ -20,7 +20,7 @@ export class ToolTimeoutError extends AppError {
 export class BadRequestError extends AppError {
   override name = 'BadRequestError';
   constructor(message: string, details?: Record<string, unknown>) {
-    super('bad_request', 400, message, details);
+    super('VALIDATION_ERROR', 400, message, details);
   }
 }
 

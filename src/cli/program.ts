@@ -4,7 +4,7 @@ import { Argument, Command, CommanderError, Option } from 'commander';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { discoverConfigFile, loadConfig, type Config } from '../config.js';
 import { configTemplate } from '../configTemplate.js';
-import { AppError, ValidationError } from '../errors.js';
+import { ValidationError } from '../errors.js';
 import { openLedger, runningServerUrl, startServer, PRODUCT, type Ledger } from '../main.js';
 import { deploymentAccess } from '../mcp/server.js';
 import type { WithLedger } from '../module.js';
@@ -15,7 +15,7 @@ import { cliLogger } from './logger.js';
 import { localLedger } from './localLedger.js';
 import { modelCli } from './modelCli.js';
 import { mountVerbs } from './operationVerbs.js';
-import { exitWhenStdoutCloses, print, printError } from './output.js';
+import { exitWhenStdoutCloses, print, reportError } from './output.js';
 import { remoteLedger, type ServerAccess } from './remoteLedger.js';
 
 interface GlobalOptions {
@@ -226,8 +226,6 @@ export const runCli = async (argv: readonly string[]): Promise<number> => {
     return 0;
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode === 0 ? 0 : 2;
-    printError(error);
-    if (error instanceof AppError) return error.statusCode === 2 || error.statusCode === 400 ? 2 : 1;
-    return 1;
+    return reportError(error);
   }
 };

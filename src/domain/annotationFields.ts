@@ -4,11 +4,8 @@ import {
   type AnnotationFields,
   type AnnotationVocabulary,
   type ChunkState,
-  type IssueDetail,
 } from './annotations.js';
-import { AppError, ValidationError } from '../errors.js';
 import { hasForgotten, type OpenedAnnotationFields } from './annotationText.js';
-import { unstorableTextIssue } from '../validation.js';
 
 const enumOf = (values: readonly string[]) => z.enum(values as [string, ...string[]]);
 
@@ -87,51 +84,3 @@ const sortKeys = (value: unknown): unknown =>
   value && typeof value === 'object' && !Array.isArray(value)
     ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
     : value;
-
-export const issuesOf = (error: z.ZodError): IssueDetail[] =>
-  error.issues.map((issue) => ({
-    path: issue.path.map((p) => (typeof p === 'number' ? p : String(p))),
-    message: issue.message,
-    code: issue.code,
-  }));
-
-/** Parses with `schema`; bad input is one ValidationError whose details list every issue. */
-export const parseOrThrow = <S extends z.ZodType>(schema: S, input: unknown): z.output<S> => {
-  const parsed = schema.safeParse(input);
-  let issues: IssueDetail[];
-  if (parsed.success) {
-    const text = unstorableTextIssue(parsed.data);
-    if (!text) return parsed.data;
-    issues = [{ path: text.path, message: text.message, code: 'invalid_text' }];
-  } else {
-    issues = issuesOf(parsed.error);
-  }
-  throw new ValidationError(
-    `Invalid input: ${issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}`,
-    { issues },
-  );
-};
-
-/** Seed 003's error object: `type` names the error, `issues` lists bad input when there is some. */
-export interface AnnotationErrorObject {
-  type: string;
-  message: string;
-  issues?: unknown[];
-}
-
-export const annotationErrorObject = (error: unknown, correlationId?: string): AnnotationErrorObject => {
-  if (error instanceof AppError) {
-    const issues = error.details?.issues;
-    return { type: error.name, message: error.message, ...(Array.isArray(issues) ? { issues } : {}) };
-  }
-  return {
-    type: 'InternalError',
-    message: `Internal error${correlationId ? ` (correlation id ${correlationId})` : ''}`,
-  };
-};
-
-export const AnnotationErrorObjectSchema = z.object({
-  type: z.string(),
-  message: z.string(),
-  issues: z.array(z.unknown()).optional(),
-});

@@ -94,14 +94,18 @@ export type AuthEvent = z.infer<(typeof AuthEventSchemas)[number]>;
 export class AuthenticationError extends AppError {
   override name = 'AuthenticationError';
   constructor(message: string) {
-    super('authentication_error', 401, message);
+    super('AUTHENTICATION_ERROR', 401, message);
   }
 }
 
 /** Valid credentials without the scope an action needs. */
 export class AuthorizationError extends AppError {
   override name = 'AuthorizationError';
-  constructor(readonly scope: string) {
-    super('authorization_error', 403, `This action needs the '${scope}' scope`, { scope });
+  /** Without a scope: valid credentials that may not reach what the message names (another tenant's). */
+  constructor(
+    readonly scope?: string,
+    message = `This action needs the '${scope}' scope`,
+  ) {
+    super('AUTHORIZATION_ERROR', 403, message, scope ? { scope } : undefined);
   }
 }

@@ -189,6 +189,6 @@ export const evolveJob = (state: JobState, event: StoredEvent): JobState => {
 export class DuplicateJobError extends AppError {
   override name = 'DuplicateJobError';
   constructor(message: string, details: Record<string, unknown>) {
-    super('duplicate_job', 409, message, details);
+    super('CONFLICT_ERROR', 409, message, details);
   }
 }

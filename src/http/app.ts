@@ -1,12 +1,12 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { newId } from '../domain/ids.js';
-import { AppError, UnavailableError } from '../errors.js';
+import { classifyError, type ClassifiedError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
 import { refuseOtherMethod } from './allowedMethods.js';
 import { limitCallers, type CallerRateLimits } from './callerRateLimits.js';
 import { guardHostAndOrigin, type BrowserPolicy } from './hostAndOriginGuard.js';
 import { mountMcp, type McpAuthenticate, type McpRouteOptions } from './mcpRoutes.js';
-import { jsonRpcErrorBody, refuse, surfaceOf, toolsCodeForStatus, toolsErrorBody } from './surfaceErrors.js';
+import { jsonRpcErrorBody, refuse, surfaceOf, toolsErrorBody } from './surfaceErrors.js';
 
 export interface AppDeps {
   logger: Logger & FastifyServerOptions['loggerInstance'];
@@ -19,12 +19,9 @@ export interface AppDeps {
   rateLimits: CallerRateLimits;
 }
 
-/** Codes of seed 000 that keep their name; other errors are named after their status. */
-const SEED_CODES = new Set(['embeddings_disabled', 'not_configured', 'tool_error', 'timeout']);
-
 /** The error body of a route outside `/api/v1`: seed 000's, or JSON-RPC's on MCP. */
-const errorBody = (request: FastifyRequest, code: string, message: string) =>
-  surfaceOf(request) === 'mcp' ? jsonRpcErrorBody(-32000, message) : toolsErrorBody(code, message);
+const errorBody = (request: FastifyRequest, error: ClassifiedError) =>
+  surfaceOf(request) === 'mcp' ? jsonRpcErrorBody(-32000, error.detail) : toolsErrorBody(error);
 
 /** Requests are logged at debug, one line each when done: at the default level a busy server's log stays readable. */
 class DebugRequestLogs extends LogController {
@@ -56,21 +53,16 @@ export const buildApp = async (deps: AppDeps): Promise<FastifyInstance> => {
     reply.header('x-request-id', request.id);
   });
   app.setErrorHandler((error, request, reply) => {
-    const status = error instanceof AppError ? error.statusCode : (error as { statusCode?: number }).statusCode;
-    if (status && status >= 400 && status < 500) {
-      const code = error instanceof AppError && SEED_CODES.has(error.code) ? error.code : toolsCodeForStatus(status);
-      return reply.status(status).send(errorBody(request, code, (error as Error).message));
+    const classified = classifyError(error);
+    if (!classified.expected) {
+      request.log.error({ err: error, requestId: request.id }, 'unexpected error');
+      return reply.status(500).send(errorBody(request, { ...classified, detail: `Internal error (request id ${request.id})` }));
     }
-    // A passing outage (a full disk: 507; a lost database: 503) is named, so the caller knows to retry later.
-    if (error instanceof AppError && (SEED_CODES.has(error.code) || error instanceof UnavailableError)) {
-      return reply.status(error.statusCode).send(errorBody(request, error.code, error.message));
-    }
-    request.log.error({ err: error, requestId: request.id }, 'unexpected error');
-    return reply.status(500).send(errorBody(request, 'internal', `Internal error (request id ${request.id})`));
+    return reply.status(classified.status).send(errorBody(request, classified));
   });
   app.setNotFoundHandler((request, reply) => {
     if (refuseOtherMethod(app, request, reply)) return reply;
-    return reply.status(404).send(errorBody(request, 'not_found', `No route ${request.method} ${request.url}`));
+    return refuse(request, reply, 404, `No route ${request.method} ${request.url}`);
   });
 
   app.get('/health', () => ({ status: 'ok' }));

@@ -7,7 +7,7 @@ import type {
   onSendHookHandler,
 } from 'fastify';
 import type { Actor } from '../domain/metadata.js';
-import { RateLimitError } from './api/apiErrors.js';
+import { RateLimitError } from '../errors.js';
 import { callerContext } from './api/guardOtherSurfaces.js';
 import { mcpCallerOf } from './mcpRoutes.js';
 

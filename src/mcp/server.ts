@@ -1,11 +1,9 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
 import { newId } from '../domain/ids.js';
-import { AppError } from '../errors.js';
 import type { Actor } from '../domain/metadata.js';
-import { checkScope, DEFAULT_PROJECT, requiredScope, type Operation, type Toolset } from '../operations.js';
+import { callOperation, checkScope, DEFAULT_PROJECT, requiredScope, type Operation, type Toolset } from '../operations.js';
 import type { Logger } from '../ports/logger.js';
-import { assertStorableText } from '../validation.js';
 import { toolFailure, toolSuccess } from './toolResult.js';
 
 export interface McpServerOptions {
@@ -95,8 +93,10 @@ const withoutFormatPatterns = (node: unknown): unknown => {
 };
 
 /**
- * The schema a tool is listed with: compact JSON Schema; with `acceptAnything`, arguments are not
- * checked by the SDK, for operations that check them and answer bad input with their own error objects.
+ * The schema a tool is listed with: compact JSON Schema. With `acceptAnything` (every tool's input)
+ * the SDK does not check arguments: it would answer bad input with a plain-text message of its own
+ * (it has no hook for the error result), so the operation's parser checks them and bad input gets
+ * the tool's error object.
  */
 const listed = (schema: z.ZodObject, acceptAnything = false): z.ZodObject => {
   const standard = schema['~standard'];
@@ -124,13 +124,12 @@ export const createMcpServerFactory =
     const project = actor.tenant ?? DEFAULT_PROJECT;
     for (const operation of exposedOperations(operations, access)) {
       const scope = requiredScope(operation);
-      const namesProject = 'project_id' in operation.input.shape;
       server.registerTool(
         mcpToolName(operation),
         {
           title: operation.title,
           description: operation.description,
-          inputSchema: listed(operation.input, operation.mcpError !== undefined),
+          inputSchema: listed(operation.input, true),
           outputSchema: listed(operation.output),
           annotations: { readOnlyHint: !operation.writes },
         },
@@ -140,16 +139,11 @@ export const createMcpServerFactory =
             const scopes = access.scopes ?? undefined;
             const context = { actor, correlationId, project, ...(scopes ? { scopes } : {}) };
             checkScope(context, scope);
-            assertStorableText(given);
-            const input = actor.tenant && namesProject ? { ...given, project_id: actor.tenant } : given;
-            const output = await operation.run(input, context);
+            const output = await callOperation(operation, given, context);
             if (!operation.formatText) return toolSuccess(output);
-            return { content: [{ type: 'text', text: operation.formatText(output, input) }], structuredContent: output };
+            return { content: [{ type: 'text', text: operation.formatText(output, given) }], structuredContent: output };
           } catch (error) {
-            const own = operation.mcpError?.(error, correlationId);
-            if (!own) return toolFailure(error, logger, correlationId);
-            if (!(error instanceof AppError)) logger.error({ err: error, correlationId }, 'MCP tool failed');
-            return { content: [{ type: 'text', text: JSON.stringify(own) }], isError: true };
+            return toolFailure(error, logger, correlationId, operation.mcpErrors);
           }
         },
       );

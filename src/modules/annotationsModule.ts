@@ -3,7 +3,6 @@ import { postgresDocumentProjection } from '../../infra/postgres/documentReadMod
 import { addRelationOperation, addRelationSurfaces } from '../../commands/addRelation.js';
 import { annotateChunkOperation, annotateChunkSurfaces } from '../../commands/annotateChunk.js';
 import { annotateChunksOperation, annotateChunksSurfaces } from '../../commands/annotateChunks.js';
-import { annotationErrorObject } from '../domain/annotationFields.js';
 import { createSessionRepository } from '../engine/sessionRepository.js';
 import { renameSessionOperation, renameSessionSurfaces } from '../../commands/renameSession.js';
 import { startSessionOperation, startSessionSurfaces } from '../../commands/startSession.js';
@@ -24,10 +23,7 @@ import type { EventStore } from '../ports/eventStore.js';
 import { chunkSourceFromOperations } from './chunkSourceFromOperations.js';
 
 /** Seed 003's tools answer errors as `{type, message, issues?}`. */
-const withSeedErrors = (operation: Operation): Operation => ({
-  ...operation,
-  mcpError: (error, correlationId) => ({ ...annotationErrorObject(error, correlationId) }),
-});
+const withSeedErrors = (operation: Operation): Operation => ({ ...operation, mcpErrors: 'annotations' });
 
 /** A session of another project is as unknown to the caller as a missing one. */
 /** Sessions whose project this process has looked up: a session never changes project. */

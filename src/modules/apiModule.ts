@@ -67,10 +67,10 @@ const wire = async (context: ModuleContext) => {
   const searchDeps: WorkContextSearchDeps = {
     search,
     sourcesSearched: async (project) => (await readModels.count('documents', 'source', { project })).size,
-    limits: () => ({
-      defaultTopK: settings.current().search.default_top_k,
-      maxResults: settings.current().search.max_results,
-    }),
+    limits: async (project) => {
+      const { search } = await settings.forTenant(project);
+      return { defaultTopK: search.default_top_k, maxResults: search.max_results };
+    },
     rankings: createPinnedRankings(),
   };
   const indexControl = createIndexControl({ operations: context.operations, readModels, readable });
@@ -163,8 +163,9 @@ const wire = async (context: ModuleContext) => {
     'PUT /connectors/{id}': ({ params, body, context: call }) =>
       connectors.update(params.id as string, body as object, call),
     'DELETE /connectors/{id}': ({ params, context: call }) => connectors.remove(params.id as string, call),
-    'GET /config': () => settings.reload(),
-    'PATCH /config': ({ body, context: call }) => settings.patch(body, call),
+    'GET /config': ({ context: call }) => settings.read(call.project),
+    'PATCH /config': ({ body, context: call, principal }) =>
+      settings.patch(body, { ...call, ...(principal ? { scopes: principal.scopes } : {}) }),
     // The name was checked, with the caller's scope, when the request was authenticated.
     'POST /operations/{name}': ({ params, body, principal, context: call }) =>
       callOperation(operation(params.name as string), body, restContext(principal, call.correlationId)),

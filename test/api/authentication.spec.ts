@@ -49,6 +49,19 @@ describe('authentication of /api/v1', () => {
     expect(response.body).toMatchObject({ error: { code: 'AUTHENTICATION_ERROR', retryable: false } });
   });
 
+  it('refuses a bad bearer token even beside a valid API key, on every surface', async () => {
+    const { key } = await api.apiKey(ALL_SCOPES);
+    expect((await search({ apiKey: key })).status).toBe(200);
+    const forged = craftToken(claims(), 'another-secret-another-secret-another-secret');
+    const refused = await search({ apiKey: key, token: forged });
+    expect(refused.status).toBe(401);
+    expect(refused.body).toMatchObject({ error: { code: 'AUTHENTICATION_ERROR', detail: 'Invalid token' } });
+    const tools = await fetch(`${api.server.url}/tools/sources`, {
+      headers: { 'x-api-key': key, authorization: `Bearer ${forged}` },
+    });
+    expect(tools.status).toBe(401);
+  });
+
   it('accepts an API key of 32 hex characters, and refuses it once revoked', async () => {
     const { keyId, key } = await api.apiKey(['search:read']);
     expect(key).toMatch(/^[0-9a-f]{32}$/);

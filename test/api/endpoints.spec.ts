@@ -352,6 +352,26 @@ describe('/api/v1 endpoints', () => {
       await api.call('PATCH', '/config', { token, body: { search: { default_top_k: 20 } } });
     });
 
+    it("keeps a tenant's settings to itself, and leaves rate limits to administrators", async () => {
+      const tenantAdmin = api.token(['config:read', 'config:write', 'search:read'], 'acme', 'acme-config');
+      const patched = await api.call('PATCH', '/config', { token: tenantAdmin, body: { search: { default_top_k: 3 } } });
+      expect(patched.body).toEqual({ updated: ['search.default_top_k'], requires_restart: false });
+      expect((await api.call('GET', '/config', { token: tenantAdmin })).body).toMatchObject({ search: { default_top_k: 3 } });
+      expect((await api.call('GET', '/config', { token: as(ALL_SCOPES, 'globex') })).body).toMatchObject({
+        search: { default_top_k: 20 },
+      });
+      const limits = await api.call('PATCH', '/config', {
+        token: tenantAdmin,
+        body: { rate_limits: { search_per_minute: 1 } },
+      });
+      expect(limits.status).toBe(403);
+      expect(limits.body).toMatchObject({ error: { code: 'AUTHORIZATION_ERROR' } });
+      expect((await api.call('GET', '/config', { token: as(ALL_SCOPES, 'globex') })).body).toMatchObject({
+        rate_limits: { search_per_minute: 100 },
+      });
+      await api.call('PATCH', '/config', { token: tenantAdmin, body: { search: { default_top_k: 20 } } });
+    });
+
     it.each([
       ['an unknown setting', { search: { colour: 'red' } }],
       ['a value out of range', { search: { max_results: 1000 } }],

@@ -171,15 +171,32 @@ describe('errors and rate limits of /api/v1', () => {
       expect((await api.call('GET', '/connectors', { token })).status).toBe(200);
     });
 
-    it('counts both endpoints of a class in one budget', async () => {
+    it('gives each endpoint its own budget, with the limits seed 002 lists', async () => {
       const token = api.token(ALL_SCOPES, 'acme', 'index-user');
-      const first = await api.call('GET', '/status', { token });
-      const second = await api.call('GET', '/index/status', { token });
-      expect(
-        Number(first.headers.get('x-ratelimit-remaining')) -
-          Number(second.headers.get('x-ratelimit-remaining')),
-      ).toBe(1);
-      expect(first.headers.get('x-ratelimit-limit')).toBe('10');
+      const status = await api.call('GET', '/status', { token });
+      const indexStatus = await api.call('GET', '/index/status', { token });
+      expect(status.headers.get('x-ratelimit-limit')).toBe('10');
+      expect(status.headers.get('x-ratelimit-remaining')).toBe('9');
+      expect(indexStatus.headers.get('x-ratelimit-limit')).toBe('30');
+      expect(indexStatus.headers.get('x-ratelimit-remaining')).toBe('29');
+      const suggestions = await api.call('GET', '/search/suggestions?q=a', { token });
+      expect(suggestions.headers.get('x-ratelimit-limit')).toBe('50');
+      const patch = await api.call('PATCH', '/config', { token, body: {} });
+      expect(patch.headers.get('x-ratelimit-limit')).toBe('2');
+    });
+
+    it('sends the rate-limit headers on refusals too (400, 401, 403)', async () => {
+      const refusals = [
+        await api.call('POST', '/search', { token: api.token(ALL_SCOPES, 'acme', 'bad-input'), body: { query: '' } }),
+        await api.call('POST', '/search', { token: 'not.a.token', body: { query: 'x' } }),
+        await api.call('POST', '/search', { token: api.token(['index:read'], 'acme', 'no-scope'), body: { query: 'x' } }),
+      ];
+      expect(refusals.map((r) => r.status)).toEqual([400, 401, 403]);
+      for (const refusal of refusals) {
+        expect(refusal.headers.get('x-ratelimit-limit')).toBe('100');
+        expect(Number(refusal.headers.get('x-ratelimit-remaining'))).toBeLessThan(100);
+        expect(Number(refusal.headers.get('x-ratelimit-reset'))).toBeGreaterThan(Date.now() / 1000);
+      }
     });
 
     it('never limits /health', async () => {

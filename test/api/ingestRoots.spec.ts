@@ -86,7 +86,7 @@ describe('what ingestion may read, and who may ingest', () => {
     ])('cannot call %s over MCP', async (name, args) => {
       const before = await head();
       const error = errorOf(await readerMcp.callTool({ name, arguments: args }));
-      expect(error).toMatchObject({ code: 'authorization_error', message: "This action needs the 'index:write' scope" });
+      expect(error).toMatchObject({ code: 'AUTHORIZATION_ERROR', message: "This action needs the 'index:write' scope" });
       expect(await head()).toEqual(before);
     });
 
@@ -108,7 +108,7 @@ describe('what ingestion may read, and who may ingest', () => {
     it.each(FORBIDDEN)('cannot ingest %s (%s) over MCP, and nothing is appended', async (given) => {
       const before = await head();
       const error = errorOf(await writerMcp.callTool({ name: 'ingest', arguments: { paths: [given] } }));
-      expect(error).toMatchObject({ code: 'validation_error', details: { field: 'paths', setting: 'ingest.roots' } });
+      expect(error).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'paths', setting: 'ingest.roots' } });
       expect(error.message).toContain('ingest.roots');
       expect(await head()).toEqual(before);
     });

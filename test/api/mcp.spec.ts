@@ -129,7 +129,10 @@ describe('MCP over Streamable HTTP with authentication', () => {
     expect((await globex.callTool({ name: 'context.get', arguments: { id } })).isError).toBeFalsy();
     const mine = await acme.callTool({ name: 'context.get', arguments: { id } });
     expect(mine.isError).toBe(true);
-    expect(textOf(mine)).toContain('not_found');
+    // One code per error: MCP names it as the REST API does.
+    const rest = await api.call('POST', '/operations/get', { token: api.token(ALL_SCOPES), body: { id } });
+    expect(rest.body).toMatchObject({ error: { code: 'NOT_FOUND_ERROR' } });
+    expect(JSON.parse(textOf(mine))).toMatchObject({ error: { code: 'NOT_FOUND_ERROR' } });
   });
 
   it('context.get_related_info gathers the documents, chunks and history of a file', async () => {
@@ -256,7 +259,7 @@ describe('MCP over Streamable HTTP with authentication', () => {
     const reader = await connect(api, bearer(api, ['search:read', 'connectors:read']));
     const denied = await reader.callTool({ name: 'context.index_control', arguments: { action: 'status' } });
     expect(denied.isError).toBe(true);
-    expect(textOf(denied)).toContain('authorization_error');
+    expect(JSON.parse(textOf(denied))).toMatchObject({ error: { code: 'AUTHORIZATION_ERROR' } });
     const write = await reader.callTool({
       name: 'context.connector_management',
       arguments: { action: 'add', connector_config: { type: 'jira', name: 'x' } },
@@ -273,9 +276,26 @@ describe('MCP over Streamable HTTP with authentication', () => {
     await reader.close();
   });
 
-  it("runs job tools in the caller's tenant, whatever project_id the input names", async () => {
-    const result = await globex.callTool({ name: 'list_background_jobs', arguments: { project_id: 'acme' } });
-    expect(structured(result)).toMatchObject({ project_id: 'globex' });
+  it("runs job tools in the caller's tenant, and refuses another tenant's project", async () => {
+    for (const args of [{}, { project_id: 'globex' }]) {
+      const result = await globex.callTool({ name: 'list_background_jobs', arguments: args });
+      expect(structured(result)).toMatchObject({ project_id: 'globex' });
+    }
+    const foreign = await globex.callTool({ name: 'list_background_jobs', arguments: { project_id: 'acme' } });
+    expect(foreign.isError).toBe(true);
+    expect(JSON.parse(textOf(foreign))).toEqual({
+      error: { code: 'AUTHORIZATION_ERROR', message: "Credentials of tenant 'globex' cannot reach project 'acme'" },
+    });
+  });
+
+  it('answers a job tool called without its scope with an authorization error, in the job tools\' shape', async () => {
+    const reader = await connect(api, bearer(api, ['search:read']));
+    const denied = await reader.callTool({ name: 'list_background_jobs', arguments: {} });
+    expect(denied.isError).toBe(true);
+    expect(JSON.parse(textOf(denied))).toEqual({
+      error: { code: 'AUTHORIZATION_ERROR', message: "This action needs the 'index:read' scope", details: { scope: 'index:read' } },
+    });
+    await reader.close();
   });
 
   describe('engine://files resources', () => {

@@ -80,14 +80,14 @@ describe('MCP error mapping', () => {
     const result = toolFailure(new ConcurrencyError('job-1', '3', '4'), silentLogger, 'c-1');
     expect(result.isError).toBe(true);
     expect(JSON.parse((result.content[0] as { text: string }).text)).toMatchObject({
-      error: { code: 'concurrency_conflict', details: { streamId: 'job-1', expected: '3', actual: '4' } },
+      error: { code: 'CONFLICT_ERROR', details: { streamId: 'job-1', expected: '3', actual: '4' } },
     });
   });
 
   it('masks unexpected errors', () => {
     const result = toolFailure(new Error('secret detail'), silentLogger, 'c-2');
     expect((result.content[0] as { text: string }).text).toBe(
-      JSON.stringify({ error: { code: 'internal', message: 'Internal error (correlation id c-2)' } }),
+      JSON.stringify({ error: { code: 'INTERNAL_ERROR', message: 'Internal error (correlation id c-2)' } }),
     );
   });
 });

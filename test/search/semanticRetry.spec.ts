@@ -78,7 +78,7 @@ describe('semantic search while the embedding model is missing', () => {
       .run({ source: 'notes', documents: DOCUMENTS }, context());
     for (const mode of ['semantic', 'hybrid']) {
       const error = await search(ledger, mode, 'motor maintenance').catch((e: unknown) => e);
-      expect(error).toMatchObject({ code: 'embeddings_disabled' });
+      expect(error).toMatchObject({ code: 'EMBEDDINGS_DISABLED' });
       expect((error as Error).message).toBe(
         `Semantic and hybrid search need embeddings: embedding model 'Xenova/bge-small-en-v1.5' could not be loaded ` +
           `(no model files in ${folder}); ${fix}`,
@@ -99,7 +99,7 @@ describe('semantic search while the embedding model is missing', () => {
         .operation('ingest_documents')
         .run({ source: 'notes', documents: DOCUMENTS }, context());
       await expect(search(ledger, 'semantic', 'motor maintenance')).rejects.toMatchObject({
-        code: 'embeddings_disabled',
+        code: 'EMBEDDINGS_DISABLED',
       });
 
       // What `ctx model fetch` does, in one step: the model folder appears.

@@ -3,14 +3,15 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { z } from 'zod';
 import { AuthorizationError } from '../../domain/auth.js';
 import type { Actor } from '../../domain/metadata.js';
-import { AppError, NotFoundError } from '../../errors.js';
+import { AppError, classifyError, NotFoundError, RateLimitError } from '../../errors.js';
 import { callOperation, type Operation, type OperationContext } from '../../operations.js';
 import { parseInput } from '../../validation.js';
 import { refuseOtherMethod } from '../allowedMethods.js';
 import { stampRateLimitReset } from '../callerRateLimits.js';
-import { toolsCodeForStatus, toolsErrorBody } from '../surfaceErrors.js';
+import { toolsErrorBody } from '../surfaceErrors.js';
 import type { ApiMetrics } from './apiMetrics.js';
-import { correlationIdOf, RateLimitError, toApiError } from './apiErrors.js';
+import { ENDPOINT_RATE_LIMITS } from './endpointRateLimits.js';
+import { correlationIdOf, toApiError } from './apiErrors.js';
 import { OPEN_PRINCIPAL, type Authenticator, type Principal } from './authenticator.js';
 import { SELF_AUTHENTICATING } from './guardOtherSurfaces.js';
 import {
@@ -37,7 +38,8 @@ export type ApiHandlers = Record<RouteKey, (call: ApiCall) => Promise<unknown>>;
 export interface ApiPluginOptions {
   authenticator: Authenticator;
   handlers: ApiHandlers;
-  perMinute(rateClass: RateClass): number;
+  /** The limit per user and minute of a route (`METHOD /path`) in its rate class. */
+  perMinute(rateClass: RateClass, route?: string): number;
   metrics: ApiMetrics;
   openapi(): unknown;
   bodyLimitBytes: number;
@@ -100,6 +102,8 @@ interface RequestState {
   principal: Principal | null;
   /** The rate class of a per-operation route, once its operation is known. */
   rateClass?: RateClass;
+  /** A refusal found before the rate limit counted the request: answered after it, with its headers. */
+  refusal?: Error;
 }
 
 const specOf = (request: FastifyRequest): RouteSpec | undefined =>
@@ -143,9 +147,20 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
     void reply.header('x-correlation-id', state.correlationId);
     const spec = specOf(request);
     if (!spec?.scope) return;
+    try {
+      await authorize(request, spec.scope, state);
+    } catch (error) {
+      state.refusal = error as Error;
+    }
+  });
+  // After the rate limit (a route hook, which runs after these), so refusals carry its headers too.
+  api.addHook('preParsing', (request, _reply, payload, done) => {
+    done(stateOf(request).refusal ?? null, payload);
+  });
+  const authorize = async (request: FastifyRequest, needed: NonNullable<RouteSpec['scope']>, state: RequestState) => {
     const principal = await authenticator.authenticate(request.headers);
     state.principal = principal;
-    let scope = spec.scope;
+    let scope = needed;
     if (scope === PER_OPERATION) {
       const { name } = request.params as { name: string };
       const needs = options.operationNeeds(name);
@@ -154,19 +169,30 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
       state.rateClass = needs.rateClass;
     }
     if (!principal.scopes.includes(scope)) throw new AuthorizationError(scope);
-  });
+  };
   const rateClassOf = (request: FastifyRequest): RateClass | undefined => {
     const rateClass = specOf(request)?.rateClass ?? undefined;
     return rateClass === PER_OPERATION ? stateOf(request).rateClass : rateClass;
   };
 
+  /** The route as the limits table names it, `METHOD /path`. */
+  const routeOf = (request: FastifyRequest) => {
+    const spec = specOf(request);
+    return spec ? `${spec.method} ${spec.url}` : undefined;
+  };
+  /** One budget per endpoint the table names, else one per class. */
+  const budgetOf = (request: FastifyRequest, rateClass: RateClass) => {
+    const route = routeOf(request);
+    return route !== undefined && route in ENDPOINT_RATE_LIMITS ? route : rateClass;
+  };
+
   await api.register(rateLimit, {
     global: true,
-    hook: 'preHandler',
+    hook: 'onRequest',
     timeWindow: 60_000,
     max: (request) => {
       const rateClass = rateClassOf(request);
-      return rateClass ? options.perMinute(rateClass) : 1_000_000;
+      return rateClass ? options.perMinute(rateClass, routeOf(request)) : 1_000_000;
     },
     keyGenerator: (request) => {
       const principal = stateOf(request).principal;
@@ -174,7 +200,8 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
         principal && principal.method !== 'open'
           ? `${principal.tenant}/${principal.subject}`
           : `ip:${request.ip}`;
-      return `${who}|${rateClassOf(request) ?? 'none'}`;
+      const rateClass = rateClassOf(request);
+      return `${who}|${rateClass ? budgetOf(request, rateClass) : 'none'}`;
     },
     errorResponseBuilder: (_request, context) =>
       new RateLimitError(Math.max(1, Math.ceil(context.ttl / 1000))),
@@ -209,7 +236,7 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
         } catch (error) {
           // Routes whose specification fixes its own error objects answer the operation's errors in them.
           if (operation.rest?.errorFormat === 'tools' && error instanceof AppError && error.statusCode < 500)
-            return reply.status(error.statusCode).send(toolsErrorBody(toolsCodeForStatus(error.statusCode), error.message));
+            return reply.status(error.statusCode).send(toolsErrorBody(classifyError(error)));
           throw error;
         }
       },

@@ -95,14 +95,17 @@ export const createAuthenticator = ({
     jwt,
     authenticate: async (headers) => {
       if (!enabled) return OPEN_PRINCIPAL;
-      const apiKey = header(headers, 'x-api-key');
-      if (apiKey !== undefined) return byApiKey(apiKey.trim());
+      // Every credential sent must be valid: a bad token is refused whatever else comes with it.
       const authorization = header(headers, 'authorization');
+      let bearer: Principal | undefined;
       if (authorization) {
         const match = /^Bearer\s+(\S+)$/i.exec(authorization);
         if (!match) throw new AuthenticationError('Expected "Authorization: Bearer <token>"');
-        return byBearer(match[1]!);
+        bearer = byBearer(match[1]!);
       }
+      const apiKey = header(headers, 'x-api-key');
+      if (apiKey !== undefined) return byApiKey(apiKey.trim());
+      if (bearer) return bearer;
       throw new AuthenticationError('Missing credentials: send a bearer token or an X-API-Key header');
     },
   };

@@ -1,0 +1,44 @@
+import type { RateClass } from './routeSpecs.js';
+
+type SettableClass = Extract<RateClass, 'search' | 'index' | 'connectors' | 'config'>;
+
+/**
+ * Seed 002's limits per user and minute, one budget per endpoint, keyed by route (`METHOD /path`).
+ * Each endpoint belongs to the class whose `rate_limits.<class>_per_minute` setting scales it:
+ * with the settings at their defaults (the first endpoint of each class), the limits are these.
+ */
+export const ENDPOINT_RATE_LIMITS: Readonly<Record<string, { rateClass: SettableClass; perMinute: number }>> = {
+  'POST /search': { rateClass: 'search', perMinute: 100 },
+  'GET /search/suggestions': { rateClass: 'search', perMinute: 50 },
+  'POST /index/start': { rateClass: 'index', perMinute: 10 },
+  'POST /index/stop': { rateClass: 'index', perMinute: 10 },
+  'GET /status': { rateClass: 'index', perMinute: 10 },
+  'GET /index/status': { rateClass: 'index', perMinute: 30 },
+  'POST /index/force-reindex': { rateClass: 'index', perMinute: 5 },
+  'GET /connectors': { rateClass: 'connectors', perMinute: 20 },
+  'GET /connectors/{id}': { rateClass: 'connectors', perMinute: 20 },
+  'POST /connectors': { rateClass: 'connectors', perMinute: 10 },
+  'PUT /connectors/{id}': { rateClass: 'connectors', perMinute: 10 },
+  'DELETE /connectors/{id}': { rateClass: 'connectors', perMinute: 5 },
+  'GET /config': { rateClass: 'config', perMinute: 5 },
+  'PATCH /config': { rateClass: 'config', perMinute: 2 },
+};
+
+/** The settings' defaults: seed 002's limit of each class. */
+export const DEFAULT_CLASS_LIMITS: Readonly<Record<`${SettableClass}_per_minute`, number>> = {
+  search_per_minute: 100,
+  index_per_minute: 10,
+  connectors_per_minute: 20,
+  config_per_minute: 5,
+};
+
+/** An endpoint's limit under the class settings in force; undefined for a route the table does not name. */
+export const endpointLimit = (
+  route: string,
+  settings: Readonly<Record<`${SettableClass}_per_minute`, number>>,
+): number | undefined => {
+  const entry = ENDPOINT_RATE_LIMITS[route];
+  if (!entry) return undefined;
+  const key = `${entry.rateClass}_per_minute` as const;
+  return Math.max(1, Math.round((entry.perMinute * settings[key]) / DEFAULT_CLASS_LIMITS[key]));
+};
