@@ -165,6 +165,8 @@ const wire = async (context: ModuleContext) => {
     'PUT /connectors/{id}': ({ params, body, context: call }) =>
       connectors.update(params.id as string, body as object, call),
     'DELETE /connectors/{id}': ({ params, context: call }) => connectors.remove(params.id as string, call),
+    'POST /connectors/{id}/sync': ({ params, context: call }) =>
+      operation('connectors.sync').run({ connector: params.id }, call),
     'GET /config': () => settings.reload(),
     'PATCH /config': ({ body, context: call }) => settings.patch(body, call),
     'POST /operations/{name}': ({ params, body, principal, context: call }) => {
