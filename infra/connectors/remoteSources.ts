@@ -1,9 +1,7 @@
 import type { RemoteSourceFactory } from '../../src/ports/remoteSource.js';
 import { createGitHubSource } from './github.js';
 import { politeFetch, type PoliteFetchOptions } from './politeFetch.js';
-
-/** The connector kinds a sync fetches from a remote service. */
-export const REMOTE_KINDS = ['github'] as const;
+import { createS3Source } from './s3.js';
 
 /** Remote sources on the services' official clients, every request made through a rate-limit-honouring fetch. */
 export const createRemoteSources = (options: PoliteFetchOptions = {}): RemoteSourceFactory => {
@@ -12,6 +10,9 @@ export const createRemoteSources = (options: PoliteFetchOptions = {}): RemoteSou
     switch (kind) {
       case 'github':
         return createGitHubSource(settings, { fetch });
+      // The AWS SDK retries throttling (SlowDown, 503) with backoff itself.
+      case 's3':
+        return createS3Source(settings);
       default:
         return null;
     }

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { ALL_SCOPES, ingest, startApiServer, type ApiServer } from '../api/apiServer.js';
 import { startGitHubStandIn, type GitHubStandIn, type StandInIssue } from './githubStandIn.js';
-import { eventsSince, jobOutcome, startSync } from './syncSupport.js';
+import { eventsSince, itWithService, jobOutcome, startSync } from './syncSupport.js';
 
 const issue = (number: number, updated: string, extra: Partial<StandInIssue> = {}): StandInIssue => ({
   number,
@@ -224,4 +224,24 @@ describe('GitHub connector against a local stand-in of the REST API', () => {
       error: { code: 'VALIDATION_ERROR', detail: expect.stringContaining("needs the 'repository' setting") as unknown },
     });
   });
+});
+
+itWithService(['GITHUB_TOKEN'], 'GitHub connector against the real service', async () => {
+  const api = await startApiServer();
+  try {
+    const token = api.token(ALL_SCOPES, 'acme');
+    const added = await api.call('POST', '/connectors', {
+      token,
+      body: {
+        type: 'github',
+        name: 'Real repository',
+        // A small public repository unless another is named.
+        config: { repository: process.env.GITHUB_REPOSITORY ?? 'octocat/git-consortium', token: process.env.GITHUB_TOKEN },
+      },
+    });
+    const outcome = await jobOutcome(api, await startSync(api, token, added.body.id as string));
+    expect(outcome.status, outcome.error_message).toBe('completed');
+  } finally {
+    await api.close();
+  }
 });

@@ -1,4 +1,4 @@
-import { expect } from 'vitest';
+import { expect, it } from 'vitest';
 import type { ApiServer } from '../api/apiServer.js';
 import type { StoredEvent } from '../../src/domain/events.js';
 import type { Position } from '../../src/domain/position.js';
@@ -34,4 +34,18 @@ export const startSync = async (api: ApiServer, token: string, connectorId: stri
 /** Every event appended after `from`, of the given stream category. */
 export const eventsSince = async (api: ApiServer, from: Position | undefined, category: string): Promise<StoredEvent[]> => {
   return api.ledger.store.readAll({ ...(from ? { from } : {}), maxCount: 100_000, filter: { categories: [category] } });
+};
+
+/**
+ * A test against the real service, run only when its credentials are in the environment; otherwise
+ * skipped with a line saying which variables it needs (never required, even in CI).
+ */
+export const itWithService = (variables: readonly string[], title: string, fn: () => Promise<void>, timeoutMs = 120_000) => {
+  const missing = variables.filter((name) => !process.env[name]);
+  if (missing.length === 0) {
+    it(title, fn, timeoutMs);
+    return;
+  }
+  console.warn(`${title} — skipped: set ${missing.join(' and ')} to run it against the real service`);
+  it.skip(`${title} (skipped: set ${missing.join(' and ')})`, () => undefined);
 };
