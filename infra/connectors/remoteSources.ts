@@ -1,5 +1,6 @@
 import type { RemoteSourceFactory } from '../../src/ports/remoteSource.js';
 import { createGitHubSource } from './github.js';
+import { createJiraSource } from './jira.js';
 import { politeFetch, type PoliteFetchOptions } from './politeFetch.js';
 import { createS3Source } from './s3.js';
 import { createSlackSource } from './slack.js';
@@ -12,6 +13,8 @@ export const createRemoteSources = (options: PoliteFetchOptions = {}): RemoteSou
       case 'github':
         return createGitHubSource(settings, { fetch });
       // The AWS SDK retries throttling (SlowDown, 503) with backoff itself.
+      case 'jira':
+        return createJiraSource(settings, { fetch });
       case 's3':
         return createS3Source(settings);
       // The Slack client waits out 429s for as long as Retry-After says, and retries with backoff.
