@@ -21,7 +21,7 @@ const viewOf = (
   type: row.type,
   name: row.name,
   status: row.status,
-  last_sync: null,
+  last_sync: row.lastSync ?? null,
   created_at: row.createdAt,
   config: redact(row.settings),
 });
@@ -51,5 +51,5 @@ export const getConnector = async (
   if (!row || row.project !== project) throw new NotFoundError(`No connector with id ${id}`);
   const counts = await readModels.count('documents', 'source', { project });
   const documents = (counts.get(row.name) ?? 0) + (counts.get(`${row.type}:${row.name}`) ?? 0);
-  return { ...viewOf(row, redact), stats: { documents_indexed: documents, last_error: null } };
+  return { ...viewOf(row, redact), stats: { documents_indexed: documents, last_error: row.lastError?.message ?? null } };
 };

@@ -34,3 +34,39 @@ export const ConnectorRemovedSchema = z.object({
 });
 
 export const ConnectorEventSchemas = [ConnectorAddedSchema, ConnectorUpdatedSchema, ConnectorRemovedSchema] as const;
+
+/** Where a remote connector's next sync resumes: an updated-since time, a page token, an ETag; the connector's own shape. */
+export const SyncCursorSchema = z.record(z.string(), z.unknown());
+
+/** A page of a sync was written: the next sync (or a resumed one) starts from `cursor`. */
+export const ConnectorSyncCheckpointedSchema = z.object({
+  type: z.literal('ConnectorSyncCheckpointed'),
+  schemaVersion: z.literal(1),
+  data: z.object({ connectorId: z.uuid(), jobId: z.uuid(), cursor: SyncCursorSchema }),
+});
+
+export const ConnectorSyncCompletedSchema = z.object({
+  type: z.literal('ConnectorSyncCompleted'),
+  schemaVersion: z.literal(1),
+  data: z.object({
+    connectorId: z.uuid(),
+    jobId: z.uuid(),
+    cursor: SyncCursorSchema,
+    itemsSeen: z.number().int().nonnegative(),
+    documentsChanged: z.number().int().nonnegative(),
+    documentsRemoved: z.number().int().nonnegative(),
+  }),
+});
+
+/** The service refused or the settings are incomplete: `code` says which, the message says what to do. */
+export const ConnectorSyncFailedSchema = z.object({
+  type: z.literal('ConnectorSyncFailed'),
+  schemaVersion: z.literal(1),
+  data: z.object({ connectorId: z.uuid(), jobId: z.uuid(), code: z.string(), message: z.string() }),
+});
+
+export const ConnectorSyncEventSchemas = [
+  ConnectorSyncCheckpointedSchema,
+  ConnectorSyncCompletedSchema,
+  ConnectorSyncFailedSchema,
+] as const;

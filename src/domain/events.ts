@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ValidationError, describeIssues } from '../errors.js';
 import { ANNOTATION_UPCASTERS, AnnotationEventSchemas } from './annotations.js';
 import { AuthEventSchemas } from './auth.js';
-import { ConnectorEventSchemas } from './connectors.js';
+import { ConnectorEventSchemas, ConnectorSyncEventSchemas } from './connectors.js';
 import { DocumentEventSchemas } from './documents.js';
 import { ProtectionEventSchemas } from './protection.js';
 import { JobEventSchemas } from './jobs.js';
@@ -17,6 +17,7 @@ export const DomainEventSchema = z.discriminatedUnion('type', [
   ...JobEventSchemas,
   ...AnnotationEventSchemas,
   ...ConnectorEventSchemas,
+  ...ConnectorSyncEventSchemas,
   ...ToolEventSchemas,
   ...AuthEventSchemas,
   ...ProtectionEventSchemas,

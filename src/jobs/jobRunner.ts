@@ -6,7 +6,8 @@ import { ConcurrencyError, IllegalStateError, UnavailableError } from '../errors
 import type { Position } from '../domain/position.js';
 import { backoff, type Backoff } from './backoff.js';
 import { openJobStream, type JobStream } from './jobStream.js';
-import { runIndexingJob, type IndexingDeps } from './runIndexingJob.js';
+import { connectorOfSyncJob } from '../../commands/syncConnector.js';
+import { runIndexingJob, type IndexingDeps, type RunControl } from './runIndexingJob.js';
 
 export interface AdmittedJob {
   jobId: string;
@@ -45,6 +46,8 @@ export interface JobRunner {
 export interface JobRunnerOptions extends IndexingDeps {
   maxConcurrent: number;
   runnerId?: string;
+  /** Runs a connector's sync job (its `repoPath` names the connector); absent where no remote connectors are wired. */
+  syncConnector?: (job: JobStream, control: RunControl) => Promise<void>;
 }
 
 interface Tracked extends AdmittedJob {
@@ -100,7 +103,7 @@ const unfinishedJobs = async (deps: IndexingDeps): Promise<Tracked[]> => {
   return [...jobs.values()].filter((j) => j.status === 'pending' || j.status === 'running' || j.status === 'blocked');
 };
 
-export const createJobRunner = ({ maxConcurrent, runnerId = newId(), ...deps }: JobRunnerOptions): JobRunner => {
+export const createJobRunner = ({ maxConcurrent, runnerId = newId(), syncConnector, ...deps }: JobRunnerOptions): JobRunner => {
   const active = new Map<string, Tracked>();
   // Until start(), jobs are only queued: a one-shot CLI process records jobs without running them.
   let started = false;
@@ -115,7 +118,8 @@ export const createJobRunner = ({ maxConcurrent, runnerId = newId(), ...deps }: 
 
   const execute = (job: Tracked, stream: JobStream) => {
     job.status = 'running';
-    job.run = runIndexingJob(deps, stream, {
+    const run = syncConnector && connectorOfSyncJob(job.repoPath) ? syncConnector : runIndexingJob.bind(null, deps);
+    job.run = run(stream, {
       runnerId,
       cancelRequested: () => job.cancel,
       stopping: () => stopping,

@@ -1,5 +1,4 @@
 import type { McpServer } from '@modelcontextprotocol/server';
-import type { Command } from 'commander';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { recordScriptedSourceSync } from '../../commands/recordScriptedSourceSync.js';
@@ -11,7 +10,6 @@ import { BadRequestError } from '../../infra/lua/luaErrors.js';
 import type { LuaLimits } from '../../infra/lua/luaRuntime.js';
 import { contextToolsFromOperations, loadingHost, scriptHost } from '../../infra/lua/scriptHost.js';
 import { createToolCaller, type ToolCaller } from '../../infra/lua/toolCalls.js';
-import { printResult } from '../cli/output.js';
 import { callerContext } from '../http/api/guardOtherSurfaces.js';
 import { toolFailure, toolSuccess } from '../mcp/toolResult.js';
 import { streamId } from '../domain/events.js';
@@ -62,7 +60,7 @@ const lastCursor = async (store: EventStore, connector: string): Promise<string 
 };
 
 const SyncInputSchema = z.object({ name: z.string().min(1).describe('The Lua connector to sync') }).strict();
-const SyncOutputSchema = z.object({
+export const SyncOutputSchema = z.object({
   connector: z.string(),
   pages: z.number().int(),
   documents: z.number().int(),
@@ -228,21 +226,6 @@ export const registerAgentPrompt = (server: McpServer, agent: Agent, host: () =>
 export const createExtensionsModule = (options: ExtensionsModuleOptions = {}): LedgerModule => ({
   name: 'extensions',
   setup: (context) => setupExtensions(context, options),
-  cli(program, withLedger) {
-    program
-      .command('sync')
-      .description('sync a Lua connector: ingest what it returns since its last sync')
-      .argument('<name>', 'the connector name its script declares')
-      .option('--json', 'print JSON')
-      .action(async (name: string, flags: { json?: boolean }, command: Command) => {
-        const summary = await withLedger(command, (ledger) =>
-          ledger.run<z.infer<typeof SyncOutputSchema>>('extensions.sync', { name }),
-        );
-        printResult(summary, flags.json, () =>
-            `synced ${summary.connector}: ${summary.documents} documents in ${summary.pages} pages (${summary.created} created, ${summary.updated} updated, ${summary.unchanged} unchanged)`,
-        );
-      });
-  },
 });
 
 export const extensionsModule = createExtensionsModule();

@@ -8,6 +8,7 @@ import { postgresDocumentProjection } from '../../infra/postgres/documentReadMod
 import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
 import { cancelJobOperation } from '../../commands/cancelJob.js';
 import { startIndexingOperation } from '../../commands/startIndexing.js';
+import { syncConnectorOperation } from '../../commands/syncConnector.js';
 import { jobsProjection } from '../../projections/jobs.js';
 import { getJobStatusOperation } from '../../queries/getJobStatus.js';
 import { listBackgroundJobsOperation } from '../../queries/listBackgroundJobs.js';
@@ -23,6 +24,9 @@ import { AppError } from '../errors.js';
 import { readableRootsOf } from '../ingestion/readableRoots.js';
 import { createJobRunner, type JobRunner } from '../jobs/jobRunner.js';
 import type { JobStatusResponse } from '../domain/jobResponses.js';
+import { runConnectorSync } from '../jobs/runConnectorSync.js';
+import { connectorSyncWiring } from './connectorSync.js';
+import { mountSyncCli } from './syncCli.js';
 import type { ListJobsResponseSchema } from '../../queries/listBackgroundJobs.js';
 import type { LedgerModule, WithLedger } from '../module.js';
 import { DEFAULT_PROJECT } from '../operations.js';
@@ -230,6 +234,10 @@ export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule 
       const content = await createPostgresContentStore(db);
       const semanticEnabled = config.embeddings.provider !== 'none';
       const probeEmbedder = options.probeEmbedder ?? httpProbe(config);
+      const connectors = connectorSyncWiring(config, readModels);
+      const ingest = { store, content, chunker: treeSitterChunker };
+      const waitForProjections = (position: Parameters<typeof context.waitForProjections>[0], timeoutMs?: number) =>
+        context.waitForProjections(position, timeoutMs);
       const runner = createJobRunner({
         maxConcurrent: config.jobs.maxConcurrent,
         store,
@@ -243,6 +251,8 @@ export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule 
         progressEveryFiles: config.jobs.progressEveryFiles,
         retryInitialMs: options.retryInitialMs ?? 1_000,
         retryMaxMs: options.retryMaxMs ?? 30_000,
+        syncConnector: (job, control) =>
+          runConnectorSync({ store, ingest, readModels, waitForProjections, openSource: connectors.openSource, logger }, job, control),
       });
       runtime.runner = runner;
       const reads = { store, readModels, liveOutage: (jobId: string) => runner.outageOf(jobId) };
@@ -253,12 +263,16 @@ export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule 
           getJobStatusOperation(reads),
           listBackgroundJobsOperation(reads),
           cancelJobOperation({ ...reads, runner }),
+          syncConnectorOperation({ store, runner, ...connectors }),
         ],
         start: () => runner.start(),
         close: () => runner.close(),
       };
     },
-    cli: mountCli(runtime),
+    cli: (program, withLedger) => {
+      mountCli(runtime)(program, withLedger);
+      mountSyncCli(runtime)(program, withLedger);
+    },
   };
 };
 
