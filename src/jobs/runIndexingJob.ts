@@ -92,7 +92,7 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
         if (!(error instanceof ConcurrencyError)) throw error;
         await job.reload();
         if (job.state.runnerId !== control.runnerId || isTerminal(job.state.status)) throw new Stop('lost');
-        if (job.state.cancelRequested && transition.type !== 'IndexingJobCancelled') throw new Stop('cancelled');
+        if (job.state.cancelRequested && !recordingOutcome) throw new Stop('cancelled');
       }
     }
   };
@@ -141,11 +141,15 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
     return result;
   };
 
-  /** Appends a step of the job, through any outage: the job is running again before the step is written. */
+  /**
+   * Appends a step of the job, through any outage: the job is running again before the step is
+   * written, except for an outcome that ends a blocked job as it stands (cancelled, failed).
+   */
   const append = (transition: Parameters<JobStream['apply']>[0]) => {
     const context = contextNow();
+    const endsBlocked = transition.type === 'IndexingJobCancelled' || transition.type === 'IndexingJobFailed';
     return retrying(async () => {
-      await endOutage();
+      if (!endsBlocked) await endOutage();
       return appendOnce(transition, context);
     });
   };
