@@ -2,6 +2,7 @@ import { mkdtempSync, realpathSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { pino } from 'pino';
@@ -93,6 +94,8 @@ const underLoad = async () => {
     const status: number[] = [];
     const list: number[] = [];
     const search: number[] = [];
+    const loop = monitorEventLoopDelay({ resolution: 5 });
+    loop.enable();
     const startedAt = performance.now();
     let i = 0;
     while (performance.now() - startedAt < SECONDS * 1000) {
@@ -108,9 +111,13 @@ const underLoad = async () => {
       }, search);
       i++;
     }
+    loop.disable();
     const figures = await Promise.all(jobs.map((id) => tool<JobStatus>('get_job_status', { job_id: id })));
     const files = figures.reduce((sum, f) => sum + f.files_indexed, 0);
     console.log(`during ${SECONDS} s of indexing with three jobs (load average ${load()}):`);
+    console.log(
+      `  event loop delay: p50 ${(loop.percentile(50) / 1e6).toFixed(1)} ms, p99 ${(loop.percentile(99) / 1e6).toFixed(1)} ms, max ${(loop.max / 1e6).toFixed(1)} ms`,
+    );
     console.log(`  get_job_status: ${verdict(status, 50)}`);
     console.log(`  list_background_jobs: ${verdict(list, 100)}`);
     console.log(`  POST /api/v1/search: ${verdict(search, 100)}`);

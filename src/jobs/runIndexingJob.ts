@@ -12,7 +12,7 @@ import { ConcurrencyError, UnavailableError } from '../errors.js';
 import type { EventStore } from '../ports/eventStore.js';
 import type { Logger } from '../ports/logger.js';
 import type { ReadModels } from '../ports/projections.js';
-import { backoff, pause } from './backoff.js';
+import { backoff, letRequestsIn, pause } from './backoff.js';
 import type { JobStream } from './jobStream.js';
 import { progressThrottle } from './progressThrottle.js';
 
@@ -183,7 +183,7 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
     let total = 0;
     for await (const _file of scan()) {
       total++;
-      if (total % 1000 === 0) checkStop();
+      checkStop();
     }
     counts.filesScanned = total;
     await progress('scanning', 10, `Found ${total.toLocaleString('en-US')} files`);
@@ -226,6 +226,7 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
       }
       done++;
       throttle.fileDone();
+      await letRequestsIn();
       if (throttle.due()) await progress('chunking', 10 + (40 * done) / Math.max(1, total), `Chunking files: ${done}/${total}`);
     }
     // The files walked now are the ones accounted for, should the tree have changed since the count.
@@ -281,6 +282,7 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
         removeDocument(deps.store, { documentId: doc.id, reason: 'no longer in its repository' }, contextNow()),
       );
       removed++;
+      await letRequestsIn();
     }
     return removed;
   };

@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import type { z } from 'zod';
-import { treeSitterChunker } from '../../infra/chunking/chunker.js';
 import { createHttpEmbedder } from '../../infra/embeddings/httpEmbedder.js';
 import { readLiveCheckpoint } from '../../infra/postgres/checkpoints.js';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
@@ -21,6 +20,7 @@ import { isTerminal, JobStatusSchema } from '../domain/jobs.js';
 import type { Embedder } from '../ports/embedder.js';
 import { AppError } from '../errors.js';
 import { readableRootsOf } from '../ingestion/readableRoots.js';
+import { createWorkerChunker } from '../ingestion/workerChunker.js';
 import { createJobRunner, type JobRunner } from '../jobs/jobRunner.js';
 import type { JobStatusResponse } from '../jobs/jobResponses.js';
 import type { ListJobsResponseSchema } from '../../queries/listBackgroundJobs.js';
@@ -230,10 +230,11 @@ export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule 
       const content = await createPostgresContentStore(db);
       const semanticEnabled = config.embeddings.provider !== 'none';
       const probeEmbedder = options.probeEmbedder ?? httpProbe(config);
+      const chunker = createWorkerChunker();
       const runner = createJobRunner({
         maxConcurrent: config.jobs.maxConcurrent,
         store,
-        ingest: { store, content, chunker: treeSitterChunker },
+        ingest: { store, content, chunker },
         readModels,
         waitForProjections: (position, timeoutMs) => context.waitForProjections(position, timeoutMs),
         ...(semanticEnabled ? { embeddingCheckpoint: () => readLiveCheckpoint(db, 'semantic') } : {}),
@@ -255,7 +256,10 @@ export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule 
           cancelJobOperation({ ...reads, runner }),
         ],
         start: () => runner.start(),
-        close: () => runner.close(),
+        close: async () => {
+          await runner.close();
+          await chunker.close();
+        },
       };
     },
     cli: mountCli(runtime),
