@@ -13,4 +13,5 @@ await serveWorkerRpc(
   },
   (embedder, { texts, kind }: { texts: readonly string[]; kind: EmbeddingKind }) => embedder.embed(texts, kind),
   (vectors) => vectors.map((v) => v.buffer as ArrayBuffer),
+  (embedder) => embedder.close(),
 );

@@ -75,20 +75,28 @@ export const openWorkerRpc = <Req, Res, Info>(module: URL, data: unknown): Worke
         worker.ref();
         worker.postMessage({ id, request });
       }),
+    // Terminating a thread in the middle of a native call (ONNX Runtime) can abort the process:
+    // the worker finishes what it has, releases its state and exits.
     close: async () => {
-      await worker.terminate();
+      if (ended) return;
+      const exited = new Promise((resolve) => worker.once('exit', resolve));
+      worker.ref();
+      worker.postMessage({ close: true });
+      await exited;
     },
   };
 };
 
 /**
  * The worker side: sets up from the parent's data, says it is ready (with `info`), then answers
- * each request with `handle`, one at a time. Results' ArrayBuffers listed by `transfer` are moved, not copied.
+ * each request with `handle`, one at a time. Results' ArrayBuffers listed by `transfer` are moved,
+ * not copied. Asked to close, it answers what it was asked first, then `release`s its state and exits.
  */
 export const serveWorkerRpc = async <Req, Res, State>(
   setup: (data: unknown) => Promise<{ state: State; info: unknown }>,
   handle: (state: State, request: Req) => Promise<Res>,
   transfer: (result: Res) => ArrayBuffer[] = () => [],
+  release: (state: State) => Promise<void> = () => Promise.resolve(),
 ): Promise<void> => {
   const port = parentPort!;
   let state: State;
@@ -101,7 +109,11 @@ export const serveWorkerRpc = async <Req, Res, State>(
     return;
   }
   let queue = Promise.resolve();
-  port.on('message', ({ id, request }: { id: number; request: Req }) => {
+  port.on('message', ({ id, request, close }: { id: number; request: Req; close?: true }) => {
+    if (close) {
+      queue = queue.then(() => release(state)).finally(() => process.exit(0));
+      return;
+    }
     queue = queue.then(async () => {
       try {
         const result = await handle(state, request);
