@@ -26,9 +26,3 @@ export const pause = async (ms: number, check: () => void): Promise<void> => {
   }
   check();
 };
-
-/**
- * Gives the event loop a turn: the embedded database answers without one, so a loop of writes
- * would otherwise hold every request until it ends.
- */
-export const letRequestsIn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
