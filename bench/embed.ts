@@ -10,11 +10,11 @@ import { openLedger } from '../src/main.js';
  * Indexing with embeddings: ingests SciFact abstracts into a fresh embedded ledger with the local
  * model and waits until every read model (the semantic index included) has caught up. Prints
  * documents/s and the process's peak resident memory (worker threads included).
- * BENCH_EMBED_DOCS limits the documents (default: all 5,183); CTX_EMBEDDINGS__WEIGHTS=q8 runs the
+ * BENCH_SCIFACT_DIR names the corpus folder (default: eval's); BENCH_EMBED_DOCS limits the documents (default: all 5,183); CTX_EMBEDDINGS__WEIGHTS=q8 runs the
  * int8 weights, CTX_EMBEDDINGS__THREADS the threads per forward pass, CTX_EMBEDDINGS__BATCH_SIZE the batch.
  */
 export async function run(): Promise<void> {
-  const corpus = loadScifact();
+  const corpus = process.env.BENCH_SCIFACT_DIR ? loadScifact(process.env.BENCH_SCIFACT_DIR) : loadScifact();
   const limit = Number(process.env.BENCH_EMBED_DOCS ?? corpus.documents.length);
   const documents = corpus.documents.slice(0, limit);
   const config = loadConfig({
