@@ -8,6 +8,7 @@ import { streamId } from '../src/domain/events.js';
 import { openLedger, type Ledger } from '../src/main.js';
 import type { OperationContext } from '../src/operations.js';
 import { makeRepo } from '../test/jobs/jobsSupport.js';
+import { run as runUnderLoad } from './jobsUnderLoad.js';
 
 /**
  * Indexing jobs on embedded PGlite: creation latency (queued, and started on a free slot), status
@@ -183,8 +184,12 @@ const throughput = async () => {
 
 export async function run(): Promise<void> {
   console.log(`load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-  await latencies();
-  await cancellation();
-  await resume();
-  await throughput();
+  // BENCH_JOBS=load runs only the serving-while-indexing part.
+  if (process.env.BENCH_JOBS !== 'load') {
+    await latencies();
+    await cancellation();
+    await resume();
+    await throughput();
+  }
+  await runUnderLoad();
 }

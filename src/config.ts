@@ -136,6 +136,10 @@ export const ConfigSchema = z
         apiKey: z.string().optional(),
         dimensions: z.coerce.number().int().positive().optional(),
         batchSize: z.coerce.number().int().min(1).max(512).default(32),
+        /** A local model's ONNX weights: `auto` runs the full ones when the folder has them, `q8` the int8 export (faster, slightly less exact). */
+        weights: z.enum(['auto', 'fp32', 'q8']).default('auto'),
+        /** Threads a local model uses per forward pass; ONNX Runtime's default (one per core) when absent. */
+        threads: z.coerce.number().int().min(1).max(64).optional(),
       })
       .strict()
       .prefault({})

@@ -34,6 +34,8 @@ model = ${toml(d.embeddings.model)}
 # url = "http://127.0.0.1:11434"            # provider = "http": an Ollama or OpenAI-compatible server
 api = ${toml(d.embeddings.api)}                        # openai | ollama
 batch_size = ${d.embeddings.batchSize}
+weights = ${toml(d.embeddings.weights)}                     # auto | fp32 | q8 (int8: faster, slightly less exact)
+# threads = 2                               # a local model's threads per forward pass
 
 [jobs]
 max_concurrent = ${d.jobs.maxConcurrent}                        # more wait as pending

@@ -21,6 +21,8 @@ export interface LocalEmbedderOptions extends InstructionPrefixes {
   batchSize?: number;
   /** ONNX weights to run; defaults to what the folder holds (fp32 `model.onnx` over `model_quantized.onnx`). */
   dtype?: DataType;
+  /** Threads ONNX Runtime uses within one forward pass; its default is one per core. */
+  intraOpThreads?: number;
 }
 
 export const DEFAULT_LOCAL_MODEL = 'Xenova/bge-small-en-v1.5';
@@ -86,7 +88,8 @@ export const createLocalEmbedder = async (options: LocalEmbedderOptions): Promis
 
   let loading: Promise<FeatureExtractionPipeline> | undefined;
   const extractor = (): Promise<FeatureExtractionPipeline> => {
-    loading ??= pipeline('feature-extraction', model, { dtype }).catch((cause: unknown) => {
+    const session_options = options.intraOpThreads ? { intraOpNumThreads: options.intraOpThreads } : {};
+    loading ??= pipeline('feature-extraction', model, { dtype, session_options }).catch((cause: unknown) => {
       loading = undefined;
       throw new UnavailableError(`cannot load the weights in ${folder}: ${(cause as Error).message}`, { cause });
     });

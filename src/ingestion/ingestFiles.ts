@@ -35,25 +35,38 @@ export const emptyTally = (): IngestTally => ({
 
 export interface IngestFilesOptions {
   source: string;
-  context: CommandContext;
+  /** The context of every write, or a function giving a fresh one for each (a long run stamps each write with its own time). */
+  context: CommandContext | (() => CommandContext);
   /** Remove documents of this source that the scan no longer found (only after a complete scan). */
   removeMissing?: { readModels: ReadModels; beforeRemoval?: () => Promise<void> };
-  onProgress?: (tally: IngestTally) => void;
-  /** Checked between files: stop early when it returns true. */
+  onProgress?: (tally: IngestTally) => void | Promise<void>;
+  /** Checked between files and removals: stop early when it returns true (or throws). A file a stop interrupts is not counted as failed. */
   shouldStop?: () => boolean;
+  /** Runs each write (a file's ingestion, a removal, the lookup before removals): a job waits out outages here. */
+  attempt?: <T>(work: () => Promise<T>) => Promise<T>;
+  /** Added to every document's metadata. */
+  metadata?: Record<string, unknown>;
 }
 
 const isGitFile = (file: ScannedFile): file is GitFile => 'commit' in file;
 
 /**
- * Ingests what a connector yields, one file at a time; a file that fails is counted and reported,
- * never the end of the run. Unchanged files append nothing.
+ * Gives the event loop a turn: the embedded database answers without one, so a loop of writes
+ * would otherwise hold every request until it ends.
+ */
+export const letRequestsIn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
+/**
+ * Ingests what a connector yields, one file at a time, giving requests a turn between files; a
+ * file that fails is counted and reported, never the end of the run. Unchanged files append
+ * nothing. The one ingestion loop: the CLI, the ingest operations and indexing jobs all run it.
  */
 export const ingestFiles = async (
   deps: IngestDeps,
   files: AsyncIterable<ScannedFile | SkippedFile>,
-  { source, context, removeMissing, onProgress, shouldStop }: IngestFilesOptions,
+  { source, context, removeMissing, onProgress, shouldStop, attempt = (work) => work(), metadata = {} }: IngestFilesOptions,
 ): Promise<IngestTally> => {
+  const contextNow = typeof context === 'function' ? context : () => context;
   const tally = emptyTally();
   const seen = new Set<string>();
   let complete = true;
@@ -69,7 +82,7 @@ export const ingestFiles = async (
       tally.problems.push({ sourceId: file.sourceId, reason: file.detail ? `${file.reason}: ${file.detail}` : file.reason });
     } else {
       try {
-        const result = await ingestDocument(
+        const result = await attempt(() => ingestDocument(
           deps,
           {
             source,
@@ -80,29 +93,36 @@ export const ingestFiles = async (
             updatedAt: isGitFile(file) ? file.updatedAt : file.modifiedAt,
             author: isGitFile(file) ? file.author : null,
             sourceUrl: isGitFile(file) ? file.sourceUrl : null,
-            metadata: { path: file.sourceId, bytes: file.bytes },
+            metadata: { path: file.sourceId, bytes: file.bytes, ...metadata },
           },
-          context,
-        );
+          contextNow(),
+        ));
         tally[result.outcome]++;
         tally.chunks += result.chunks;
       } catch (error) {
+        if (shouldStop?.()) {
+          complete = false;
+          break;
+        }
         tally.failed++;
         tally.problems.push({ sourceId: file.sourceId, reason: (error as Error).message });
       }
     }
-    onProgress?.(tally);
+    await onProgress?.(tally);
+    await letRequestsIn();
   }
   if (removeMissing && complete) {
     await removeMissing.beforeRemoval?.();
-    const { items } = await removeMissing.readModels.find<DocumentView>('documents', {
-      where: { source, project: context.project },
-      limit: 1_000_000,
-    });
+    const { project } = contextNow();
+    const { items } = await attempt(() =>
+      removeMissing.readModels.find<DocumentView>('documents', { where: { source, project }, limit: 1_000_000 }),
+    );
     for (const doc of items.filter((d) => !seen.has(d.sourceId))) {
-      await removeDocument(deps.store, { documentId: doc.id, reason: 'no longer in its source' }, context);
+      if (shouldStop?.()) break;
+      await attempt(() => removeDocument(deps.store, { documentId: doc.id, reason: 'no longer in its source' }, contextNow()));
       tally.removed++;
-      onProgress?.(tally);
+      await onProgress?.(tally);
+      await letRequestsIn();
     }
   }
   return tally;

@@ -30,7 +30,7 @@ export interface Admission {
  */
 export interface JobRunner {
   readonly runnerId: string;
-  /** The unfinished job for this repository in this project, if any. */
+  /** The unfinished job for this repository in this project, if any, including one stopping after a cancel. */
   activeJobFor(project: string, repoPath: string): { jobId: string; status: JobStatus } | undefined;
   /** Takes a newly requested job: runs it at once if a slot is free, else queues it. */
   admit(job: AdmittedJob): Promise<Admission>;
@@ -187,8 +187,9 @@ export const createJobRunner = ({ maxConcurrent, runnerId = newId(), syncConnect
   return {
     runnerId,
     activeJobFor: (project, repoPath) => {
-      const found = [...active.values()].find((j) => j.project === project && j.repoPath === repoPath && !j.cancel);
-      return found && { jobId: found.jobId, status: found.status };
+      // A job asked to cancel still holds its repository until it has stopped.
+      const found = [...active.values()].find((j) => j.project === project && j.repoPath === repoPath && (!j.cancel || j.run !== undefined));
+      return found && { jobId: found.jobId, status: found.outage ? 'blocked' : found.status };
     },
     async admit(job) {
       if (!active.has(job.jobId)) active.set(job.jobId, { ...job, status: 'pending', cancel: false });

@@ -1,9 +1,6 @@
 import { createHash } from 'node:crypto';
-import path from 'node:path';
 import { scanFilesystem, type ScannedFile, type SkippedFile } from '../../infra/connectors/index.js';
-import { ingestDocument, type IngestDeps } from '../../commands/ingestDocument.js';
-import { removeDocument } from '../../commands/removeDocument.js';
-import type { DocumentView } from '../../projections/documents.js';
+import type { IngestDeps } from '../../commands/ingestDocument.js';
 import { jobsProjection } from '../../projections/jobs.js';
 import { isTerminal, type JobPhase } from '../domain/jobs.js';
 import { positionParts, type Position } from '../domain/position.js';
@@ -12,6 +9,7 @@ import { ConcurrencyError, UnavailableError } from '../errors.js';
 import type { EventStore } from '../ports/eventStore.js';
 import type { Logger } from '../ports/logger.js';
 import type { ReadModels } from '../ports/projections.js';
+import { ingestFiles } from '../ingestion/ingestFiles.js';
 import { backoff, pause } from './backoff.js';
 import type { JobStream } from './jobStream.js';
 import { progressThrottle } from './progressThrottle.js';
@@ -70,8 +68,6 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
   const contextNow = (): CommandContext => commandContext(actor, { project: project!, correlationId: jobId });
   const throttle = progressThrottle(deps.progressIntervalMs, deps.progressEveryFiles);
   const counts = { filesScanned: 0, filesIndexed: 0, chunksCreated: 0 };
-  /** Files whose ingestion failed for a reason of their own (an outage is waited out, never counted here). */
-  let filesFailed = 0;
   const startedAt = Date.now();
   const source = sourceOfRepo(repoPath);
 
@@ -92,7 +88,7 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
         if (!(error instanceof ConcurrencyError)) throw error;
         await job.reload();
         if (job.state.runnerId !== control.runnerId || isTerminal(job.state.status)) throw new Stop('lost');
-        if (job.state.cancelRequested && transition.type !== 'IndexingJobCancelled') throw new Stop('cancelled');
+        if (job.state.cancelRequested && !recordingOutcome) throw new Stop('cancelled');
       }
     }
   };
@@ -141,11 +137,15 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
     return result;
   };
 
-  /** Appends a step of the job, through any outage: the job is running again before the step is written. */
+  /**
+   * Appends a step of the job, through any outage: the job is running again before the step is
+   * written, except for an outcome that ends a blocked job as it stands (cancelled, failed).
+   */
   const append = (transition: Parameters<JobStream['apply']>[0]) => {
     const context = contextNow();
+    const endsBlocked = transition.type === 'IndexingJobCancelled' || transition.type === 'IndexingJobFailed';
     return retrying(async () => {
-      await endOutage();
+      if (!endsBlocked) await endOutage();
       return appendOnce(transition, context);
     });
   };
@@ -179,54 +179,11 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
     let total = 0;
     for await (const _file of scan()) {
       total++;
-      if (total % 1000 === 0) checkStop();
+      checkStop();
     }
     counts.filesScanned = total;
     await progress('scanning', 10, `Found ${total.toLocaleString('en-US')} files`);
     return total;
-  };
-
-  const chunking = async (total: number) => {
-    const seen = new Set<string>();
-    let done = 0;
-    let skipped = 0;
-    for await (const file of scan()) {
-      checkStop();
-      seen.add(file.sourceId);
-      if (file.status === 'skipped') {
-        skipped++;
-      } else {
-        try {
-          const result = await whileAvailable(() =>
-            ingestDocument(
-              deps.ingest,
-              {
-                source,
-                sourceId: file.sourceId,
-                body: file.body,
-                title: path.posix.basename(file.sourceId),
-                contentType: file.contentType,
-                updatedAt: file.modifiedAt,
-                metadata: { path: file.sourceId, bytes: file.bytes, ...(forceReindex ? { reindexedBy: jobId } : {}) },
-              },
-              contextNow(),
-            ),
-          );
-          counts.filesIndexed++;
-          counts.chunksCreated += result.chunks;
-        } catch (error) {
-          if (error instanceof Stop) throw error;
-          filesFailed++;
-          deps.logger.warn({ jobId, file: file.sourceId, error: (error as Error).message }, 'file not indexed');
-        }
-      }
-      done++;
-      throttle.fileDone();
-      if (throttle.due()) await progress('chunking', 10 + (40 * done) / Math.max(1, total), `Chunking files: ${done}/${total}`);
-    }
-    // The files walked now are the ones accounted for, should the tree have changed since the count.
-    counts.filesScanned = done;
-    return { seen, skipped };
   };
 
   const embeddingSeq = async () =>
@@ -266,36 +223,48 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
     }
   };
 
-  const removeMissing = async (seen: Set<string>) => {
-    const { items } = await whileAvailable(() =>
-      deps.readModels.find<DocumentView>('documents', { where: { source, project: project! }, limit: 1_000_000 }),
-    );
-    let removed = 0;
-    for (const doc of items.filter((d) => !seen.has(d.sourceId))) {
-      checkStop();
-      await whileAvailable(() =>
-        removeDocument(deps.store, { documentId: doc.id, reason: 'no longer in its repository' }, contextNow()),
-      );
-      removed++;
-    }
-    return removed;
+  /** The files walked, chunked and stored; documents the tree no longer has are removed once the indexes hold the rest. */
+  const indexing = async (total: number) => {
+    const tally = await ingestFiles(deps.ingest, scan(), {
+      source,
+      context: contextNow,
+      ...(forceReindex ? { metadata: { reindexedBy: jobId } } : {}),
+      attempt: whileAvailable,
+      shouldStop: () => {
+        checkStop();
+        return false;
+      },
+      onProgress: async (t) => {
+        // Files walked so far are the ones accounted for, should the tree have changed since the count.
+        Object.assign(counts, { filesScanned: t.scanned, filesIndexed: t.created + t.updated + t.unchanged, chunksCreated: t.chunks });
+        if (t.removed > 0) return;
+        throttle.fileDone();
+        if (throttle.due()) await progress('chunking', 10 + (40 * t.scanned) / Math.max(1, total), `Chunking files: ${t.scanned}/${total}`);
+      },
+      removeMissing: {
+        readModels: deps.readModels,
+        beforeRemoval: async () => {
+          await progress('chunking', 50, `Chunked ${counts.filesIndexed} files into ${counts.chunksCreated} chunks`);
+          if (deps.embeddingCheckpoint) {
+            await progress('embedding', 50, `Generating embeddings for ${counts.chunksCreated} chunks`);
+            await waitForIndexes(await head(), 'embedding', 50, 90);
+          }
+          await progress('writing', 90, 'Writing to database...');
+          await waitForIndexes(await head(), 'writing', 90, 100);
+        },
+      },
+    });
+    if (tally.failed > 0) deps.logger.warn({ jobId, failed: tally.failed, problems: tally.problems.slice(0, 20) }, 'files not indexed');
+    return tally;
   };
 
   try {
     const total = await scanning();
-    const { seen, skipped } = await chunking(total);
-    await progress('chunking', 50, `Chunked ${counts.filesIndexed} files into ${counts.chunksCreated} chunks`);
-    if (deps.embeddingCheckpoint) {
-      await progress('embedding', 50, `Generating embeddings for ${counts.chunksCreated} chunks`);
-      await waitForIndexes(await head(), 'embedding', 50, 90);
-    }
-    await progress('writing', 90, 'Writing to database...');
-    await waitForIndexes(await head(), 'writing', 90, 100);
-    const removed = await removeMissing(seen);
-    if (removed > 0) await waitForIndexes(await head(), 'writing', 90, 100);
+    const tally = await indexing(total);
+    if (tally.removed > 0) await waitForIndexes(await head(), 'writing', 90, 100);
     await append({
       type: 'IndexingJobCompleted',
-      data: { ...counts, filesSkipped: skipped, filesFailed, filesRemoved: removed },
+      data: { ...counts, filesSkipped: tally.skipped, filesFailed: tally.failed, filesRemoved: tally.removed },
     });
   } catch (error) {
     recordingOutcome = true;

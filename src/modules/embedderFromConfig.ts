@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { withEmbeddingCache } from '../../infra/embeddings/cachedEmbedder.js';
 import { createHttpEmbedder } from '../../infra/embeddings/httpEmbedder.js';
-import { createLocalEmbedder } from '../../infra/embeddings/localEmbedder.js';
+import { createWorkerEmbedder } from '../../infra/embeddings/workerEmbedder.js';
 import { createPostgresEmbeddingCache } from '../../infra/embeddings/postgresEmbeddingCache.js';
 import type { Database } from '../../infra/postgres/database.js';
 import type { Config } from '../config.js';
@@ -40,10 +40,12 @@ export const describeEmbedder = ({ embeddings }: Config, embedder: Embedder): st
 export const embedderFromConfig = async ({ embeddings }: Config, db: Database): Promise<Embedder> => {
   const embedder =
     embeddings.provider === 'local'
-      ? await createLocalEmbedder({
+      ? await createWorkerEmbedder({
           model: embeddings.model,
           modelDir: embeddings.modelDir,
           batchSize: embeddings.batchSize,
+          ...(embeddings.weights === 'auto' ? {} : { dtype: embeddings.weights }),
+          ...(embeddings.threads ? { intraOpThreads: embeddings.threads } : {}),
         })
       : await createHttpEmbedder({
           url: embeddings.url!,

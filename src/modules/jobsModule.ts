@@ -1,7 +1,6 @@
 import path from 'node:path';
 import { Option, type Command } from 'commander';
 import type { z } from 'zod';
-import { treeSitterChunker } from '../../infra/chunking/chunker.js';
 import { createHttpEmbedder } from '../../infra/embeddings/httpEmbedder.js';
 import { readLiveCheckpoint } from '../../infra/postgres/checkpoints.js';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
@@ -22,6 +21,7 @@ import { isTerminal, JobStatusSchema } from '../domain/jobs.js';
 import type { Embedder } from '../ports/embedder.js';
 import { AppError } from '../errors.js';
 import { readableRootsOf } from '../ingestion/readableRoots.js';
+import { createWorkerChunker } from '../ingestion/workerChunker.js';
 import { createJobRunner, type JobRunner } from '../jobs/jobRunner.js';
 import type { JobStatusResponse } from '../domain/jobResponses.js';
 import { runConnectorSync } from '../jobs/runConnectorSync.js';
@@ -235,13 +235,14 @@ export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule 
       const semanticEnabled = config.embeddings.provider !== 'none';
       const probeEmbedder = options.probeEmbedder ?? httpProbe(config);
       const connectors = connectorSyncWiring(config, readModels);
-      const ingest = { store, content, chunker: treeSitterChunker };
+      const chunker = createWorkerChunker();
+      const ingest = { store, content, chunker };
       const waitForProjections = (position: Parameters<typeof context.waitForProjections>[0], timeoutMs?: number) =>
         context.waitForProjections(position, timeoutMs);
       const runner = createJobRunner({
         maxConcurrent: config.jobs.maxConcurrent,
         store,
-        ingest: { store, content, chunker: treeSitterChunker },
+        ingest,
         readModels,
         waitForProjections: (position, timeoutMs) => context.waitForProjections(position, timeoutMs),
         ...(semanticEnabled ? { embeddingCheckpoint: () => readLiveCheckpoint(db, 'semantic') } : {}),
@@ -266,7 +267,10 @@ export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule 
           syncConnectorOperation({ store, runner, ...connectors }),
         ],
         start: () => runner.start(),
-        close: () => runner.close(),
+        close: async () => {
+          await runner.close();
+          await chunker.close();
+        },
       };
     },
     cli: (program, withLedger) => {

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { streamId } from '../../src/domain/events.js';
 import type { Ledger } from '../../src/main.js';
@@ -31,9 +33,13 @@ const stop = (server: Server) => new Promise<void>((resolve) => server.close(() 
 
 describe('an indexing job whose embedding service goes away', () => {
   let ledger: Ledger | undefined;
-  afterAll(async () => ledger?.close());
+  let back: Server | undefined;
+  afterAll(async () => {
+    if (back?.listening) await stop(back);
+    await ledger?.close();
+  });
 
-  it('is blocked while the embedder is down and completes once it is back', async () => {
+  it('is blocked while the embedder is down, completes once it is back, and is cancelled while blocked', async () => {
     const first = embeddingServer();
     const port = await listen(first);
     await stop(first);
@@ -67,16 +73,38 @@ describe('an indexing job whose embedding service goes away', () => {
     expect(blocked.progress_message).toMatch(/^Blocked: Embedding server .* is unreachable/);
 
     const second = embeddingServer();
+    back = second;
     await listen(second, port);
-    try {
-      const done = await waitFor(started.job_id, 'completed', 90_000);
-      expect(done.progress_percentage).toBe(100);
-    } finally {
-      await stop(second);
-    }
+    const done = await waitFor(started.job_id, 'completed', 90_000);
+    expect(done.progress_percentage).toBe(100);
     const types = (await ledger.store.readStream(streamId('job', started.job_id))).map((e) => e.type);
     expect(types.indexOf('IndexingJobBlocked')).toBeGreaterThan(types.indexOf('IndexingJobStarted'));
     expect(types.indexOf('IndexingJobUnblocked')).toBeGreaterThan(types.indexOf('IndexingJobBlocked'));
     expect(types.at(-1)).toBe('IndexingJobCompleted');
+
+    // The embedder goes away again: a blocked job is cancelled at once, and holds its repository until it is.
+    await stop(second);
+    // New content, so the embedding cache cannot answer for the embedder.
+    const repo = makeRepo(0);
+    for (let i = 0; i < 5; i++) writeFileSync(path.join(repo, `note${i}.md`), `# Note ${i}\n\nnever embedded before ${crypto.randomUUID()}\n`);
+    const blockedAgain = (await ledger.operation('start_indexing_background').run({ repo_path: repo, project_id: 'blocked' }, context)) as {
+      job_id: string;
+    };
+    await waitFor(blockedAgain.job_id, 'blocked', 30_000);
+    const cancel = (await ledger.operation('cancel_job').run({ job_id: blockedAgain.job_id }, context)) as { status: string };
+    expect(cancel.status).toBe('cancelling');
+    await expect(
+      ledger.operation('start_indexing_background').run({ repo_path: repo, project_id: 'blocked' }, context),
+    ).rejects.toMatchObject({ code: 'duplicate_job', details: { job_id: blockedAgain.job_id } });
+    await waitFor(blockedAgain.job_id, 'cancelled', 30_000);
+    const cancelledTypes = (await ledger.store.readStream(streamId('job', blockedAgain.job_id))).map((e) => e.type);
+    // Cancelled as it stood: the embedder never came back, so the job was never unblocked.
+    expect(cancelledTypes).toContain('IndexingJobBlocked');
+    expect(cancelledTypes).not.toContain('IndexingJobUnblocked');
+    expect(cancelledTypes.at(-1)).toBe('IndexingJobCancelled');
+    const next = (await ledger.operation('start_indexing_background').run({ repo_path: repo, project_id: 'blocked' }, context)) as {
+      job_id: string;
+    };
+    expect(next.job_id).not.toBe(blockedAgain.job_id);
   }, 150_000);
 });
