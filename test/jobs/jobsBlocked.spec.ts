@@ -95,7 +95,7 @@ describe('an indexing job whose embedding service goes away', () => {
     expect(cancel.status).toBe('cancelling');
     await expect(
       ledger.operation('start_indexing_background').run({ repo_path: repo, project_id: 'blocked' }, context),
-    ).rejects.toMatchObject({ code: 'duplicate_job', details: { job_id: blockedAgain.job_id } });
+    ).rejects.toMatchObject({ name: 'DuplicateJobError', details: { job_id: blockedAgain.job_id } });
     await waitFor(blockedAgain.job_id, 'cancelled', 30_000);
     const cancelledTypes = (await ledger.store.readStream(streamId('job', blockedAgain.job_id))).map((e) => e.type);
     // Cancelled as it stood: the embedder never came back, so the job was never unblocked.
