@@ -77,8 +77,11 @@ describe('an indexing job after kill -9', () => {
           actor: { subject: 't', tenant: null, via: 'system' },
           correlationId: crypto.randomUUID(),
           project: 'crash',
-        })) as { results: { source_id?: string; sourceId?: string; path?: string }[] };
-        expect(found.results.length, `uniqueword${i}x`).toBe(1);
+        })) as { results: { source_id: string }[] };
+        // Its file is found first, and once: indexed exactly once.
+        const ofFile = (r: { source_id: string }) => /(^|\/)file(\d+)\.ts$/.exec(r.source_id)?.[2] === String(i);
+        expect(found.results.filter(ofFile), `uniqueword${i}x`).toHaveLength(1);
+        expect(ofFile(found.results[0]!), `uniqueword${i}x first`).toBe(true);
       }
     } finally {
       await ledger.close();
