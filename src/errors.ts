@@ -117,7 +117,7 @@ export class EmbeddingsDisabledError extends AppError {
 export class NotConfiguredError extends AppError {
   override name = 'NotConfiguredError';
   constructor(message: string, details?: Record<string, unknown>) {
-    super('not_configured', 400, message, details);
+    super('NOT_CONFIGURED', 400, message, details);
   }
 }
 

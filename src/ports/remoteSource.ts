@@ -1,4 +1,4 @@
-import { AppError } from '../errors.js';
+import { AppError, NotConfiguredError } from '../errors.js';
 
 /** One item of a remote service as a document: an issue, a pull request, a message thread, an object. */
 export interface RemoteItem {
@@ -41,11 +41,8 @@ export interface RemoteSource {
 export type RemoteSourceFactory = (kind: string, settings: Record<string, unknown>) => RemoteSource | null;
 
 /** A setting the connector needs is missing or malformed. */
-export class ConnectorNotConfiguredError extends AppError {
+export class ConnectorNotConfiguredError extends NotConfiguredError {
   override name = 'ConnectorNotConfiguredError';
-  constructor(message: string, details?: Record<string, unknown>) {
-    super('not_configured', 400, message, details);
-  }
 }
 
 /** The service refused the connector's credentials, or they lack a permission the sync needs. */

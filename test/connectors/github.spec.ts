@@ -221,7 +221,7 @@ describe('GitHub connector against a local stand-in of the REST API', () => {
     const refused = await api.call('POST', `/connectors/${added.body.id as string}/sync`, { token });
     expect(refused.status).toBe(400);
     expect(refused.body).toMatchObject({
-      error: { code: 'VALIDATION_ERROR', detail: expect.stringContaining("needs the 'repository' setting") as unknown },
+      error: { code: 'NOT_CONFIGURED', detail: expect.stringContaining("needs the 'repository' setting") as unknown },
     });
   });
 });
