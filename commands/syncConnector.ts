@@ -125,6 +125,14 @@ export const syncConnectorOperation = ({ store, findConnector, openSource, runne
     toolset: 'jobs',
     writes: true,
     scope: 'connectors:write',
+    rest: {
+      method: 'POST',
+      path: '/connectors/{id}/sync',
+      params: { id: 'connector' },
+      summary: 'Sync a remote connector as a background job',
+      status: 202,
+      rateClass: 'connectors',
+    },
     input: SyncConnectorInputSchema,
     output: SyncConnectorOutputSchema,
     run: async (input, operation) => {

@@ -163,8 +163,6 @@ const wire = async (context: ModuleContext) => {
     'PUT /connectors/{id}': ({ params, body, context: call }) =>
       connectors.update(params.id as string, body as object, call),
     'DELETE /connectors/{id}': ({ params, context: call }) => connectors.remove(params.id as string, call),
-    'POST /connectors/{id}/sync': ({ params, context: call }) =>
-      operation('connectors.sync').run({ connector: params.id }, call),
     'GET /config': ({ context: call }) => settings.read(call.project),
     'PATCH /config': ({ body, context: call, principal }) =>
       settings.patch(body, { ...call, ...(principal ? { scopes: principal.scopes } : {}) }),

@@ -145,16 +145,6 @@ export const ROUTE_SPECS = [
     response: s.ConnectorUpdatedSchema,
   },
   {
-    method: 'POST',
-    url: '/connectors/{id}/sync',
-    summary: 'Sync a remote connector as a background job',
-    scope: 'connectors:write',
-    rateClass: 'connectors',
-    params: s.ConnectorIdParamsSchema,
-    status: 202,
-    response: s.ConnectorSyncStartedSchema,
-  },
-  {
     method: 'DELETE',
     url: '/connectors/{id}',
     summary: 'Remove a connector',

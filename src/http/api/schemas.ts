@@ -139,12 +139,6 @@ export const ConnectorCreatedSchema = ConnectorSchema.pick({
   created_at: true,
 });
 export const ConnectorUpdatedSchema = z.object({ id: z.string(), status: z.string(), message: z.string() });
-export const ConnectorSyncStartedSchema = z.object({
-  job_id: z.string(),
-  connector_id: z.string(),
-  status: z.enum(['pending', 'running']),
-  message: z.string(),
-});
 export const ConnectorIdParamsSchema = z.object({ id: z.string().max(100) });
 
 export const SettingsSchema = z.object({
