@@ -4,6 +4,9 @@ import { z } from 'zod';
  * Connector settings as stored in events. Secrets never appear in clear: a secret value is kept
  * as `{ sealed: <ciphertext> }` by the command that records it.
  */
+/** Connector types that fetch from a remote service (synced as jobs) rather than read local folders. */
+export const REMOTE_CONNECTOR_TYPES: ReadonlySet<string> = new Set(['github', 'jira', 's3', 'slack']);
+
 export const ConnectorSettingsSchema = z.record(z.string(), z.unknown());
 
 export const ConnectorAddedSchema = z.object({

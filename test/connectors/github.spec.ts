@@ -120,6 +120,16 @@ describe('GitHub connector against a local stand-in of the REST API', () => {
     expect(await connector()).toMatchObject({ status: 'active', stats: { documents_indexed: 3 } });
   }, 60_000);
 
+  it('POST /index/start naming the connector syncs it as a job', async () => {
+    const listingsBefore = issuesListings().length;
+    const started = await api.call('POST', '/index/start', { token, body: { connectors: ['Widgets'] } });
+    expect(started.status).toBe(202);
+    const jobId = started.body.job_id as string;
+    expect((await jobOutcome(api, jobId)).status).toBe('completed');
+    expect(issuesListings().length).toBeGreaterThan(listingsBefore);
+    expect(await connector()).toMatchObject({ status: 'active', stats: { documents_indexed: 3 } });
+  }, 60_000);
+
   it('filters by source_types and links a file to its pull requests, through REST and MCP', async () => {
     const github_ = await api.call('POST', '/search', { token, body: { query: 'login redirect', filters: { source_types: ['github'] } } });
     expect(github_.status).toBe(200);

@@ -2,6 +2,7 @@ import { CONNECTORS, type ConnectorRow } from '../../../projections/connectors.j
 import { UnavailableError, ValidationError } from '../../errors.js';
 import type { Operation, OperationContext } from '../../operations.js';
 import type { ReadModels } from '../../ports/projections.js';
+import { REMOTE_CONNECTOR_TYPES } from '../../domain/connectors.js';
 import { connectorRoots, type ReadableRoots } from '../../ingestion/readableRoots.js';
 
 interface JobItem {
@@ -34,7 +35,8 @@ export const createIndexControl = ({ operations, readModels, readable }: IndexCo
     ((await run('list_background_jobs', { limit: 200, ...(status ? { status } : {}) }, context))
       .jobs as JobItem[]) ?? [];
 
-  const rootsToIndex = async (names: readonly string[] | undefined, context: OperationContext) => {
+  /** What to index: the local roots of the chosen connectors, and the remote ones, synced as jobs. */
+  const chosenWork = async (names: readonly string[] | undefined, context: OperationContext) => {
     const { items } = await readModels.find<ConnectorRow>(CONNECTORS, {
       where: { project: context.project },
       limit: 1000,
@@ -48,20 +50,20 @@ export const createIndexControl = ({ operations, readModels, readable }: IndexCo
       if (unknown.length) throw new ValidationError(`Unknown connectors: ${unknown.join(', ')}`);
     }
     const roots = [...new Set(chosen.flatMap((c) => connectorRoots(c.type, c.settings, readable)))];
-    if (roots.length === 0)
-      throw new ValidationError(
-        'No local connector roots to index: add a filesystem connector with POST /connectors',
-      );
-    return roots;
+    const remote = chosen.filter((c) => REMOTE_CONNECTOR_TYPES.has(c.type));
+    if (roots.length === 0 && remote.length === 0)
+      throw new ValidationError('No connector to index: add one with POST /connectors');
+    return { roots, remote };
   };
 
   const start = async (names: readonly string[] | undefined, force: boolean, context: OperationContext) => {
-    const roots = await rootsToIndex(names, context);
+    const { roots, remote } = await chosenWork(names, context);
     const started = [];
     for (const root of roots)
       started.push(
         await run('start_indexing_background', { repo_path: root, force_reindex: force }, context),
       );
+    for (const connector of remote) started.push(await run('connectors.sync', { connector: connector.id }, context));
     const seconds = started.reduce(
       (sum, s) => sum + (typeof s.estimated_duration_seconds === 'number' ? s.estimated_duration_seconds : 0),
       0,
