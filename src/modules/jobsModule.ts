@@ -232,6 +232,7 @@ export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule 
       const probeEmbedder = options.probeEmbedder ?? httpProbe(config);
       const runner = createJobRunner({
         maxConcurrent: config.jobs.maxConcurrent,
+        locks: context.replicaLocks,
         store,
         ingest: { store, content, chunker: treeSitterChunker },
         readModels,
