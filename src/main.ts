@@ -2,6 +2,7 @@ import path from 'node:path';
 import { pino, type Logger as PinoLogger } from 'pino';
 import type { FastifyInstance } from 'fastify';
 import { connectPostgres, openPglite, type Database } from '../infra/postgres/database.js';
+import { createAdvisoryLocks } from '../infra/postgres/advisoryLocks.js';
 import { advertiseServer, dataDirHolder, lockDataDir } from '../infra/postgres/dataDirLock.js';
 import { postgresReadModels } from '../infra/postgres/documentReadModels.js';
 import { createPostgresEventStore } from '../infra/eventstore/postgresEventStore.js';
@@ -22,6 +23,7 @@ import { MODULES } from './modules/index.js';
 import { countAppends } from './observability/countAppends.js';
 import { createLedgerMetrics, type LedgerMetrics } from './observability/ledgerMetrics.js';
 import { mountMetrics } from './observability/metricsRoute.js';
+import { soleReplica } from './ports/replicaLocks.js';
 
 /** A one-shot command waits this long at most for the read models (embedding a large tree takes a while). */
 const CATCH_UP_TIMEOUT_MS = 60 * 60_000;
@@ -57,6 +59,8 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
   const logger = options.logger ?? pino({ level: config.log.level });
   const lock = config.storage.postgresUrl ? null : lockDataDir(config.storage.dataDir);
   let db: Database | undefined;
+  // Replicas on one server share its projections and jobs; the embedded database has one process.
+  const replicaLocks = config.storage.postgresUrl ? createAdvisoryLocks(config.storage.postgresUrl, logger) : soleReplica;
   const parts: ModuleParts[] = [];
   try {
     db = await openDatabase(config);
@@ -81,6 +85,7 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
       db,
       store,
       readModels: postgresReadModels(db),
+      replicaLocks,
       // The runner is made once every module has given its projections; these closures run later.
       waitForProjections: (position, timeoutMs) => projections.waitFor(position, { timeoutMs }),
       operations: () => operations,
@@ -90,7 +95,7 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
     const projections = createProjectionRunner(
       store,
       parts.flatMap((p) => p.projections ?? []),
-      { batchSize: config.projections.batchSize, logger },
+      { batchSize: config.projections.batchSize, logger, locks: replicaLocks },
     );
     operations = parts.flatMap((p) => p.operations ?? []);
     const runsJobs = parts.some((p) => p.projections?.some((x) => x.name === jobsProjection.name));
@@ -127,6 +132,7 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
       close: async () => {
         for (const part of [...parts].reverse()) await part.close?.();
         await projections.stop();
+        await replicaLocks.close();
         await store.close();
         await database.close();
         lock?.release();
@@ -134,6 +140,7 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
     };
   } catch (error) {
     for (const part of parts) await part.close?.().catch(() => undefined);
+    await replicaLocks.close();
     await db?.close().catch(() => undefined);
     lock?.release();
     throw error;

@@ -10,6 +10,7 @@ import type { Operation, OperationContext, OperationSurfaces } from './operation
 import type { Database } from './ports/database.js';
 import type { EventStore } from './ports/eventStore.js';
 import type { ReadModels, RunnableProjection } from './ports/projections.js';
+import type { ReplicaLocks } from './ports/replicaLocks.js';
 
 /** What a module can use while it wires itself in. */
 export interface ModuleContext {
@@ -18,6 +19,8 @@ export interface ModuleContext {
   db: Database;
   store: EventStore;
   readModels: ReadModels;
+  /** What one replica at a time may run, when several serve one database. */
+  replicaLocks: ReplicaLocks;
   /** Resolves once every projection has applied the event at `position` (read-your-writes). */
   waitForProjections: (position: Position, timeoutMs?: number) => Promise<void>;
   /** Every operation of the ledger, once all modules are set up: how modules use each other. */

@@ -5,6 +5,7 @@ import { IllegalStateError, NotFoundError, UnavailableError } from '../errors.js
 import type { EventStore, Subscription } from '../ports/eventStore.js';
 import type { Logger } from '../ports/logger.js';
 import type { ProjectionSink, QuarantinedEvent, RunnableProjection } from '../ports/projections.js';
+import { soleReplica, type ReplicaLocks } from '../ports/replicaLocks.js';
 import { applyBatch, type OnQuarantine } from './applyBatch.js';
 
 export interface RebuildProgress {
@@ -72,6 +73,8 @@ export interface ProjectionRunner {
 export interface ProjectionRunnerOptions {
   batchSize?: number;
   logger: Logger;
+  /** Replicas on one database run each projection in one of them at a time; the others read its checkpoint. */
+  locks?: ReplicaLocks;
 }
 
 /** Counting lag stops here: a status call must stay cheap however far behind a projection is. */
@@ -99,6 +102,10 @@ interface Live {
 /** A projection whose events are all of other types stores its checkpoint at most this often. */
 const STORE_IDLE_CHECKPOINT_MS = 1_000;
 const MAX_RETRY_DELAY_MS = 5_000;
+/** How often a replica tries to take over the projections another one runs, and sees whether it lost its own. */
+const TAKEOVER_INTERVAL_MS = 1_000;
+/** How often a wait on a projection another replica runs reads the shared checkpoint. */
+const SHARED_POLL_MS = 100;
 
 /**
  * An embedded database answers without giving the event loop a turn: long loops over it let
@@ -124,8 +131,9 @@ const lastPosition = (events: readonly StoredEvent[]): Position => events[events
 export const createProjectionRunner = (
   store: EventStore,
   projections: readonly RunnableProjection[],
-  { batchSize = 500, logger }: ProjectionRunnerOptions,
+  { batchSize = 500, logger, locks = soleReplica }: ProjectionRunnerOptions,
 ): ProjectionRunner => {
+  const lockOf = (live: Live) => `projection:${live.projection.name}`;
   const liveFor = (projection: RunnableProjection): Live => ({
     projection,
     handles: new Set(projection.eventTypes),
@@ -321,10 +329,46 @@ export const createProjectionRunner = (
 
   const rebuild = async (name: string, onProgress?: (p: RebuildProgress) => void) => startRebuild(name, onProgress);
 
+  /**
+   * Follows the projections whose replica let go of them (it died, or stopped), and stops following
+   * those whose lock this one lost with its connection: another replica may be running them now.
+   */
+  let takeover: NodeJS.Timeout | null = null;
+  let takingOver = false;
+  const takeOver = async () => {
+    if (takingOver || !started) return;
+    takingOver = true;
+    try {
+      for (const live of lives.values()) {
+        if (live.following && !locks.holds(lockOf(live))) await stopFollowing(live);
+        else if (!live.following && !live.rebuild && started && (await locks.tryAcquire(lockOf(live)))) {
+          logger.info({ projection: live.projection.name }, 'projection taken over from another replica');
+          await follow(live);
+        }
+      }
+    } catch (error) {
+      logger.warn({ error: (error as Error).message }, 'could not take projections over; trying again');
+    } finally {
+      takingOver = false;
+    }
+  };
+
+  /** Read-your-writes on a projection another replica runs: its stored checkpoint is past `position`, or nothing up to there concerns it. */
+  const appliedShared = async (live: Live, position: Position): Promise<boolean> => {
+    const checkpoint = await live.projection.live.checkpoint();
+    if (checkpoint >= position) return true;
+    const [next] = await store.readAll({ from: checkpoint, maxCount: 1, filter: { eventTypes: [...live.projection.eventTypes] } });
+    return next === undefined || next.position > position;
+  };
+
   /** Starts every projection not yet following; one whose version changed is rebuilt beside its live copy. */
   const startAll = async () => {
     started = true;
-    const starting = [...lives.values()].filter((live) => !live.following);
+    const starting: Live[] = [];
+    for (const live of lives.values()) {
+      if (!live.following && !live.rebuild && (await locks.tryAcquire(lockOf(live)))) starting.push(live);
+    }
+    if (locks !== soleReplica) takeover ??= setInterval(() => void takeOver(), TAKEOVER_INTERVAL_MS);
     const built = await Promise.all(starting.map((live) => live.projection.liveVersion()));
     await changeFeed(async () => {
       for (const live of starting) {
@@ -354,7 +398,10 @@ export const createProjectionRunner = (
     },
     async stop() {
       started = false;
+      if (takeover) clearInterval(takeover);
+      takeover = null;
       await changeFeed(() => lives.forEach(detach));
+      await Promise.all([...lives.values()].map((live) => locks.release(lockOf(live))));
       lives.forEach((live) => live.waiters.forEach((wake) => wake()));
     },
     async status() {
@@ -407,8 +454,23 @@ export const createProjectionRunner = (
                 }
               };
               const timer = setTimeout(check, Math.max(0, deadline - Date.now()));
+              let probing = false;
+              const shared = setInterval(() => {
+                if (!started || live.following || probing) return;
+                probing = true;
+                appliedShared(live, position).then(
+                  (applied) => {
+                    probing = false;
+                    if (applied) done(resolve);
+                  },
+                  () => {
+                    probing = false;
+                  },
+                );
+              }, SHARED_POLL_MS);
               function done(settle: () => void) {
                 clearTimeout(timer);
+                clearInterval(shared);
                 live.waiters.delete(check);
                 settle();
               }

@@ -4,6 +4,7 @@ import type { JobEvent, JobEventType, JobStatus } from '../domain/jobs.js';
 import { commandContext } from '../engine/commands.js';
 import { ConcurrencyError, IllegalStateError, UnavailableError } from '../errors.js';
 import type { Position } from '../domain/position.js';
+import { soleReplica, type ReplicaLocks } from '../ports/replicaLocks.js';
 import { backoff, type Backoff } from './backoff.js';
 import { openJobStream, type JobStream } from './jobStream.js';
 import { connectorOfSyncJob } from '../../commands/syncConnector.js';
@@ -48,6 +49,8 @@ export interface JobRunnerOptions extends IndexingDeps {
   runnerId?: string;
   /** Runs a connector's sync job (its `repoPath` names the connector); absent where no remote connectors are wired. */
   syncConnector?: (job: JobStream, control: RunControl) => Promise<void>;
+  /** A job runs in the one replica that holds its lock; jobs whose replica died are taken over. */
+  locks?: ReplicaLocks;
 }
 
 interface Tracked extends AdmittedJob {
@@ -103,7 +106,11 @@ const unfinishedJobs = async (deps: IndexingDeps): Promise<Tracked[]> => {
   return [...jobs.values()].filter((j) => j.status === 'pending' || j.status === 'running' || j.status === 'blocked');
 };
 
-export const createJobRunner = ({ maxConcurrent, runnerId = newId(), syncConnector, ...deps }: JobRunnerOptions): JobRunner => {
+/** How often, beside other replicas, a runner looks for jobs whose replica died. */
+const ORPHAN_SCAN_MS = 5_000;
+
+export const createJobRunner = ({ maxConcurrent, runnerId = newId(), locks = soleReplica, syncConnector, ...deps }: JobRunnerOptions): JobRunner => {
+  const lockOf = (jobId: string) => `job:${jobId}`;
   const active = new Map<string, Tracked>();
   // Until start(), jobs are only queued: a one-shot CLI process records jobs without running them.
   let started = false;
@@ -130,12 +137,26 @@ export const createJobRunner = ({ maxConcurrent, runnerId = newId(), syncConnect
       .catch((error: unknown) => deps.logger.error({ jobId: job.jobId, err: error }, 'indexing job crashed'))
       .finally(() => {
         active.delete(job.jobId);
+        void locks.release(lockOf(job.jobId));
         void fillSlots();
       });
   };
 
   /** Appends IndexingJobStarted for this runner; false when the job is no longer ours to run. */
   const claim = async (job: Tracked): Promise<boolean> => {
+    if (!(await locks.tryAcquire(lockOf(job.jobId)))) {
+      deps.logger.info({ jobId: job.jobId }, 'job not claimed: another replica runs it');
+      active.delete(job.jobId);
+      return false;
+    }
+    try {
+      return await claimHeld(job);
+    } catch (error) {
+      await locks.release(lockOf(job.jobId));
+      throw error;
+    }
+  };
+  const claimHeld = async (job: Tracked): Promise<boolean> => {
     const stream = await openJobStream(deps.store, job.jobId);
     try {
       await stream.apply({ type: 'IndexingJobStarted', data: { runnerId } }, commandContext(actor, {
@@ -146,6 +167,7 @@ export const createJobRunner = ({ maxConcurrent, runnerId = newId(), syncConnect
       if (error instanceof ConcurrencyError || error instanceof IllegalStateError) {
         deps.logger.info({ jobId: job.jobId, reason: error.message }, 'job not claimed');
         active.delete(job.jobId);
+        await locks.release(lockOf(job.jobId));
         return false;
       }
       throw error;
@@ -182,6 +204,20 @@ export const createJobRunner = ({ maxConcurrent, runnerId = newId(), syncConnect
     deps.logger.warn({ reason: error.message, retryInMs }, 'queued jobs wait for the database');
     clearTimeout(claimRetry);
     claimRetry = setTimeout(() => void fillSlots(), retryInMs);
+  };
+
+  /** Resumes the jobs another replica was running or waiting on: each whose lock is free lost its replica. */
+  let orphanScan: NodeJS.Timeout | undefined;
+  const resumeOrphans = async () => {
+    const unfinished = await unfinishedJobs(deps);
+    for (const job of unfinished.filter((j) => j.status !== 'pending' && !active.has(j.jobId))) {
+      if (!started || stopping || running().length >= maxConcurrent) return;
+      active.set(job.jobId, job);
+      await claim(job).catch((error: unknown) => {
+        deps.logger.error({ jobId: job.jobId, err: error }, 'could not resume job');
+        active.delete(job.jobId);
+      });
+    }
   };
 
   return {
@@ -222,11 +258,19 @@ export const createJobRunner = ({ maxConcurrent, runnerId = newId(), syncConnect
         });
       }
       await fillSlots();
+      if (locks !== soleReplica) {
+        orphanScan = setInterval(() => {
+          filling = filling.then(resumeOrphans).catch((error: unknown) => {
+            deps.logger.warn({ err: error }, 'could not look for jobs to take over');
+          });
+        }, ORPHAN_SCAN_MS);
+      }
     },
     async close() {
       stopping = true;
       started = false;
       clearTimeout(claimRetry);
+      clearInterval(orphanScan);
       await filling;
       await Promise.all(running().map((j) => j.run ?? Promise.resolve()));
       active.clear();

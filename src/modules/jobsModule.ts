@@ -241,6 +241,7 @@ export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule 
         context.waitForProjections(position, timeoutMs);
       const runner = createJobRunner({
         maxConcurrent: config.jobs.maxConcurrent,
+        locks: context.replicaLocks,
         store,
         ingest,
         readModels,
