@@ -1,23 +1,10 @@
 import type { z } from 'zod';
 import type { ConnectorEventSchemas } from '../src/domain/connectors.js';
+import { CONNECTORS, type ConnectorRow } from '../src/domain/connectorView.js';
 import type { StoredEvent } from '../src/domain/events.js';
 import type { DocumentProjection } from '../src/ports/projections.js';
 
 type ConnectorEvent = z.infer<(typeof ConnectorEventSchemas)[number]>;
-
-/** A connector as the API lists it; secret settings stay sealed here too. */
-export interface ConnectorRow {
-  id: string;
-  project: string;
-  type: string;
-  name: string;
-  settings: Record<string, unknown>;
-  status: 'configuring' | 'reconfiguring';
-  createdAt: string;
-  updatedAt: string;
-}
-
-export const CONNECTORS = 'connectors';
 
 export const connectorsProjection: DocumentProjection<ConnectorRow> = {
   name: CONNECTORS,

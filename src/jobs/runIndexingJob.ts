@@ -3,7 +3,7 @@ import path from 'node:path';
 import { scanFilesystem, type ScannedFile, type SkippedFile } from '../../infra/connectors/index.js';
 import { ingestDocument, type IngestDeps } from '../../commands/ingestDocument.js';
 import { removeDocument } from '../../commands/removeDocument.js';
-import type { DocumentView } from '../../projections/documents.js';
+import type { DocumentView } from '../domain/documentView.js';
 import { jobsProjection } from '../../projections/jobs.js';
 import { isTerminal, type JobPhase } from '../domain/jobs.js';
 import { positionParts, type Position } from '../domain/position.js';

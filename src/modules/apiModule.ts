@@ -6,9 +6,11 @@ import { postgresDocumentProjection } from '../../infra/postgres/documentReadMod
 import { createApiKeyOperation, type CreateApiKeyOutputSchema } from '../../commands/createApiKey.js';
 import { issueTokensOperation } from '../../commands/issueTokens.js';
 import { revokeApiKeyOperation } from '../../commands/revokeApiKey.js';
-import { API_KEYS, apiKeysProjection } from '../../projections/apiKeys.js';
+import { apiKeysProjection } from '../../projections/apiKeys.js';
+import { API_KEYS } from '../domain/apiKeyView.js';
 import { listApiKeysOperation, type ListApiKeysOutputSchema } from '../../queries/listApiKeys.js';
-import { CONNECTORS, connectorsProjection } from '../../projections/connectors.js';
+import { connectorsProjection } from '../../projections/connectors.js';
+import { CONNECTORS } from '../domain/connectorView.js';
 import type { SearchInput, SearchOutput } from '../../queries/searchDocuments.js';
 import { createSearchSuggestions } from '../../queries/searchSuggestions.js';
 import { searchWithWorkContext, type WorkContextSearchDeps } from '../../queries/searchWithWorkContext.js';

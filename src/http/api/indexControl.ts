@@ -1,4 +1,4 @@
-import { CONNECTORS, type ConnectorRow } from '../../../projections/connectors.js';
+import { CONNECTORS, type ConnectorRow } from '../../domain/connectorView.js';
 import { UnavailableError, ValidationError } from '../../errors.js';
 import type { Operation, OperationContext } from '../../operations.js';
 import type { ReadModels } from '../../ports/projections.js';
