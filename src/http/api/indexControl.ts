@@ -2,7 +2,8 @@ import { CONNECTORS, type ConnectorRow } from '../../domain/connectorView.js';
 import { UnavailableError, ValidationError } from '../../errors.js';
 import type { Operation, OperationContext } from '../../operations.js';
 import type { ReadModels } from '../../ports/projections.js';
-import { connectorRoots, type ReadableRoots } from '../../ingestion/readableRoots.js';
+import { connectorRoots } from '../../ingestion/readableRoots.js';
+import type { ReadableRoots } from '../../ports/readableRoots.js';
 
 interface JobItem {
   job_id: string;
