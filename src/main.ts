@@ -4,16 +4,17 @@ import type { FastifyInstance } from 'fastify';
 import { connectPostgres, openPglite, type Database } from '../infra/postgres/database.js';
 import { advertiseServer, dataDirHolder, lockDataDir } from '../infra/postgres/dataDirLock.js';
 import { postgresReadModels } from '../infra/postgres/documentReadModels.js';
+import { createPostgresContentStore } from '../infra/postgres/postgresContentStore.js';
 import { createPostgresEventStore } from '../infra/eventstore/postgresEventStore.js';
 import { connectEsdb, createEsdbEventStore } from '../infra/eventstore/esdbEventStore.js';
-import { hasDataKeys } from '../infra/crypto/postgresKeyring.js';
+import { createPostgresKeyring, hasDataKeys } from '../infra/crypto/postgresKeyring.js';
 import { checkPostgresExtensions } from '../infra/deploy/postgresExtensions.js';
 import { embeddingActivity } from '../infra/embeddings/embeddingActivity.js';
 import { jobsProjection } from '../projections/jobs.js';
 import { ConfigError, type Config } from './config.js';
 import { createProjectionRunner, type ProjectionRunner } from './engine/projectionRunner.js';
 import { NotFoundError } from './errors.js';
-import { ensureSecretsKeyFile } from '../infra/crypto/secretBox.js';
+import { createSecretBox, ensureSecretsKeyFile } from '../infra/crypto/secretBox.js';
 import { buildApp } from './http/app.js';
 import { createMcpServerFactory } from './mcp/server.js';
 import type { LedgerModule, ModuleContext, ModuleParts } from './module.js';
@@ -81,6 +82,8 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
       db,
       store,
       readModels: postgresReadModels(db),
+      content: await createPostgresContentStore(db),
+      keyring: await createPostgresKeyring(db, createSecretBox(config)),
       // The runner is made once every module has given its projections; these closures run later.
       waitForProjections: (position, timeoutMs) => projections.waitFor(position, { timeoutMs }),
       operations: () => operations,

@@ -7,8 +7,10 @@ import type { ProjectionRunner } from './engine/projectionRunner.js';
 import type { Actor } from './domain/metadata.js';
 import type { Position } from './domain/position.js';
 import type { Operation, OperationContext } from './operations.js';
+import type { ContentStore } from './ports/contentStore.js';
 import type { Database } from './ports/database.js';
 import type { EventStore } from './ports/eventStore.js';
+import type { Keyring } from './ports/keyring.js';
 import type { ReadModels, RunnableProjection } from './ports/projections.js';
 
 /** What a module can use while it wires itself in. */
@@ -18,6 +20,9 @@ export interface ModuleContext {
   db: Database;
   store: EventStore;
   readModels: ReadModels;
+  /** The ledger's one content store and one keyring: every module shares them. */
+  content: ContentStore;
+  keyring: Keyring;
   /** Resolves once every projection has applied the event at `position` (read-your-writes). */
   waitForProjections: (position: Position, timeoutMs?: number) => Promise<void>;
   /** Every operation of the ledger, once all modules are set up: how modules use each other. */

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Command } from 'commander';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { createPostgresKeyring } from '../../infra/crypto/postgresKeyring.js';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
 import { addRelationOperation } from '../../commands/addRelation.js';
 import { annotateChunkOperation } from '../../commands/annotateChunk.js';
@@ -23,7 +22,6 @@ import type { Position } from '../domain/position.js';
 import { fields, table } from '../cli/format.js';
 import { printResult } from '../cli/output.js';
 import { callerContext } from '../http/api/guardOtherSurfaces.js';
-import { createSecretBox } from '../../infra/crypto/secretBox.js';
 import type { LedgerModule, WithLedger } from '../module.js';
 import { DEFAULT_PROJECT, type Operation } from '../operations.js';
 import type { ChunkSource } from '../ports/chunkSource.js';
@@ -332,9 +330,8 @@ export interface AnnotationsModuleOptions {
 export const createAnnotationsModule = ({ chunkSource }: AnnotationsModuleOptions = {}): LedgerModule => ({
   name: 'annotations',
   setup: async (context) => {
-    const { db, store, readModels, config } = context;
+    const { db, store, readModels, config, keyring } = context;
     const sessions = createSessionRepository(store);
-    const keyring = await createPostgresKeyring(db, createSecretBox(config));
     const vocabulary = config.annotations;
     const reads = {
       store,

@@ -1,7 +1,5 @@
 import type { Command } from 'commander';
 import type { z } from 'zod';
-import { createPostgresKeyring } from '../../infra/crypto/postgresKeyring.js';
-import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
 import { createApiKeyOperation, type CreateApiKeyOutputSchema } from '../../commands/createApiKey.js';
 import { issueTokensOperation } from '../../commands/issueTokens.js';
@@ -54,12 +52,10 @@ const actorOf = (principal: Principal, via: Actor['via']): Actor => ({
 });
 
 const wire = async (context: ModuleContext) => {
-  const { config, logger, db, store, readModels } = context;
-  const content = await createPostgresContentStore(db);
+  const { config, logger, db, store, readModels, content, keyring } = context;
   const jwt = await createJwtCodec(config.auth);
   const authenticator = createAuthenticator({ enabled: authEnabled(config), jwt, readModels });
   const secrets = createSecretBox(config);
-  const keyring = await createPostgresKeyring(db, secrets);
   const settings = createRuntimeSettings(config, store);
   const metrics = createApiMetrics();
   const readable = readableRootsOf(config);

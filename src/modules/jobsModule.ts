@@ -5,7 +5,6 @@ import { treeSitterChunker } from '../../infra/chunking/chunker.js';
 import { createHttpEmbedder } from '../../infra/embeddings/httpEmbedder.js';
 import { readLiveCheckpoint } from '../../infra/postgres/checkpoints.js';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
-import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
 import { cancelJobOperation } from '../../commands/cancelJob.js';
 import { startIndexingOperation } from '../../commands/startIndexing.js';
 import { jobsProjection } from '../../projections/jobs.js';
@@ -227,8 +226,7 @@ export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule 
   return {
     name: 'jobs',
     setup: async (context) => {
-      const { config, db, store, readModels, logger } = context;
-      const content = await createPostgresContentStore(db);
+      const { config, db, store, readModels, logger, content } = context;
       const semanticEnabled = config.embeddings.provider !== 'none';
       const probeEmbedder = options.probeEmbedder ?? httpProbe(config);
       const runner = createJobRunner({
