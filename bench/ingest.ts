@@ -8,7 +8,6 @@ import { openLedger } from '../src/main.js';
 import { ingestFiles } from '../src/ingestion/ingestFiles.js';
 import { commandContext } from '../src/engine/commands.js';
 import { treeSitterChunker } from '../infra/chunking/chunker.js';
-import { createPostgresContentStore } from '../infra/postgres/postgresContentStore.js';
 
 /**
  * Ingests a large real code tree (this repository's node_modules unless CTX_BENCH_TREE names
@@ -38,7 +37,7 @@ const measure = async (label: string, files: number, embeddings: boolean) => {
     logger: pino({ level: 'warn' }),
   });
   try {
-    const deps = { store: ledger.store, content: await createPostgresContentStore(ledger.db), chunker: treeSitterChunker };
+    const deps = { store: ledger.store, content: ledger.content, chunker: treeSitterChunker };
     const started = performance.now();
     const result = await ingestFiles(deps, firstFiles(files), {
       source: 'bench',

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { streamId } from '../src/domain/events.js';
 import { commandContext, handleCommand } from '../src/engine/commands.js';
 import { parseInput } from '../src/validation.js';
-import type { JobRunner } from '../src/jobs/jobRunner.js';
+import type { JobRunner } from '../src/ports/jobRunner.js';
 import { defineOperation } from '../src/operations.js';
 import { JobIdInputSchema, notFound, readJobView, type JobReadDeps } from '../src/domain/jobView.js';
 import { jobDecider } from '../src/domain/jobDecider.js';

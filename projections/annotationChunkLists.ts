@@ -1,14 +1,7 @@
 import type { AnnotationEvent } from '../src/domain/annotations.js';
+import { ANNOTATION_CHUNK_LISTS, type AnnotationChunkList } from '../src/domain/annotationChunkViews.js';
 import type { StoredEvent } from '../src/domain/events.js';
 import type { DocumentProjection } from '../src/ports/projections.js';
-
-/** Every chunk of a session as `[chunkId, position]`, in position order: the skeleton of an export. */
-export interface AnnotationChunkList {
-  sessionId: string;
-  chunks: [string, number][];
-}
-
-export const ANNOTATION_CHUNK_LISTS = 'annotation_chunk_lists';
 
 export const annotationChunkLists: DocumentProjection<AnnotationChunkList> = {
   name: ANNOTATION_CHUNK_LISTS,

@@ -1,24 +1,7 @@
-import {
-  emptyAnnotation,
-  type AnnotationEvent,
-  type StoredAnnotationFields,
-} from '../src/domain/annotations.js';
+import { emptyAnnotation, type AnnotationEvent } from '../src/domain/annotations.js';
+import { ANNOTATION_CHUNKS, type AnnotationChunkRow } from '../src/domain/annotationChunkViews.js';
 import type { StoredEvent } from '../src/domain/events.js';
 import type { DocumentProjection } from '../src/ports/projections.js';
-
-/**
- * One row per chunk that has been annotated or is the source of a relation; chunks never touched
- * have no row and export with empty fields.
- */
-export interface AnnotationChunkRow extends StoredAnnotationFields {
-  sessionId: string;
-  chunkId: string;
-  annotated: boolean;
-  relations: Record<string, string[]>;
-  updatedAt: string;
-}
-
-export const ANNOTATION_CHUNKS = 'annotation_chunks';
 
 export const annotationChunkRowId = (sessionId: string, chunkId: string) => `${sessionId}:${chunkId}`;
 

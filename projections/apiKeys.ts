@@ -1,20 +1,7 @@
+import { API_KEYS, type ApiKeyRow } from '../src/domain/apiKeyView.js';
 import type { AuthEvent } from '../src/domain/auth.js';
 import type { StoredEvent } from '../src/domain/events.js';
 import type { DocumentProjection } from '../src/ports/projections.js';
-
-/** An API key as authentication looks it up: by the hash of its value. */
-export interface ApiKeyRow {
-  keyId: string;
-  hash: string;
-  scopes: string[];
-  tenant: string;
-  label: string | null;
-  revoked: boolean;
-  createdAt: string;
-  createdBy: string;
-}
-
-export const API_KEYS = 'api_keys';
 
 export const apiKeysProjection: DocumentProjection<ApiKeyRow> = {
   name: API_KEYS,

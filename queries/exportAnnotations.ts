@@ -10,8 +10,12 @@ import {
   ExportedChunkSchema,
   SessionIdSchema,
 } from '../src/domain/annotationFields.js';
-import { ANNOTATION_CHUNK_LISTS, type AnnotationChunkList } from '../projections/annotationChunkLists.js';
-import { ANNOTATION_CHUNKS, type AnnotationChunkRow } from '../projections/annotationChunks.js';
+import {
+  ANNOTATION_CHUNK_LISTS,
+  ANNOTATION_CHUNKS,
+  type AnnotationChunkList,
+  type AnnotationChunkRow,
+} from '../src/domain/annotationChunkViews.js';
 import { awaitSessionReadModels, sessionAsOf } from '../src/domain/annotationSessionFold.js';
 import type { ProgressDeps } from './getAnnotationProgress.js';
 import type { Position } from '../src/domain/position.js';

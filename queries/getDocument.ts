@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { DocumentView } from '../projections/documents.js';
+import type { DocumentView } from '../src/domain/documentView.js';
 import { documentFold, documentVersion, DocumentVersionSchema, type DocumentVersion } from '../src/domain/documentVersion.js';
 import { streamId } from '../src/domain/events.js';
 import { inUtc } from '../src/domain/instant.js';

@@ -1,8 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
-import type { AnnotationChunkRow } from '../projections/annotationChunks.js';
-import { ANNOTATION_CHUNKS } from '../projections/annotationChunks.js';
-import type { DocumentView } from '../projections/documents.js';
+import { ANNOTATION_CHUNKS, type AnnotationChunkRow } from '../src/domain/annotationChunkViews.js';
+import type { DocumentView } from '../src/domain/documentView.js';
 import { annotationStream } from '../src/domain/annotations.js';
 import { streamId } from '../src/domain/events.js';
 import type { OperationContext } from '../src/operations.js';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ScopeSchema } from '../src/domain/auth.js';
 import { defineOperation } from '../src/operations.js';
 import type { ReadModels } from '../src/ports/projections.js';
-import { API_KEYS, type ApiKeyRow } from '../projections/apiKeys.js';
+import { API_KEYS, type ApiKeyRow } from '../src/domain/apiKeyView.js';
 
 export const ListApiKeysOutputSchema = z.object({
   keys: z.array(

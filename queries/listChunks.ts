@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { DocumentView } from '../projections/documents.js';
+import type { DocumentView } from '../src/domain/documentView.js';
 import { defineOperation } from '../src/operations.js';
 import type { ContentStore } from '../src/ports/contentStore.js';
 import type { ReadModels } from '../src/ports/projections.js';

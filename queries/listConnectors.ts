@@ -1,4 +1,4 @@
-import { CONNECTORS, type ConnectorRow } from '../projections/connectors.js';
+import { CONNECTORS, type ConnectorRow } from '../src/domain/connectorView.js';
 import { NotFoundError } from '../src/errors.js';
 import type { ReadModels } from '../src/ports/projections.js';
 

@@ -1,4 +1,4 @@
-import { documentsProjection, type DocumentView } from '../projections/documents.js';
+import { evolveDocumentView, type DocumentView } from '../src/domain/documentView.js';
 import { SEARCH_EVENT_TYPES } from '../src/domain/searchChunks.js';
 import { streamId, type StoredEvent } from '../src/domain/events.js';
 import { position, positionParts, START, type Position } from '../src/domain/position.js';
@@ -95,8 +95,7 @@ const FORGETS = { eventTypes: ['DocumentForgotten' as const] };
 
 const DOCUMENT_FOLD = {
   initialState: (): DocumentView | null => null,
-  evolve: (doc: DocumentView | null, event: StoredEvent) =>
-    documentsProjection.evolve(doc, event, (event.data as { documentId: string }).documentId),
+  evolve: evolveDocumentView,
 };
 
 /** The bound just past `p` for reading backwards from it inclusively (`from` is exclusive). */

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { DocumentView } from '../projections/documents.js';
+import type { DocumentView } from '../src/domain/documentView.js';
 import { inUtc } from '../src/domain/instant.js';
 import { AsOfSchema } from '../src/engine/asOf.js';
 import { EmbeddingsDisabledError, UnavailableError, ValidationError } from '../src/errors.js';

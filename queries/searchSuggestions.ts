@@ -1,4 +1,4 @@
-import type { DocumentView } from '../projections/documents.js';
+import type { DocumentView } from '../src/domain/documentView.js';
 import type { ReadModels } from '../src/ports/projections.js';
 
 /** Documents read per project when building its vocabulary. */

@@ -5,16 +5,17 @@ import { connectPostgres, openPglite, type Database } from '../infra/postgres/da
 import { createAdvisoryLocks } from '../infra/postgres/advisoryLocks.js';
 import { advertiseServer, dataDirHolder, lockDataDir } from '../infra/postgres/dataDirLock.js';
 import { postgresReadModels } from '../infra/postgres/documentReadModels.js';
+import { createPostgresContentStore } from '../infra/postgres/postgresContentStore.js';
 import { createPostgresEventStore } from '../infra/eventstore/postgresEventStore.js';
 import { connectEsdb, createEsdbEventStore } from '../infra/eventstore/esdbEventStore.js';
-import { hasDataKeys } from '../infra/crypto/postgresKeyring.js';
+import { createPostgresKeyring, hasDataKeys } from '../infra/crypto/postgresKeyring.js';
 import { checkPostgresExtensions } from '../infra/deploy/postgresExtensions.js';
 import { embeddingActivity } from '../infra/embeddings/embeddingActivity.js';
 import { jobsProjection } from '../projections/jobs.js';
 import { ConfigError, type Config } from './config.js';
 import { createProjectionRunner, type ProjectionRunner } from './engine/projectionRunner.js';
 import { NotFoundError } from './errors.js';
-import { ensureSecretsKeyFile } from '../infra/crypto/secretBox.js';
+import { createSecretBox, ensureSecretsKeyFile } from '../infra/crypto/secretBox.js';
 import { buildApp } from './http/app.js';
 import { createMcpServerFactory } from './mcp/server.js';
 import type { LedgerModule, ModuleContext, ModuleParts } from './module.js';
@@ -79,6 +80,7 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
       metrics.eventsAppended,
     );
     let operations: Operation[] = [];
+    const secrets = createSecretBox(config);
     const context: ModuleContext = {
       config,
       logger,
@@ -86,6 +88,9 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
       store,
       readModels: postgresReadModels(db),
       replicaLocks,
+      content: await createPostgresContentStore(db),
+      secrets,
+      keyring: await createPostgresKeyring(db, secrets),
       // The runner is made once every module has given its projections; these closures run later.
       waitForProjections: (position, timeoutMs) => projections.waitFor(position, { timeoutMs }),
       operations: () => operations,

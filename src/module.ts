@@ -7,8 +7,11 @@ import type { ProjectionRunner } from './engine/projectionRunner.js';
 import type { Actor } from './domain/metadata.js';
 import type { Position } from './domain/position.js';
 import type { Operation, OperationContext, OperationSurfaces } from './operations.js';
+import type { ContentStore } from './ports/contentStore.js';
 import type { Database } from './ports/database.js';
 import type { EventStore } from './ports/eventStore.js';
+import type { Keyring } from './ports/keyring.js';
+import type { SecretBox } from './ports/secretBox.js';
 import type { ReadModels, RunnableProjection } from './ports/projections.js';
 import type { ReplicaLocks } from './ports/replicaLocks.js';
 
@@ -21,6 +24,10 @@ export interface ModuleContext {
   readModels: ReadModels;
   /** What one replica at a time may run, when several serve one database. */
   replicaLocks: ReplicaLocks;
+  /** The ledger's one content store, secret box and keyring: every module shares them. */
+  content: ContentStore;
+  secrets: SecretBox;
+  keyring: Keyring;
   /** Resolves once every projection has applied the event at `position` (read-your-writes). */
   waitForProjections: (position: Position, timeoutMs?: number) => Promise<void>;
   /** Every operation of the ledger, once all modules are set up: how modules use each other. */

@@ -41,19 +41,13 @@ const unwrap = (box: SecretBox, wrapped: string): Buffer => {
 };
 
 type SealingKeys = Map<string, { keyId: string; key: Buffer }>;
-/** Per embedded database, shared by every keyring on it, so that forgetting through one reaches all. */
-const sealingKeysByDatabase = new WeakMap<Database, SealingKeys>();
 
 /**
- * An embedded database has no other writer (its data directory is locked), so there the key each
- * author seals with can stay in memory until it is forgotten; a server may be shared, so not there.
+ * An embedded database has no other writer (its data directory is locked) and one keyring (built
+ * once by the composition root), so there the key each author seals with can stay in memory until
+ * it is forgotten; a server may be shared, so not there.
  */
-const sealingKeysOf = (db: Database): SealingKeys | null => {
-  if (db.engine !== 'pglite') return null;
-  const keys = sealingKeysByDatabase.get(db) ?? (new Map() as SealingKeys);
-  sealingKeysByDatabase.set(db, keys);
-  return keys;
-};
+const sealingKeysOf = (db: Database): SealingKeys | null => (db.engine === 'pglite' ? new Map() : null);
 
 /** True when the key table holds any key, live or forgotten: data was sealed under the master key. */
 export const hasDataKeys = async (db: Database): Promise<boolean> => {

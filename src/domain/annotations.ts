@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { AppError, classifyError, IllegalStateError, NotFoundError, ValidationError, type InputIssue } from '../errors.js';
 import { ProtectedTextSchema } from './protectedText.js';
-import type { StoredEvent, Upcasters } from './events.js';
+import type { Stored, UpcastersOf } from './eventEnvelope.js';
 
 export const RelationTypeSchema = z.enum(['dependencies', 'footnotes', 'references']);
 export type RelationType = z.infer<typeof RelationTypeSchema>;
@@ -126,7 +126,7 @@ export const ChunkAnnotatedSchema = z.object({
  * Version 1's plain notes are valid version 2 values as they are: they stay readable, and since
  * their bytes are in the event log, forgetting their author cannot make them unreadable.
  */
-export const ANNOTATION_UPCASTERS: Upcasters = {
+export const ANNOTATION_UPCASTERS: UpcastersOf<AnnotationEvent['type']> = {
   ChunkAnnotated: {
     1: (data) => data,
     2: ({ sessionId, chunkId, changes }) => ({ sessionId, annotations: [{ chunkId, changes }] }),
@@ -213,7 +213,7 @@ export const annotateChunkState = (state: SessionState, { chunkId, changes }: Ch
  */
 export const evolveSession = (
   state: SessionState,
-  event: StoredEvent<AnnotationEvent> | AnnotationEvent,
+  event: Stored<AnnotationEvent> | AnnotationEvent,
 ): SessionState => {
   switch (event.type) {
     case 'AnnotationSessionStarted':

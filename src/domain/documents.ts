@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { StoredEvent } from './events.js';
+import type { Stored } from './eventEnvelope.js';
 
 const SHA256 = z.string().regex(/^[a-f0-9]{64}$/);
 
@@ -90,7 +90,7 @@ export interface DocumentState {
 
 export const initialDocumentState = (): DocumentState => ({ current: null, versions: 0, forgotten: false });
 
-export const evolveDocument = (state: DocumentState, event: StoredEvent<DocumentEvent>): DocumentState => {
+export const evolveDocument = (state: DocumentState, event: Stored<DocumentEvent>): DocumentState => {
   switch (event.type) {
     case 'DocumentIngested':
       return { current: event.data, versions: state.versions + 1, forgotten: false };

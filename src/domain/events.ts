@@ -6,8 +6,7 @@ import { ConnectorEventSchemas, ConnectorSyncEventSchemas } from './connectors.j
 import { DocumentEventSchemas } from './documents.js';
 import { ProtectionEventSchemas } from './protection.js';
 import { JobEventSchemas } from './jobs.js';
-import type { EventMetadata } from './metadata.js';
-import type { Position } from './position.js';
+import type { Stored, UpcastersOf } from './eventEnvelope.js';
 import { describeTextPath, findUnstorableText, toStorableText } from './text.js';
 import { ToolEventSchemas } from './tools.js';
 
@@ -29,14 +28,7 @@ export type EventOfType<T extends EventType> = Extract<DomainEvent, { type: T }>
 export const EVENT_TYPES = DomainEventSchema.options.map((o) => o.shape.type.value) as readonly EventType[];
 
 /** An event as read back from a store: the domain event plus where and when it was written. */
-export type StoredEvent<E extends DomainEvent = DomainEvent> = E & {
-  streamId: string;
-  /** 0-based revision within its stream. */
-  revision: bigint;
-  position: Position;
-  metadata: EventMetadata;
-  recordedAt: string;
-};
+export type StoredEvent<E extends DomainEvent = DomainEvent> = Stored<E>;
 
 export const STREAM_CATEGORIES = [
   'doc',
@@ -54,12 +46,7 @@ export type StreamCategory = (typeof STREAM_CATEGORIES)[number];
 export const streamId = (category: StreamCategory, id: string): string => `${category}-${id}`;
 export const categoryOf = (stream: string): string => stream.slice(0, Math.max(0, stream.indexOf('-')));
 
-/**
- * Upcasters lift a stored payload from version n to n+1, keyed by type and the version they read.
- * Stored events are never rewritten: old versions are lifted on every read.
- */
-export type Upcaster = (data: Record<string, unknown>) => Record<string, unknown>;
-export type Upcasters = Partial<Record<EventType, Record<number, Upcaster>>>;
+export type Upcasters = UpcastersOf<EventType>;
 
 /** The catalog's upcasters. */
 export const UPCASTERS: Upcasters = { ...ANNOTATION_UPCASTERS };

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError, IllegalStateError } from '../errors.js';
-import type { StoredEvent } from './events.js';
+import type { Stored } from './eventEnvelope.js';
 
 export const JobPhaseSchema = z.enum(['scanning', 'chunking', 'embedding', 'writing']);
 export type JobPhase = z.infer<typeof JobPhaseSchema>;
@@ -136,8 +136,7 @@ export const assertTransition = (state: JobState, type: JobEventType): void => {
   });
 };
 
-export const evolveJob = (state: JobState, event: StoredEvent): JobState => {
-  const e = event as StoredEvent<JobEvent>;
+export const evolveJob = (state: JobState, e: Stored<JobEvent>): JobState => {
   switch (e.type) {
     case 'IndexingJobRequested':
       return {

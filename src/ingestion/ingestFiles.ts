@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { GitFile, ScannedFile, SkippedFile } from '../../infra/connectors/index.js';
 import { ingestDocument, type IngestDeps } from '../../commands/ingestDocument.js';
 import { removeDocument } from '../../commands/removeDocument.js';
-import type { DocumentView } from '../../projections/documents.js';
+import type { DocumentView } from '../domain/documentView.js';
 import type { CommandContext } from '../engine/commands.js';
 import type { ReadModels } from '../ports/projections.js';
 

@@ -2,6 +2,7 @@ import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { Config } from '../config.js';
 import { ValidationError } from '../errors.js';
+import type { ReadableRoots } from '../ports/readableRoots.js';
 
 /** The setting that names the folders ingestion may read, as an operator writes it in `ctx.toml`. */
 export const ROOTS_SETTING = 'ingest.roots';
@@ -29,17 +30,6 @@ const realPathOf = (target: string): string => {
     }
   }
 };
-
-export interface ReadableRoots {
-  /** The folders ingestion may read, absolute. */
-  readonly roots: readonly string[];
-  /**
-   * `given` as an absolute path, resolved against `base` (the working directory by default), when it
-   * lies inside a root both as written and with every link followed. Anything else is refused with a
-   * ValidationError naming the setting that would allow it; `field` names the input in its details.
-   */
-  resolve(given: string, options?: { base?: string; field?: string }): string;
-}
 
 export const readableRoots = (roots: readonly string[], cwd = process.cwd()): ReadableRoots => {
   const absolute = roots.map((root) => path.resolve(cwd, root));

@@ -1,7 +1,7 @@
 import { ingestDocument, documentIdOf, type IngestDeps } from '../../commands/ingestDocument.js';
 import { removeDocument } from '../../commands/removeDocument.js';
 import { connectorOfSyncJob, connectorSyncDecider, recordSyncStep, type SyncStep } from '../../commands/syncConnector.js';
-import type { DocumentView } from '../../projections/documents.js';
+import type { DocumentView } from '../domain/documentView.js';
 import { streamId } from '../domain/events.js';
 import type { JobPhase } from '../domain/jobs.js';
 import type { Position } from '../domain/position.js';

@@ -1,4 +1,3 @@
-import { createPostgresKeyring } from '../../infra/crypto/postgresKeyring.js';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
 import { addRelationOperation, addRelationSurfaces } from '../../commands/addRelation.js';
 import { annotateChunkOperation, annotateChunkSurfaces } from '../../commands/annotateChunk.js';
@@ -15,7 +14,6 @@ import { exportAnnotationsOperation, exportAnnotationsSurfaces } from '../../que
 import { getProgressOperation, getProgressSurfaces } from '../../queries/getAnnotationProgress.js';
 import { annotationStream, SessionNotFoundError } from '../domain/annotations.js';
 import type { Position } from '../domain/position.js';
-import { createSecretBox } from '../../infra/crypto/secretBox.js';
 import type { LedgerModule } from '../module.js';
 import { DEFAULT_PROJECT, type Operation } from '../operations.js';
 import type { ChunkSource } from '../ports/chunkSource.js';
@@ -65,9 +63,8 @@ export interface AnnotationsModuleOptions {
 export const createAnnotationsModule = ({ chunkSource }: AnnotationsModuleOptions = {}): LedgerModule => ({
   name: 'annotations',
   setup: async (context) => {
-    const { db, store, readModels, config } = context;
+    const { db, store, readModels, config, keyring } = context;
     const sessions = createSessionRepository(store);
-    const keyring = await createPostgresKeyring(db, createSecretBox(config));
     const vocabulary = config.annotations;
     const reads = {
       store,

@@ -1,14 +1,14 @@
 import type { Command } from 'commander';
 import type { z } from 'zod';
-import { createPostgresKeyring } from '../../infra/crypto/postgresKeyring.js';
-import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
 import { createApiKeyOperation, type CreateApiKeyOutputSchema } from '../../commands/createApiKey.js';
 import { issueTokensOperation } from '../../commands/issueTokens.js';
 import { revokeApiKeyOperation } from '../../commands/revokeApiKey.js';
-import { API_KEYS, apiKeysProjection } from '../../projections/apiKeys.js';
+import { apiKeysProjection } from '../../projections/apiKeys.js';
+import { API_KEYS } from '../domain/apiKeyView.js';
 import { listApiKeysOperation, type ListApiKeysOutputSchema } from '../../queries/listApiKeys.js';
-import { CONNECTORS, connectorsProjection } from '../../projections/connectors.js';
+import { connectorsProjection } from '../../projections/connectors.js';
+import { CONNECTORS } from '../domain/connectorView.js';
 import type { SearchInput, SearchOutput } from '../../queries/searchDocuments.js';
 import { createSearchSuggestions } from '../../queries/searchSuggestions.js';
 import { createPinnedRankings } from '../../queries/pinnedRankings.js';
@@ -35,7 +35,6 @@ import { createJwtCodec } from '../http/api/jwtCodec.js';
 import { buildOpenApiDocument } from '../http/api/openApiDocument.js';
 import { createRuntimeSettings } from '../http/api/runtimeSettings.js';
 import type * as schemas from '../http/api/schemas.js';
-import { createSecretBox } from '../../infra/crypto/secretBox.js';
 import { issueTokens, refreshTokens } from '../http/api/tokens.js';
 import { authenticateMcpWith } from '../http/mcpRoutes.js';
 import { readableRootsOf } from '../ingestion/readableRoots.js';
@@ -45,12 +44,9 @@ import { callOperation, DEFAULT_PROJECT, rateClassOf, requiredScope, type Operat
 import { PRODUCT_VERSION } from '../http/api/version.js';
 
 const wire = async (context: ModuleContext) => {
-  const { config, logger, db, store, readModels } = context;
-  const content = await createPostgresContentStore(db);
+  const { config, logger, db, store, readModels, content, keyring, secrets } = context;
   const jwt = await createJwtCodec(config.auth);
   const authenticator = createAuthenticator({ enabled: authEnabled(config), jwt, readModels });
-  const secrets = createSecretBox(config);
-  const keyring = await createPostgresKeyring(db, secrets);
   const settings = createRuntimeSettings(config, store);
   const metrics = createApiMetrics();
   const readable = readableRootsOf(config);

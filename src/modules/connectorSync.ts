@@ -1,13 +1,11 @@
 import { createRemoteSources } from '../../infra/connectors/remoteSources.js';
 import type { SyncConnectorDeps } from '../../commands/syncConnector.js';
-import { CONNECTORS, type ConnectorRow } from '../../projections/connectors.js';
-import type { Config } from '../config.js';
-import { createSecretBox } from '../../infra/crypto/secretBox.js';
+import { CONNECTORS, type ConnectorRow } from '../domain/connectorView.js';
+import type { SecretBox } from '../ports/secretBox.js';
 import type { ReadModels } from '../ports/projections.js';
 
 /** What a connector sync needs from the rest of the product: its remote source (secrets opened) and lookup by id or name. */
-export const connectorSyncWiring = (config: Config, readModels: ReadModels): Pick<SyncConnectorDeps, 'findConnector' | 'openSource'> => {
-  const secrets = createSecretBox(config);
+export const connectorSyncWiring = (secrets: SecretBox, readModels: ReadModels): Pick<SyncConnectorDeps, 'findConnector' | 'openSource'> => {
   const remoteSources = createRemoteSources();
   return {
     openSource: (kind, settings) => remoteSources(kind, secrets.open(settings)),

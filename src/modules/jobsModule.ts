@@ -4,7 +4,6 @@ import type { z } from 'zod';
 import { createHttpEmbedder } from '../../infra/embeddings/httpEmbedder.js';
 import { readLiveCheckpoint } from '../../infra/postgres/checkpoints.js';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
-import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
 import { cancelJobOperation } from '../../commands/cancelJob.js';
 import { startIndexingOperation } from '../../commands/startIndexing.js';
 import { syncConnectorOperation } from '../../commands/syncConnector.js';
@@ -22,7 +21,8 @@ import type { Embedder } from '../ports/embedder.js';
 import { AppError } from '../errors.js';
 import { readableRootsOf } from '../ingestion/readableRoots.js';
 import { createWorkerChunker } from '../ingestion/workerChunker.js';
-import { createJobRunner, type JobRunner } from '../jobs/jobRunner.js';
+import { createJobRunner } from '../jobs/jobRunner.js';
+import type { JobRunner } from '../ports/jobRunner.js';
 import type { JobStatusResponse } from '../domain/jobResponses.js';
 import { runConnectorSync } from '../jobs/runConnectorSync.js';
 import { connectorSyncWiring } from './connectorSync.js';
@@ -230,11 +230,10 @@ export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule 
   return {
     name: 'jobs',
     setup: async (context) => {
-      const { config, db, store, readModels, logger } = context;
-      const content = await createPostgresContentStore(db);
+      const { config, db, store, readModels, logger, content } = context;
       const semanticEnabled = config.embeddings.provider !== 'none';
       const probeEmbedder = options.probeEmbedder ?? httpProbe(config);
-      const connectors = connectorSyncWiring(config, readModels);
+      const connectors = connectorSyncWiring(context.secrets, readModels);
       const chunker = createWorkerChunker();
       const ingest = { store, content, chunker };
       const waitForProjections = (position: Parameters<typeof context.waitForProjections>[0], timeoutMs?: number) =>

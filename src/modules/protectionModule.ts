@@ -1,10 +1,8 @@
 import type { Command } from 'commander';
-import { createPostgresKeyring } from '../../infra/crypto/postgresKeyring.js';
 import { createPostgresContentErasure } from '../../infra/postgres/postgresContentStore.js';
 import { forgetOperation } from '../../commands/forget.js';
 import { fields } from '../cli/format.js';
 import { printResult } from '../cli/output.js';
-import { createSecretBox } from '../../infra/crypto/secretBox.js';
 import type { LedgerModule, WithLedger } from '../module.js';
 
 /** How long forgetting a document waits for the search indexes to drop its chunks. */
@@ -49,11 +47,11 @@ const forgetCli = (program: Command, withLedger: WithLedger) => {
 /** Data protection: forgetting documents and subjects (`forget`, admin scope). Backups are in `ctx backup`. */
 export const protectionModule: LedgerModule = {
   name: 'protection',
-  setup: async ({ db, store, config, waitForProjections }) => ({
+  setup: async ({ db, store, keyring, waitForProjections }) => ({
     operations: [
       forgetOperation({
         store,
-        keyring: await createPostgresKeyring(db, createSecretBox(config)),
+        keyring,
         erasure: await createPostgresContentErasure(db),
         waitForProjections: (position) => waitForProjections(position, INDEXES_TIMEOUT_MS),
       }),

@@ -3,7 +3,6 @@ import path from 'node:path';
 import { treeSitterChunker } from '../../infra/chunking/chunker.js';
 import { scanFilesystem, type ScannedFile, type SkippedFile } from '../../infra/connectors/index.js';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
-import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
 import { createAsOfSchemas } from '../../infra/search/asOfSchemas.js';
 import { connectMeilisearch, createMeiliKeywordIndex } from '../../infra/search/meiliKeywordIndex.js';
 import { createPgTextsearchKeywordIndex } from '../../infra/search/pgTextsearchKeywordIndex.js';
@@ -19,7 +18,8 @@ import { commandContext } from '../engine/commands.js';
 import { NotConfiguredError, NotFoundError, ValidationError } from '../errors.js';
 import { mountOperation } from '../http/operationRoute.js';
 import { ingestFiles } from '../ingestion/ingestFiles.js';
-import { readableRootsOf, type ReadableRoots } from '../ingestion/readableRoots.js';
+import { readableRootsOf } from '../ingestion/readableRoots.js';
+import type { ReadableRoots } from '../ports/readableRoots.js';
 import type { LedgerModule, ModuleContext } from '../module.js';
 import type { OperationContext } from '../operations.js';
 import type { Subscription } from '../ports/eventStore.js';
@@ -124,8 +124,7 @@ const ingestRunner = (context: ModuleContext, deps: Parameters<typeof ingestFile
 export const searchModule: LedgerModule = {
   name: 'search',
   setup: async (context) => {
-    const { config, logger, db, readModels, store } = context;
-    const content = await createPostgresContentStore(db);
+    const { config, logger, db, readModels, store, content } = context;
     const ingestDeps = { store, content, chunker: treeSitterChunker };
     const keyword =
       config.search.keywordIndex === 'meilisearch'

@@ -5,7 +5,7 @@ import { printResult } from '../cli/output.js';
 import { progressLine } from '../cli/progress.js';
 import { isTerminal } from '../domain/jobs.js';
 import { AppError } from '../errors.js';
-import type { JobRunner } from '../jobs/jobRunner.js';
+import type { JobRunner } from '../ports/jobRunner.js';
 import type { JobStatusResponse } from '../domain/jobResponses.js';
 import type { LedgerHandle, WithLedger } from '../module.js';
 import type { SyncOutputSchema } from './extensionsModule.js';

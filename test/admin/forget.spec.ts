@@ -357,7 +357,7 @@ describe('forgetting content without rewriting history', () => {
 
   it('moves data keys to another ledger wrapped with its master key; forgotten keys stay forgotten', async () => {
     const box = createSecretBox(api.ledger.config);
-    const keyring = await createPostgresKeyring(api.ledger.db, box);
+    const { keyring } = api.ledger;
     const kept = (await keyring.sealer({ subject: 'erin', tenant: 'acme', via: 'rest' })).seal('erin writes');
     const gone = (await keyring.sealer({ subject: 'frank', tenant: 'acme', via: 'rest' })).seal(
       'frank writes',

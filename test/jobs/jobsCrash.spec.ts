@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { sourceOfRepo } from '../../src/jobs/runIndexingJob.js';
 import { loadConfig } from '../../src/config.js';
 import { openLedger } from '../../src/main.js';
-import type { DocumentView } from '../../projections/documents.js';
+import type { DocumentView } from '../../src/domain/documentView.js';
 import { tempDataDir } from '../support/ledger.js';
 import { makeRepo } from './jobsSupport.js';
 

@@ -3,7 +3,7 @@ import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
-import type { DocumentView } from '../../projections/documents.js';
+import type { DocumentView } from '../../src/domain/documentView.js';
 import { documentsProjection } from '../../projections/documents.js';
 import { loadConfig } from '../../src/config.js';
 import { streamId, type StoredEvent } from '../../src/domain/events.js';

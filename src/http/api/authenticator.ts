@@ -1,7 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
 import { hashSecret } from '../../../commands/createApiKey.js';
-import { API_KEYS, type ApiKeyRow } from '../../../projections/apiKeys.js';
+import { API_KEYS, type ApiKeyRow } from '../../domain/apiKeyView.js';
 import { isLoopbackBind, type Config } from '../../config.js';
 import { AuthenticationError, SCOPES } from '../../domain/auth.js';
 import { DEFAULT_PROJECT } from '../../operations.js';

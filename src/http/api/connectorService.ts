@@ -7,7 +7,8 @@ import { commandContext } from '../../engine/commands.js';
 import type { OperationContext } from '../../operations.js';
 import type { EventStore } from '../../ports/eventStore.js';
 import type { ReadModels } from '../../ports/projections.js';
-import { connectorRoots, type ReadableRoots } from '../../ingestion/readableRoots.js';
+import { connectorRoots } from '../../ingestion/readableRoots.js';
+import type { ReadableRoots } from '../../ports/readableRoots.js';
 import { redactSecrets } from '../../domain/secrets.js';
 import type { SecretBox } from '../../ports/secretBox.js';
 

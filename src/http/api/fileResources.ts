@@ -1,5 +1,5 @@
 import { ResourceTemplate, type McpServer } from '@modelcontextprotocol/server';
-import type { DocumentView } from '../../../projections/documents.js';
+import type { DocumentView } from '../../domain/documentView.js';
 import { sourceTypeOf } from '../../../queries/searchWithWorkContext.js';
 import { NotFoundError, ValidationError } from '../../errors.js';
 import type { ContentStore } from '../../ports/contentStore.js';

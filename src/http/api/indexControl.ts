@@ -1,9 +1,10 @@
-import { CONNECTORS, type ConnectorRow } from '../../../projections/connectors.js';
+import { CONNECTORS, type ConnectorRow } from '../../domain/connectorView.js';
 import { UnavailableError, ValidationError } from '../../errors.js';
 import type { Operation, OperationContext } from '../../operations.js';
 import type { ReadModels } from '../../ports/projections.js';
 import { REMOTE_CONNECTOR_TYPES } from '../../domain/connectors.js';
-import { connectorRoots, type ReadableRoots } from '../../ingestion/readableRoots.js';
+import { connectorRoots } from '../../ingestion/readableRoots.js';
+import type { ReadableRoots } from '../../ports/readableRoots.js';
 
 interface JobItem {
   job_id: string;
