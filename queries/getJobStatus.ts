@@ -4,9 +4,9 @@ import type { JobEvent } from '../src/domain/jobs.js';
 import { AsOfSchema, loadAggregateAsOf, parseAsOf, type AsOf, type Fold } from '../src/engine/asOf.js';
 import { NotFoundError } from '../src/errors.js';
 import { jobErrorObject, parseJobInput } from '../src/jobs/jobErrors.js';
-import { JobStatusResponseSchema, jobStatusResponse } from '../src/jobs/jobResponses.js';
+import { jobStatusPrint, JobStatusResponseSchema, jobStatusResponse, withoutDatabaseName, type JobStatusResponse } from '../src/jobs/jobResponses.js';
 import { ProjectIdSchema } from '../src/jobs/workspace.js';
-import { defineOperation } from '../src/operations.js';
+import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 import type { ReadModels } from '../src/ports/projections.js';
 import { jobsProjection, type JobView } from '../projections/jobs.js';
@@ -68,9 +68,22 @@ export const jobViewAsOf = async (store: EventStore, jobId: string, asOf: AsOf, 
   return job;
 };
 
+export const getJobStatusSurfaces = {
+  name: 'get_job_status',
+  cli: {
+    command: ['jobs', 'show'],
+    description: 'the status of one job',
+    arguments: [{ name: 'jobId', field: 'job_id' }],
+    options: [{ flags: '--as-of <position|iso>', field: 'as_of', description: 'the status as it was then' }],
+    catchUp: 'jobs',
+    shown: (status: JobStatusResponse) => withoutDatabaseName(status),
+    print: jobStatusPrint,
+  },
+} as const satisfies OperationSurfaces;
+
 export const getJobStatusOperation = (deps: JobReadDeps) =>
   defineOperation({
-    name: 'get_job_status',
+    ...getJobStatusSurfaces,
     title: 'Get indexing job status',
     description:
       'Status of a background indexing job: phase, percentage, counts, timestamps and estimated time left. ' +
