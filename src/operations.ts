@@ -84,7 +84,9 @@ export interface CliArgument {
   field: string;
   description?: string;
   optional?: boolean;
-  parse?: CliOption['parse'];
+  /** Takes every remaining word: `words` joins them with spaces. */
+  variadic?: true;
+  parse?: CliOption['parse'] | 'words';
 }
 
 /** An option of a verb, filling one input field (a dotted path fills a nested one). */
@@ -131,6 +133,10 @@ export interface CliVerb {
   print: CliPrint;
   /** A query waits until the read models (or the one named) have applied every event so far. */
   catchUp?: true | string;
+  /** The input field asking for a past moment: given, the live read models need not catch up. */
+  asOfField?: string;
+  /** The line showing the operation's progress while it runs in this process. */
+  progress?: (progress: never) => string;
   /** Completes the input at the terminal (e.g. paths resolved from the working directory). */
   prepare?: (input: Record<string, unknown>) => Record<string, unknown>;
   /** What is printed of the result, as text and as JSON; the result itself when absent. */

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { ValidationError } from '../errors.js';
 import type { LedgerHandle, WithLedger } from '../module.js';
-import type { CliFollow, CliOption, CliPrint, CliText, CliVerb, OperationSurfaces } from '../operations.js';
+import type { CliArgument, CliFollow, CliPrint, CliText, CliVerb, OperationSurfaces } from '../operations.js';
 import { fields, table } from './format.js';
 import { printResult } from './output.js';
 import { progressLine } from './progress.js';
@@ -38,8 +38,10 @@ const readJsonFile = (file: string, field: string): unknown => {
   return parsed;
 };
 
-const parsed = (text: unknown, parse: CliOption['parse'], field: string): unknown => {
+const parsed = (text: unknown, parse: CliArgument['parse'], field: string): unknown => {
   switch (parse) {
+    case 'words':
+      return (text as string[]).join(' ');
     case 'number': {
       const number = Number(text);
       if (Number.isNaN(number)) throw new ValidationError(`${field}: '${String(text)}' is not a number`);
@@ -142,7 +144,10 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
   // A verb may be a group's own (`ctx jobs` beside `ctx jobs show`): the group's command is reused.
   const command = commandAt(program, verb.command).description(verb.description);
   for (const argument of verb.arguments ?? [])
-    command.argument(argument.optional ? `[${argument.name}]` : `<${argument.name}>`, argument.description);
+    command.argument(
+      argument.optional ? `[${argument.name}${argument.variadic ? '...' : ''}]` : `<${argument.name}${argument.variadic ? '...' : ''}>`,
+      argument.description,
+    );
   for (const option of verb.options ?? []) {
     const added = new Option(option.flags, option.description);
     if (option.parse === 'repeat' || option.parse === 'pairs')
@@ -185,8 +190,15 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
     const ran = operation === name ? verb : (verbOf(catalogue, operation) ?? verb);
     const input = ran.prepare ? ran.prepare(given) : given;
     const result = await withLedger(self, async (ledger) => {
-      if (ran.catchUp) await ledger.catchUp(ran.catchUp === true ? undefined : ran.catchUp);
-      return ran.allPages ? everyPage(ledger, operation, input, ran.allPages) : ledger.run(operation, input);
+      const past = ran.asOfField !== undefined && input[ran.asOfField] !== undefined;
+      if (ran.catchUp && !past) await ledger.catchUp(ran.catchUp === true ? undefined : ran.catchUp);
+      if (ran.allPages) return everyPage(ledger, operation, input, ran.allPages);
+      if (!ran.progress) return ledger.run(operation, input);
+      const line = progressLine();
+      const shownProgress = ran.progress as (progress: unknown) => string;
+      const answer = await ledger.run(operation, input, { onProgress: (progress) => line.update(shownProgress(progress)) });
+      line.done();
+      return answer;
     });
     const shown = ran.shown ? (ran.shown as (value: unknown, given: unknown) => unknown)(result, input) : result;
     printResult(shown, json, (value) => printText(ran.print, value));
