@@ -3,7 +3,7 @@ import { streamId } from '../src/domain/events.js';
 import { commandContext, handleCommand } from '../src/engine/commands.js';
 import { parseInput } from '../src/validation.js';
 import type { JobRunner } from '../src/ports/jobRunner.js';
-import { defineOperation } from '../src/operations.js';
+import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import { JobIdInputSchema, notFound, readJobView, type JobReadDeps } from '../src/domain/jobView.js';
 import { jobDecider } from '../src/domain/jobDecider.js';
 
@@ -17,10 +17,20 @@ export const CancelJobResponseSchema = z.object({
   project_id: z.string(),
 });
 
+export const cancelJobSurfaces = {
+  name: 'cancel_job',
+  cli: {
+    command: ['jobs', 'cancel'],
+    description: 'cancel a pending job, or ask a running one to stop',
+    arguments: [{ name: 'jobId', field: 'job_id' }],
+    print: { line: '{job_id}: {status}. {message}' },
+  },
+} as const satisfies OperationSurfaces;
+
 /** Cancels a queued job at once; asks a running one to stop after its current file, keeping what it wrote. */
 export const cancelJobOperation = (deps: JobReadDeps & { runner: JobRunner }) =>
   defineOperation({
-    name: 'cancel_job',
+    ...cancelJobSurfaces,
     title: 'Cancel an indexing job',
     description:
       'Cancels a pending job at once, or asks a running one to stop within seconds after its current batch; what was indexed is kept.',

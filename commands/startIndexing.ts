@@ -3,14 +3,15 @@ import path from 'node:path';
 import { z } from 'zod';
 import { streamId, validateEvent } from '../src/domain/events.js';
 import { newId } from '../src/domain/ids.js';
-import { DuplicateJobError } from '../src/domain/jobs.js';
+import { DuplicateJobError, isTerminal } from '../src/domain/jobs.js';
 import { commandContext, metadataFor } from '../src/engine/commands.js';
 import { ValidationError } from '../src/errors.js';
 import type { ReadableRoots } from '../src/ports/readableRoots.js';
 import { parseInput } from '../src/validation.js';
 import type { JobRunner } from '../src/ports/jobRunner.js';
 import { ProjectIdSchema, resolveProject } from '../src/domain/workspace.js';
-import { defineOperation } from '../src/operations.js';
+import { jobStatusPrint, withoutDatabaseName, type JobStatusResponse } from '../src/domain/jobResponses.js';
+import { DEFAULT_PROJECT, defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 
 export const StartIndexingInputSchema = z.object({
@@ -69,10 +70,50 @@ export interface StartIndexingDeps {
   readable: ReadableRoots;
 }
 
+type Started = z.infer<typeof StartIndexingResponseSchema>;
+
+const bar = (percentage: number, width = 30) => {
+  const filled = Math.round((percentage / 100) * width);
+  return `[${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${String(percentage).padStart(3)}%`;
+};
+
+export const startIndexingSurfaces = {
+  name: 'start_indexing_background',
+  cli: {
+    command: ['index'],
+    description: 'index a repository as a background job; --follow runs it here with a live progress bar',
+    arguments: [{ name: 'path', field: 'repo_path', description: 'the repository folder' }],
+    options: [
+      { flags: '-p, --project <project>', field: 'project_id', description: 'project workspace', default: DEFAULT_PROJECT },
+      { flags: '--force', field: 'force_reindex', description: 're-ingest every file, even unchanged ones' },
+      { flags: '--include <globs...>', field: 'include_patterns', description: 'only these files' },
+      { flags: '--exclude <globs...>', field: 'exclude_patterns', description: 'leave these files out' },
+    ],
+    // The path is the working directory's, wherever the job runs.
+    prepare: (input) => ({ ...input, repo_path: path.resolve(input.repo_path as string) }),
+    shown: (started: Started) => withoutDatabaseName(started),
+    print: {
+      line:
+        'Started job {job_id} ({status}) in project {project_id}.\n' +
+        'It runs while `ctx serve` runs (`ctx index --follow` runs it here); `ctx jobs show {job_id}` shows its progress.',
+    },
+    follow: {
+      flags: '-f, --follow',
+      description: 'run the job in this process and show its progress until it ends',
+      operation: 'get_job_status',
+      input: (started: Started) => ({ job_id: started.job_id }),
+      progress: (status: JobStatusResponse) => `${bar(status.progress_percentage)} ${status.status}: ${status.progress_message}`,
+      done: (status: JobStatusResponse) => isTerminal(status.status),
+      failed: (status: JobStatusResponse) => status.status !== 'completed',
+      print: jobStatusPrint,
+    },
+  },
+} as const satisfies OperationSurfaces;
+
 /** Records a new indexing job and hands it to the runner: it answers at once with the job id. */
 export const startIndexingOperation = ({ store, runner, readable }: StartIndexingDeps) =>
   defineOperation({
-    name: 'start_indexing_background',
+    ...startIndexingSurfaces,
     title: 'Start background indexing',
     description:
       'Starts indexing a repository in the background and returns a job id at once; follow it with get_job_status. At most a few jobs run at once, the rest wait in a queue.',

@@ -1,7 +1,13 @@
 import { AsOfSchema, parseAsOf } from '../src/engine/asOf.js';
 import { parseInput } from '../src/validation.js';
-import { JobStatusResponseSchema, jobStatusResponse } from '../src/domain/jobResponses.js';
-import { defineOperation } from '../src/operations.js';
+import {
+  jobStatusPrint,
+  JobStatusResponseSchema,
+  jobStatusResponse,
+  withoutDatabaseName,
+  type JobStatusResponse,
+} from '../src/domain/jobResponses.js';
+import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import {
   JobIdInputSchema,
   jobViewAsOf,
@@ -16,9 +22,22 @@ export const GetJobStatusInputSchema = JobIdInputSchema.extend({
   ),
 });
 
+export const getJobStatusSurfaces = {
+  name: 'get_job_status',
+  cli: {
+    command: ['jobs', 'show'],
+    description: 'the status of one job',
+    arguments: [{ name: 'jobId', field: 'job_id' }],
+    options: [{ flags: '--as-of <position|iso>', field: 'as_of', description: 'the status as it was then' }],
+    catchUp: 'jobs',
+    shown: (status: JobStatusResponse) => withoutDatabaseName(status),
+    print: jobStatusPrint,
+  },
+} as const satisfies OperationSurfaces;
+
 export const getJobStatusOperation = (deps: JobReadDeps) =>
   defineOperation({
-    name: 'get_job_status',
+    ...getJobStatusSurfaces,
     title: 'Get indexing job status',
     description:
       'Status of a background indexing job: phase, percentage, counts, timestamps and estimated time left. ' +

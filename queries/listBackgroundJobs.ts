@@ -3,7 +3,7 @@ import { JobStatusSchema } from '../src/domain/jobs.js';
 import { parseInput } from '../src/validation.js';
 import { JobListItemSchema, jobListItem } from '../src/domain/jobResponses.js';
 import { ProjectIdSchema, resolveProject } from '../src/domain/workspace.js';
-import { defineOperation } from '../src/operations.js';
+import { DEFAULT_PROJECT, defineOperation, type OperationSurfaces } from '../src/operations.js';
 import { withLiveOutage, type JobReadDeps, type JobView } from '../src/domain/jobView.js';
 
 export const ListJobsInputSchema = z.object({
@@ -21,10 +21,46 @@ export const ListJobsResponseSchema = z.object({
   project_id: z.string(),
 });
 
+type ListJobsResponse = z.infer<typeof ListJobsResponseSchema>;
+
+export const listBackgroundJobsSurfaces = {
+  name: 'list_background_jobs',
+  cli: {
+    command: ['jobs'],
+    description: 'background indexing jobs: list, show, cancel, history',
+    options: [
+      { flags: '-s, --status <status>', field: 'status', description: 'only jobs in this status', choices: JobStatusSchema.options },
+      { flags: '-p, --project <project>', field: 'project_id', description: 'project workspace', default: DEFAULT_PROJECT },
+      { flags: '--limit <n>', field: 'limit', description: 'jobs per page', parse: 'number', default: 50 },
+      { flags: '--offset <n>', field: 'offset', description: 'skip this many', parse: 'number', default: 0 },
+    ],
+    catchUp: 'jobs',
+    print: {
+      table: {
+        rows: 'jobs',
+        columns: {
+          job: '{job_id}',
+          status: '{status}',
+          progress: '{progress_percentage}%',
+          files: '{files_indexed}',
+          chunks: '{chunks_created}',
+          created: '{created_at}',
+          repository: '{repo_path}',
+        },
+        empty: 'No jobs.',
+        more: (page: ListJobsResponse) => {
+          const shown = page.offset + page.jobs.length;
+          return shown < page.total_count ? `${page.jobs.length} of ${page.total_count}; more: --offset ${shown}` : undefined;
+        },
+      },
+    },
+  },
+} as const satisfies OperationSurfaces;
+
 /** Jobs of one project, newest first, with the total ignoring pagination. */
 export const listBackgroundJobsOperation = ({ readModels, liveOutage }: Pick<JobReadDeps, 'readModels' | 'liveOutage'>) =>
   defineOperation({
-    name: 'list_background_jobs',
+    ...listBackgroundJobsSurfaces,
     title: 'List background indexing jobs',
     description: 'Indexing jobs of a project, newest first, filtered by status, with limit/offset paging.',
     toolset: 'jobs',

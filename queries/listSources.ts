@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { defineOperation } from '../src/operations.js';
+import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { ReadModels } from '../src/ports/projections.js';
 
 export const SourceSchema = z.object({
@@ -43,9 +43,30 @@ export const listSources = async (deps: ListSourcesDeps, project: string): Promi
   };
 };
 
+export const listSourcesSurfaces = {
+  name: 'sources',
+  cli: {
+    command: ['sources'],
+    description: 'list sources with their health and document counts',
+    catchUp: true,
+    print: {
+      table: {
+        rows: 'sources',
+        columns: {
+          source: '{name}',
+          documents: '{doc_count}',
+          health: (s: { healthy: boolean }) => (s.healthy ? 'healthy' : 'UNHEALTHY'),
+          notes: '{notes}',
+        },
+        empty: 'No sources.',
+      },
+    },
+  },
+} as const satisfies OperationSurfaces;
+
 export const listSourcesOperation = (deps: ListSourcesDeps) =>
   defineOperation({
-    name: 'sources',
+    ...listSourcesSurfaces,
     title: 'List sources',
     description: 'List the data sources: configured connectors with their health, and document counts.',
     toolset: 'search',

@@ -1,8 +1,10 @@
 import { z } from 'zod';
+import { streamId } from '../src/domain/events.js';
 import { Instant } from '../src/domain/instant.js';
 import { isPosition } from '../src/domain/position.js';
 import type { EventStore } from '../src/ports/eventStore.js';
-import { defineOperation } from '../src/operations.js';
+import { NotFoundError } from '../src/errors.js';
+import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import { parseInput } from '../src/validation.js';
 import { AuditOutputSchema, EventTypesSchema, readEventPage, toAuditEvent } from './auditEvents.js';
 
@@ -45,9 +47,50 @@ export const readHistory = async (
   return { events: page.events.map(toAuditEvent), nextCursor: page.nextCursor };
 };
 
+type HistoryEvent = ReadHistoryOutput['events'][number];
+
+const JOB_STREAM_PREFIX = streamId('job', '');
+
+/** A job's events, without the job id each repeats. */
+const jobEvents = ({ events }: { events: HistoryEvent[] }, input: { stream?: string }) => {
+  if (events.length === 0) throw new NotFoundError(`Job not found: ${input.stream?.slice(JOB_STREAM_PREFIX.length) ?? ''}`);
+  return {
+    events: events.map(({ revision, type, occurredAt, data: { jobId: _id, ...data } }) => ({
+      revision: Number(revision),
+      type,
+      occurredAt,
+      data,
+    })),
+  };
+};
+
+export const readHistorySurfaces = {
+  name: 'ledger.history',
+  cli: {
+    command: ['jobs', 'history'],
+    description: 'every event of a job, with its time',
+    arguments: [{ name: 'jobId', field: 'jobId' }],
+    prepare: ({ jobId }) => ({ stream: streamId('job', jobId as string), limit: 500 }),
+    allPages: { items: 'events', cursor: 'nextCursor', input: 'cursor' },
+    shown: jobEvents,
+    print: {
+      table: {
+        rows: 'events',
+        columns: {
+          occurred: '{occurredAt}',
+          rev: '#{revision}',
+          type: '{type}',
+          details: (e: { data: object }) => (Object.keys(e.data).length ? JSON.stringify(e.data) : ''),
+        },
+        empty: 'Nothing to show.',
+      },
+    },
+  },
+} as const satisfies OperationSurfaces;
+
 export const readHistoryOperation = (store: EventStore) =>
   defineOperation({
-    name: 'ledger.history',
+    ...readHistorySurfaces,
     title: 'Event history',
     description:
       'Lists the events of one stream (e.g. `job-<uuid>`, `annotation-<uuid>`, `doc-<uuid>`) or of all streams, ' +

@@ -3,7 +3,7 @@ import type { DocumentView } from '../src/domain/documentView.js';
 import { inUtc } from '../src/domain/instant.js';
 import { AsOfSchema } from '../src/engine/asOf.js';
 import { EmbeddingsDisabledError, UnavailableError, ValidationError } from '../src/errors.js';
-import { defineOperation, type OperationContext } from '../src/operations.js';
+import { defineOperation, type OperationContext, type OperationSurfaces } from '../src/operations.js';
 import type { ContentStore } from '../src/ports/contentStore.js';
 import type { Embedder } from '../src/ports/embedder.js';
 import type { ReadModels } from '../src/ports/projections.js';
@@ -227,9 +227,52 @@ export const searchDocuments = async (
   );
 };
 
+type SearchResult = SearchOutput['results'][number];
+type Ranking = NonNullable<NonNullable<SearchResult['explain']>['keyword']>;
+
+const ranking = (name: string, r: Ranking | null) =>
+  r ? `${name} #${r.rank} (score ${r.score.toFixed(3)}, chunk ${r.chunk_id})` : `${name}: not ranked`;
+
+const resultText = (r: SearchResult, i: number) =>
+  [
+    `${i + 1}. ${r.title ?? r.source_id}  (${r.source}:${r.source_id}, ${r.score.toFixed(3)})`,
+    `   id ${r.id}`,
+    ...(r.explain ? [`   ${ranking('keyword', r.explain.keyword)}; ${ranking('semantic', r.explain.semantic)}; shown: chunk ${r.explain.chunk_id}`] : []),
+    `   ${r.snippet}`,
+  ].join('\n');
+
+export const searchSurfaces = {
+  name: 'search',
+  cli: {
+    command: ['search'],
+    description: 'search the index',
+    arguments: [{ name: 'query', field: 'query', description: 'what to look for', variadic: true, parse: 'words' }],
+    options: [
+      { flags: '--mode <mode>', field: 'mode', description: 'how to rank', choices: ['keyword', 'semantic', 'hybrid'], default: 'keyword' },
+      { flags: '--limit <n>', field: 'limit', description: 'maximum results', parse: 'number' },
+      { flags: '--source <name>', field: 'filters.source', description: 'only this source' },
+      { flags: '--tag <tag...>', field: 'filters.tags', description: 'only documents with these tags' },
+      { flags: '--since <iso>', field: 'filters.since', description: 'only documents updated since' },
+      { flags: '--until <iso>', field: 'filters.until', description: 'only documents updated until' },
+      { flags: '--explain', field: 'explain', description: "show each result's rank and score in the keyword and semantic rankings" },
+      {
+        flags: '--as-of <position|iso>',
+        field: 'asOf',
+        description: 'search as it would have answered then: a position from `ctx history`, or a time',
+      },
+    ],
+    catchUp: true,
+    // As of a past position, the indexes are built from the events: the live ones need not catch up.
+    asOfField: 'asOf',
+    progress: (p: Record<string, unknown>) =>
+      `building the ${String(p.model)} index as of ${String(p.position)}: ${String(p.processedEvents)} events`,
+    print: { line: ({ results }: SearchOutput) => (results.length === 0 ? 'No results.' : results.map(resultText).join('\n')) },
+  },
+} as const satisfies OperationSurfaces;
+
 export const searchOperation = (deps: SearchDeps) =>
   defineOperation({
-    name: 'search',
+    ...searchSurfaces,
     title: 'Search',
     description:
       'Search indexed documents and code by keyword (BM25), semantic (embeddings) or hybrid query; returns the best ' +

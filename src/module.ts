@@ -62,6 +62,8 @@ export interface LedgerHandle {
    * this process they start from where the last process left them; a server keeps its own current.
    */
   catchUp(projection?: string): Promise<void>;
+  /** Runs the ledger's background work (indexing jobs) here as a server does, when the operations run in this process. */
+  startWork(): Promise<void>;
 }
 
 /** A feature of the ledger: its read models, operations, routes and CLI verbs, wired in one place. */

@@ -50,8 +50,8 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodO
   mcpErrors?: McpErrorObjects;
   /** Its route under `/api/v1`, when it has one. */
   rest?: RestRoute;
-  /** Its `ctx` verb, when it has one. */
-  cli?: CliVerb;
+  /** Its `ctx` verbs, when it has some. */
+  cli?: CliVerb | readonly CliVerb[];
 }
 
 /** Requests per minute per user share one budget within a class. */
@@ -84,7 +84,9 @@ export interface CliArgument {
   field: string;
   description?: string;
   optional?: boolean;
-  parse?: CliOption['parse'];
+  /** Takes every remaining word: `words` joins them with spaces. */
+  variadic?: true;
+  parse?: CliOption['parse'] | 'words';
 }
 
 /** An option of a verb, filling one input field (a dotted path fills a nested one). */
@@ -98,6 +100,8 @@ export interface CliOption {
   required?: boolean;
   /** When given, the verb runs this operation instead, with only the arguments and this option. */
   runs?: string;
+  choices?: readonly string[];
+  default?: string | number | boolean;
 }
 
 /** A cell or line of printed output: `{field}` placeholders (dotted paths, lists joined), or a function. */
@@ -113,6 +117,8 @@ export type CliPrint =
         empty: string;
         /** The output field holding the next page's cursor. */
         cursor?: string;
+        /** A line under the table saying how to see more, when there is more. */
+        more?: (value: never) => string | undefined;
       };
     }
   | { line: CliText };
@@ -127,6 +133,32 @@ export interface CliVerb {
   print: CliPrint;
   /** A query waits until the read models (or the one named) have applied every event so far. */
   catchUp?: true | string;
+  /** The input field asking for a past moment: given, the live read models need not catch up. */
+  asOfField?: string;
+  /** The line showing the operation's progress while it runs in this process. */
+  progress?: (progress: never) => string;
+  /** Completes the input at the terminal (e.g. paths resolved from the working directory). */
+  prepare?: (input: Record<string, unknown>) => Record<string, unknown>;
+  /** What is printed of the result, as text and as JSON; the result itself when absent. */
+  shown?: (output: never, input: never) => unknown;
+  /** Runs the operation once per page, following this cursor, and answers every page's items as one. */
+  allPages?: { items: string; cursor: string; input: string };
+  /** An option that, once the operation has answered, follows what it started until it ends. */
+  follow?: CliFollow;
+}
+
+/** Polls an operation with a progress line until its answer says the work has ended; prints that last answer. */
+export interface CliFollow {
+  flags: string;
+  description: string;
+  /** Follows in this process by running the ledger's background work here, as a server does. */
+  operation: string;
+  input: (started: never) => Record<string, unknown>;
+  progress: (status: never) => string;
+  done: (status: never) => boolean;
+  /** An ending that is not a success makes the exit code 1. */
+  failed: (status: never) => boolean;
+  print: CliPrint;
 }
 
 /** What an operation shows each surface, known before any ledger opens: the CLI builds its verbs from it. */

@@ -26,4 +26,5 @@ export const localLedger = (ledger: Ledger): LedgerHandle => ({
       ...(projection ? { name: projection } : {}),
       timeoutMs: CATCH_UP_TIMEOUT_MS,
     }),
+  startWork: () => ledger.start(),
 });

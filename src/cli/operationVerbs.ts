@@ -1,10 +1,11 @@
 import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { ValidationError } from '../errors.js';
-import type { WithLedger } from '../module.js';
-import type { CliOption, CliPrint, CliText, CliVerb, OperationSurfaces } from '../operations.js';
+import type { LedgerHandle, WithLedger } from '../module.js';
+import type { CliArgument, CliFollow, CliPrint, CliText, CliVerb, OperationSurfaces } from '../operations.js';
 import { fields, table } from './format.js';
 import { printResult } from './output.js';
+import { progressLine } from './progress.js';
 
 const valueAt = (value: unknown, path: string): unknown =>
   path.split('.').reduce<unknown>((at, key) => (at && typeof at === 'object' ? (at as Record<string, unknown>)[key] : undefined), value);
@@ -37,8 +38,10 @@ const readJsonFile = (file: string, field: string): unknown => {
   return parsed;
 };
 
-const parsed = (text: unknown, parse: CliOption['parse'], field: string): unknown => {
+const parsed = (text: unknown, parse: CliArgument['parse'], field: string): unknown => {
   switch (parse) {
+    case 'words':
+      return (text as string[]).join(' ');
     case 'number': {
       const number = Number(text);
       if (Number.isNaN(number)) throw new ValidationError(`${field}: '${String(text)}' is not a number`);
@@ -80,43 +83,87 @@ export const printText = (print: CliPrint, output: unknown): string => {
   if ('fields' in print)
     return fields(Object.fromEntries(Object.entries(print.fields).map(([label, text]) => [label, render(text, output)])));
   if ('table' in print) {
-    const { rows, columns, empty, cursor } = print.table;
+    const { rows, columns, empty, cursor, more } = print.table;
     const next = cursor ? valueAt(output, cursor) : null;
+    const hint = more ? (more as (value: unknown) => string | undefined)(output) : undefined;
     return (
       table(
         Object.entries(columns).map(([header, text]) => ({ header, value: (row: unknown) => cell(text, row) })),
         (valueAt(output, rows) as unknown[] | undefined) ?? [],
         empty,
-      ) + (next ? `\nMore: --cursor ${scalarText(next)}` : '')
+      ) +
+      (next ? `\nMore: --cursor ${scalarText(next)}` : '') +
+      (hint ? `\n${hint}` : '')
     );
   }
   const line = render(print.line, output);
   return typeof line === 'string' ? line : JSON.stringify(line ?? '');
 };
 
+const verbsOf = (cli: CliVerb | readonly CliVerb[] | undefined): readonly CliVerb[] =>
+  cli === undefined ? [] : 'command' in cli ? [cli] : cli;
+
 /** The command of these words, made (empty) when no module made it. */
 const commandAt = (program: Command, words: readonly string[]): Command =>
   words.reduce((parent, word) => parent.commands.find((c) => c.name() === word) ?? parent.command(word), program);
 
 const verbOf = (catalogue: readonly OperationSurfaces[], name: string): CliVerb | undefined =>
-  catalogue.find((o) => o.name === name)?.cli;
+  verbsOf(catalogue.find((o) => o.name === name)?.cli)[0];
+
+/** Every page of a paged operation, its items answered as one list. */
+const everyPage = async (ledger: LedgerHandle, operation: string, input: Record<string, unknown>, pages: NonNullable<CliVerb['allPages']>) => {
+  const items: unknown[] = [];
+  let cursor: unknown;
+  do {
+    const page = await ledger.run(operation, { ...input, ...(cursor ? { [pages.input]: cursor } : {}) });
+    items.push(...((valueAt(page, pages.items) as unknown[] | undefined) ?? []));
+    cursor = valueAt(page, pages.cursor);
+  } while (cursor);
+  return { [pages.items]: items };
+};
+
+const POLL_MS = 250;
+
+/** Polls until the work ends, showing its progress on one line; its last status is the verb's result. */
+const follow = async (ledger: LedgerHandle, how: CliFollow, started: unknown) => {
+  if (!ledger.server) await ledger.startWork();
+  const line = progressLine();
+  for (;;) {
+    const status = await ledger.run(how.operation, (how.input as (value: unknown) => Record<string, unknown>)(started));
+    line.update((how.progress as (value: unknown) => string)(status));
+    if ((how.done as (value: unknown) => boolean)(status)) {
+      line.done();
+      return status;
+    }
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
+  }
+};
 
 /** One verb: its arguments and options fill the operation's input; it prints the result as declared, or as JSON. */
 const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: readonly OperationSurfaces[], withLedger: WithLedger) => {
-  const command = commandAt(program, verb.command.slice(0, -1)).command(verb.command.at(-1)!).description(verb.description);
+  // A verb may be a group's own (`ctx jobs` beside `ctx jobs show`): the group's command is reused.
+  const command = commandAt(program, verb.command).description(verb.description);
   for (const argument of verb.arguments ?? [])
-    command.argument(argument.optional ? `[${argument.name}]` : `<${argument.name}>`, argument.description);
+    command.argument(
+      argument.optional ? `[${argument.name}${argument.variadic ? '...' : ''}]` : `<${argument.name}${argument.variadic ? '...' : ''}>`,
+      argument.description,
+    );
   for (const option of verb.options ?? []) {
     const added = new Option(option.flags, option.description);
     if (option.parse === 'repeat' || option.parse === 'pairs')
       added.argParser((value: string, previous: string[] | undefined) => [...(previous ?? []), value]);
     if (option.required) added.makeOptionMandatory();
+    if (option.choices) added.choices(option.choices);
+    if (option.default !== undefined) added.default(option.default);
     command.addOption(added);
   }
+  if (verb.follow) command.option(verb.follow.flags, verb.follow.description);
   command.option('--json', 'print JSON');
   command.action(async (...given: unknown[]) => {
     const self = given.at(-1) as Command;
     const options = self.opts<Record<string, unknown>>();
+    // A parent verb's `--json` takes the flag wherever it stands: `ctx jobs show ID --json` sets the parent's.
+    const json = self.optsWithGlobals<{ json?: boolean }>().json;
     const input: Record<string, unknown> = {};
     (verb.arguments ?? []).forEach((argument, i) => {
       if (given[i] !== undefined) setAt(input, argument.field, parsed(given[i], argument.parse, argument.field));
@@ -131,24 +178,41 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
           if (input[argument.field] !== undefined) only[argument.field] = input[argument.field];
         });
         setAt(only, option.field, parsed(value, option.parse, option.field));
-        return run(option.runs, only, options.json as boolean | undefined, self);
+        return run(option.runs, only, json, self);
       }
       setAt(input, option.field, parsed(value, option.parse, option.field));
     }
-    return run(name, input, options.json as boolean | undefined, self);
+    if (verb.follow && options[new Option(verb.follow.flags).attributeName()]) return runFollowed(input, json, self, verb.follow);
+    return run(name, input, json, self);
   });
 
-  const run = async (operation: string, input: unknown, json: boolean | undefined, self: Command) => {
+  const run = async (operation: string, given: Record<string, unknown>, json: boolean | undefined, self: Command) => {
     const ran = operation === name ? verb : (verbOf(catalogue, operation) ?? verb);
+    const input = ran.prepare ? ran.prepare(given) : given;
     const result = await withLedger(self, async (ledger) => {
-      if (ran.catchUp) await ledger.catchUp(ran.catchUp === true ? undefined : ran.catchUp);
-      return ledger.run(operation, input);
+      const past = ran.asOfField !== undefined && input[ran.asOfField] !== undefined;
+      if (ran.catchUp && !past) await ledger.catchUp(ran.catchUp === true ? undefined : ran.catchUp);
+      if (ran.allPages) return everyPage(ledger, operation, input, ran.allPages);
+      if (!ran.progress) return ledger.run(operation, input);
+      const line = progressLine();
+      const shownProgress = ran.progress as (progress: unknown) => string;
+      const answer = await ledger.run(operation, input, { onProgress: (progress) => line.update(shownProgress(progress)) });
+      line.done();
+      return answer;
     });
-    printResult(result, json, (value) => printText(ran.print, value));
+    const shown = ran.shown ? (ran.shown as (value: unknown, given: unknown) => unknown)(result, input) : result;
+    printResult(shown, json, (value) => printText(ran.print, value));
+  };
+
+  const runFollowed = async (given: Record<string, unknown>, json: boolean | undefined, self: Command, how: CliFollow) => {
+    const input = verb.prepare ? verb.prepare(given) : given;
+    const status = await withLedger(self, async (ledger) => follow(ledger, how, await ledger.run(name, input)));
+    printResult(status, json, (value) => printText(how.print, value));
+    if ((how.failed as (value: unknown) => boolean)(status)) process.exitCode = 1;
   };
 };
 
 /** Every operation of the catalogue that declares a verb becomes a `ctx` command. */
 export const mountVerbs = (program: Command, catalogue: readonly OperationSurfaces[], withLedger: WithLedger): void => {
-  for (const { name, cli } of catalogue) if (cli) mountVerb(program, name, cli, catalogue, withLedger);
+  for (const { name, cli } of catalogue) for (const verb of verbsOf(cli)) mountVerb(program, name, verb, catalogue, withLedger);
 };

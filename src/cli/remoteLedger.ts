@@ -100,5 +100,7 @@ export const remoteLedger = (server: ServerAccess): LedgerHandle => {
     },
     // The server's projections run all along; its commands wait for what they wrote.
     catchUp: () => Promise.resolve(),
+    // The server runs its own background work.
+    startWork: () => Promise.resolve(),
   };
 };

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { JobStatusSchema } from './jobs.js';
 import type { JobView } from './jobView.js';
+import type { CliPrint } from '../operations.js';
 import { databaseNameOf } from './workspace.js';
 
 const timestamp = z.iso.datetime({ offset: true });
@@ -79,3 +80,29 @@ export const jobListItem = (job: JobView): JobListItem =>
     completed_at: job.completedAt,
     project_id: job.project,
   });
+
+/** `database_name` names the project's workspace for the job tools; the CLI has no use for it. */
+export const withoutDatabaseName = <T extends object>(response: T): Omit<T, 'database_name'> => {
+  const { database_name: _name, ...rest } = response as T & { database_name?: string };
+  return rest;
+};
+
+/** How `ctx` prints a job's status: absent fields are left out. */
+export const jobStatusPrint = {
+  fields: {
+    job: '{job_id}',
+    status: '{status}',
+    progress: '{progress_percentage}% {progress_message}',
+    project: '{project_id}',
+    files_scanned: '{files_scanned}',
+    files_indexed: '{files_indexed}',
+    chunks_created: '{chunks_created}',
+    created_at: '{created_at}',
+    started_at: '{started_at}',
+    completed_at: '{completed_at}',
+    cancelled_at: '{cancelled_at}',
+    error_message: '{error_message}',
+    error_type: '{error_type}',
+    estimated_time_remaining_seconds: '{estimated_time_remaining_seconds}',
+  },
+} as const satisfies CliPrint;

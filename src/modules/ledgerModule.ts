@@ -5,7 +5,7 @@ import { rebuildProjectionOperation } from '../../commands/rebuildProjection.js'
 import { auditEventsOperation } from '../../queries/auditEvents.js';
 import { documentAsOfOperation } from '../../queries/getDocument.js';
 import { projectionStatusOperation, type ProjectionStatusOutput } from '../../queries/projectionStatus.js';
-import { readHistoryOperation, type ReadHistoryOutput } from '../../queries/readHistory.js';
+import { readHistoryOperation, readHistorySurfaces, type ReadHistoryOutput } from '../../queries/readHistory.js';
 import { formatDuration, formatHistory, formatProjectionStatus, formatRebuildProgress } from '../cli/format.js';
 import { printResult } from '../cli/output.js';
 import { progressLine } from '../cli/progress.js';
@@ -15,6 +15,7 @@ import type { LedgerModule } from '../module.js';
 /** The event ledger itself: history of any stream, the audit log, time travel, and the projections that serve it. */
 export const ledgerModule: LedgerModule = {
   name: 'ledger',
+  surfaces: [readHistorySurfaces],
   setup: async ({ db, store, projections }) => ({
     projections: [await postgresDocumentProjection(db, streamSummaries)],
     operations: [

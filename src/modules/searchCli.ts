@@ -1,11 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { Option, type Command } from 'commander';
+import type { Command } from 'commander';
 import type { GetDocumentOutput } from '../../queries/getDocument.js';
 import type { DocumentVersion } from '../domain/documentVersion.js';
-import type { ListSourcesOutput } from '../../queries/listSources.js';
-import type { SearchOutput } from '../../queries/searchDocuments.js';
-import { fields, table } from '../cli/format.js';
+import { fields } from '../cli/format.js';
 import { printResult } from '../cli/output.js';
 import { progressLine } from '../cli/progress.js';
 import { toStorableText } from '../domain/text.js';
@@ -16,20 +14,6 @@ import type { WithLedger } from '../module.js';
 const summary = (t: IngestTally) =>
   `${t.scanned} files: ${t.created} new, ${t.updated} updated, ${t.unchanged} unchanged, ${t.skipped} skipped, ` +
   `${t.failed} failed, ${t.removed} removed; ${t.chunks} chunks`;
-
-type SearchResult = SearchOutput['results'][number];
-type Ranking = NonNullable<NonNullable<SearchResult['explain']>['keyword']>;
-
-const ranking = (name: string, r: Ranking | null) =>
-  r ? `${name} #${r.rank} (score ${r.score.toFixed(3)}, chunk ${r.chunk_id})` : `${name}: not ranked`;
-
-const resultText = (r: SearchResult, i: number) =>
-  [
-    `${i + 1}. ${r.title ?? r.source_id}  (${r.source}:${r.source_id}, ${r.score.toFixed(3)})`,
-    `   id ${r.id}`,
-    ...(r.explain ? [`   ${ranking('keyword', r.explain.keyword)}; ${ranking('semantic', r.explain.semantic)}; shown: chunk ${r.explain.chunk_id}`] : []),
-    `   ${r.snippet}`,
-  ].join('\n');
 
 const versionText = (v: DocumentVersion) =>
   fields({
@@ -116,48 +100,6 @@ export const searchCli = (program: Command, withLedger: WithLedger) => {
     });
 
   program
-    .command('search')
-    .description('search the index')
-    .argument('<query...>', 'what to look for')
-    .addOption(new Option('--mode <mode>', 'how to rank').choices(['keyword', 'semantic', 'hybrid']).default('keyword'))
-    .option('--limit <n>', 'maximum results', (v) => Number(v))
-    .option('--source <name>', 'only this source')
-    .option('--tag <tag...>', 'only documents with these tags')
-    .option('--since <iso>', 'only documents updated since')
-    .option('--until <iso>', 'only documents updated until')
-    .option('--explain', "show each result's rank and score in the keyword and semantic rankings")
-    .option('--as-of <position|iso>', 'search as it would have answered then: a position from `ctx history`, or a time')
-    .option('--json', 'print JSON')
-    .action(async (words: string[], options: Record<string, unknown>, command: Command) => {
-      const output = await withLedger(command, async (ledger) => {
-        const asOf = options.asOf as string | undefined;
-        // As of a past position, the indexes are built from the events: the live ones need not catch up.
-        if (asOf === undefined) await ledger.catchUp();
-        const progress = progressLine();
-        const found = await ledger.run<SearchOutput>(
-          'search',
-          {
-            query: words.join(' '),
-            mode: options.mode,
-            limit: options.limit,
-            explain: options.explain === true,
-            filters: { source: options.source, tags: options.tag, since: options.since, until: options.until },
-            asOf,
-          },
-          {
-            onProgress: (p) =>
-              progress.update(`building the ${String(p.model)} index as of ${String(p.position)}: ${String(p.processedEvents)} events`),
-          },
-        );
-        progress.done();
-        return found;
-      });
-      printResult(output, options.json as boolean | undefined, ({ results }) =>
-        results.length === 0 ? 'No results.' : results.map(resultText).join('\n'),
-      );
-    });
-
-  program
     .command('get')
     .description('print a document by id')
     .argument('<id>', 'document id')
@@ -173,28 +115,5 @@ export const searchCli = (program: Command, withLedger: WithLedger) => {
         return ledger.run<GetDocumentOutput>('get', { id });
       });
       printResult(doc, options.json, (d) => `# ${d.title ?? d.source_id}\n${d.source}:${d.source_id}\n\n${d.body}`);
-    });
-
-  program
-    .command('sources')
-    .description('list sources with their health and document counts')
-    .option('--json', 'print JSON')
-    .action(async (options: { json?: boolean }, command: Command) => {
-      const { sources } = await withLedger(command, async (ledger) => {
-        await ledger.catchUp();
-        return ledger.run<ListSourcesOutput>('sources', {});
-      });
-      printResult({ sources }, options.json, () =>
-        table(
-          [
-            { header: 'source', value: (s) => s.name },
-            { header: 'documents', value: (s) => s.doc_count },
-            { header: 'health', value: (s) => (s.healthy ? 'healthy' : 'UNHEALTHY') },
-            { header: 'notes', value: (s) => s.notes },
-          ],
-          sources,
-          'No sources.',
-        ),
-      );
     });
 };

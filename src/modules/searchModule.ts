@@ -11,9 +11,9 @@ import { ingestOperation, type IngestInput } from '../../commands/ingestSources.
 import { documentsProjection } from '../../projections/documents.js';
 import { getDocumentOperation } from '../../queries/getDocument.js';
 import { listChunksOperation } from '../../queries/listChunks.js';
-import { listSourcesOperation } from '../../queries/listSources.js';
+import { listSourcesOperation, listSourcesSurfaces } from '../../queries/listSources.js';
 import { createSearchAsOf } from '../../queries/searchAsOf.js';
-import { searchOperation } from '../../queries/searchDocuments.js';
+import { searchOperation, searchSurfaces } from '../../queries/searchDocuments.js';
 import { commandContext } from '../engine/commands.js';
 import { NotConfiguredError, NotFoundError, ValidationError } from '../errors.js';
 import { mountOperation } from '../http/operationRoute.js';
@@ -222,5 +222,6 @@ export const searchModule: LedgerModule = {
       },
     };
   },
+  surfaces: [searchSurfaces, listSourcesSurfaces],
   cli: searchCli,
 };

@@ -5,7 +5,6 @@ import { printResult } from '../cli/output.js';
 import { progressLine } from '../cli/progress.js';
 import { isTerminal } from '../domain/jobs.js';
 import { AppError } from '../errors.js';
-import type { JobRunner } from '../ports/jobRunner.js';
 import type { JobStatusResponse } from '../domain/jobResponses.js';
 import type { LedgerHandle, WithLedger } from '../module.js';
 import type { SyncOutputSchema } from './extensionsModule.js';
@@ -26,7 +25,7 @@ const syncLua = async (ledger: LedgerHandle, name: string) => {
  * `ctx sync NAME`: syncs a Lua connector, or else a remote connector (GitHub, …) as a background
  * job that it follows to the end, here or on the server that holds the data.
  */
-export const mountSyncCli = (runtime: { runner?: JobRunner }) => (program: Command, withLedger: WithLedger) => {
+export const mountSyncCli = (program: Command, withLedger: WithLedger) => {
   program
     .command('sync')
     .description('sync a connector: a Lua connector, or a remote one (GitHub, …) as a job it follows to the end')
@@ -48,7 +47,7 @@ export const mountSyncCli = (runtime: { runner?: JobRunner }) => (program: Comma
             throw new AppError('not_found', 404, `No Lua connector named '${name}', nor a remote connector with that name or id`);
           });
         // In this process, this process is the runner; a server runs the job itself.
-        if (!ledger.server) await runtime.runner?.start();
+        await ledger.startWork();
         const line = progressLine();
         for (;;) {
           const status = await ledger.run<JobStatusResponse>('get_job_status', { job_id: started.job_id });
