@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { IngestTallySchema, type IngestTally } from '../src/ingestion/ingestFiles.js';
+import { IngestTallySchema, type IngestTally } from '../src/domain/ingestTally.js';
 import { defineOperation, type OperationContext } from '../src/operations.js';
 
 export const IngestInputSchema = z

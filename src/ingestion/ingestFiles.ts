@@ -1,25 +1,11 @@
 import path from 'node:path';
-import { z } from 'zod';
 import type { GitFile, ScannedFile, SkippedFile } from '../../infra/connectors/index.js';
 import { ingestDocument, type IngestDeps } from '../../commands/ingestDocument.js';
 import { removeDocument } from '../../commands/removeDocument.js';
 import type { DocumentView } from '../domain/documentView.js';
+import type { IngestTally } from '../domain/ingestTally.js';
 import type { CommandContext } from '../engine/commands.js';
 import type { ReadModels } from '../ports/projections.js';
-
-export const IngestTallySchema = z.object({
-  scanned: z.number().int(),
-  created: z.number().int(),
-  updated: z.number().int(),
-  unchanged: z.number().int(),
-  skipped: z.number().int(),
-  failed: z.number().int(),
-  removed: z.number().int(),
-  chunks: z.number().int(),
-  /** Files that were skipped or failed, with why. */
-  problems: z.array(z.object({ sourceId: z.string(), reason: z.string() })),
-});
-export type IngestTally = z.infer<typeof IngestTallySchema>;
 
 export const emptyTally = (): IngestTally => ({
   scanned: 0,

@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { scanFilesystem, type ScannedFile, type SkippedFile } from '../../infra/connectors/index.js';
 import type { IngestDeps } from '../../commands/ingestDocument.js';
-import type { DocumentView } from '../domain/documentView.js';
 import { jobsProjection } from '../../projections/jobs.js';
 import { isTerminal, type JobPhase } from '../domain/jobs.js';
 import { positionParts, type Position } from '../domain/position.js';

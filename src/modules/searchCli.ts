@@ -8,7 +8,7 @@ import { printResult } from '../cli/output.js';
 import { progressLine } from '../cli/progress.js';
 import { toStorableText } from '../domain/text.js';
 import { ValidationError } from '../errors.js';
-import type { IngestTally } from '../ingestion/ingestFiles.js';
+import type { IngestTally } from '../domain/ingestTally.js';
 import type { WithLedger } from '../module.js';
 
 const summary = (t: IngestTally) =>

@@ -9,8 +9,7 @@ import { ProjectIdSchema } from '../../domain/workspace.js';
 import type { Operation } from '../../operations.js';
 import type { EventStore } from '../../ports/eventStore.js';
 import type { ReadModels } from '../../ports/projections.js';
-import type { ApiCall, ApiHandlers } from './apiPlugin.js';
-import type { RouteSpec } from './routeSpecs.js';
+import type { ApiCall, RouteHandler, RouteSpec } from './routeSpec.js';
 
 const timestamp = z.iso.datetime({ offset: true });
 
@@ -183,5 +182,5 @@ export const adminHandlers = ({ projections, readModels, store, operations }: Ad
         ),
       };
     },
-  } satisfies Partial<ApiHandlers>;
+  } satisfies Record<string, RouteHandler>;
 };

@@ -22,18 +22,9 @@ import {
   type RouteKey,
   type RouteSpec,
 } from './routeSpecs.js';
+import type { RouteHandler } from './routeSpec.js';
 
-/** What a handler gets: its validated input and who calls. */
-export interface ApiCall {
-  params: Record<string, unknown>;
-  query: Record<string, unknown>;
-  body: unknown;
-  principal: Principal | null;
-  /** The operation context of an authenticated call (tenant = project). */
-  context: OperationContext;
-}
-
-export type ApiHandlers = Record<RouteKey, (call: ApiCall) => Promise<unknown>>;
+export type ApiHandlers = Record<RouteKey, RouteHandler>;
 
 export interface ApiPluginOptions {
   authenticator: Authenticator;

@@ -6,8 +6,7 @@ import { isPosition } from '../../domain/position.js';
 import { AGGREGATE_NAMES } from '../../engine/aggregates.js';
 import { AsOfSchema } from '../../engine/asOf.js';
 import type { EventStore } from '../../ports/eventStore.js';
-import type { ApiCall, ApiHandlers } from './apiPlugin.js';
-import type { RouteSpec } from './routeSpecs.js';
+import type { ApiCall, RouteHandler, RouteSpec } from './routeSpec.js';
 
 export const AuditEventSchema = z.object({
   position: z.string().describe('Position in the global log; also the cursor and an as_of moment'),
@@ -115,7 +114,7 @@ type AuditQuery = z.output<typeof AuditEventsQuerySchema>;
 
 export const auditHandlers = (
   store: EventStore,
-): Pick<ApiHandlers, `${(typeof AUDIT_ROUTE_SPECS)[number]['method']} ${(typeof AUDIT_ROUTE_SPECS)[number]['url']}`> => ({
+): Record<`${(typeof AUDIT_ROUTE_SPECS)[number]['method']} ${(typeof AUDIT_ROUTE_SPECS)[number]['url']}`, RouteHandler> => ({
   'GET /audit/events': async (call) => {
     const query = call.query as AuditQuery;
     const page = await auditEvents(

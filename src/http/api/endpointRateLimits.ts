@@ -1,4 +1,4 @@
-import type { RateClass } from './routeSpecs.js';
+import type { RateClass } from '../../operations.js';
 
 type SettableClass = Extract<RateClass, 'search' | 'index' | 'connectors' | 'config'>;
 

@@ -1,8 +1,7 @@
 import { ForgetInputSchema, ForgetOutputSchema } from '../../../commands/forget.js';
 import { UnavailableError } from '../../errors.js';
 import type { Operation } from '../../operations.js';
-import type { ApiHandlers } from './apiPlugin.js';
-import type { RouteSpec } from './routeSpecs.js';
+import type { RouteHandler, RouteSpec } from './routeSpec.js';
 
 /** Data protection: forgetting a document's content or a subject's notes, for a tenant's admin. */
 export const FORGET_ROUTE_SPECS = [
@@ -25,4 +24,4 @@ export const forgetHandlers = (operations: () => readonly Operation[]) =>
       if (!forget) throw new UnavailableError("The 'forget' operation is not available in this deployment");
       return forget.run(body as never, context);
     },
-  }) satisfies Partial<ApiHandlers>;
+  }) satisfies Record<string, RouteHandler>;

@@ -5,27 +5,10 @@ import { ADMIN_ROUTE_SPECS } from './adminRoutes.js';
 import { FORGET_ROUTE_SPECS } from './forgetRoutes.js';
 import { AUDIT_ROUTE_SPECS } from './auditRoutes.js';
 import * as s from './schemas.js';
+import { PER_OPERATION, type RouteSpec } from './routeSpec.js';
 
 export type { RateClass };
-
-/** A route whose scope and rate class are those of the operation its path names. */
-export const PER_OPERATION = 'per-operation';
-
-/** One endpoint of `/api/v1`: what it needs and what it answers; handlers are bound separately. */
-export interface RouteSpec {
-  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-  url: string;
-  summary: string;
-  /** Null: no credentials needed. */
-  scope: Scope | typeof PER_OPERATION | null;
-  /** Null: not rate limited. */
-  rateClass: RateClass | typeof PER_OPERATION | null;
-  params?: z.ZodObject;
-  query?: z.ZodObject;
-  body?: z.ZodType;
-  status: number;
-  response: z.ZodType | null;
-}
+export { PER_OPERATION, type RouteSpec };
 
 export const ROUTE_SPECS = [
   {
