@@ -207,7 +207,7 @@ describe('search without an embedding model', () => {
 });
 
 describe('a configured source that cannot be read', () => {
-  it('answers not_configured to an ingest of it, and changes nothing', async () => {
+  it('answers NOT_CONFIGURED (not_configured on the tool API) to an ingest of it, and changes nothing', async () => {
     const file = path.join(tempDataDir('ctx-agent-config-'), 'ctx.toml');
     writeFileSync(file, '[sources.handbook]\nkind = "filesystem"\nroots = ["/nonexistent/handbook"]\n');
     const { ledger, server } = await serveLedger({ CTX_EMBEDDINGS__PROVIDER: 'none' }, file);
@@ -217,9 +217,17 @@ describe('a configured source that cannot be read', () => {
       const result = await client.callTool({ name: 'ingest', arguments: { source: 'filesystem:handbook' } });
       expect(result.isError).toBe(true);
       expect(JSON.parse(textOf(result))).toMatchObject({
-        error: { code: 'not_configured', message: expect.stringMatching(/filesystem:handbook.*\/nonexistent\/handbook/) as unknown },
+        error: { code: 'NOT_CONFIGURED', message: expect.stringMatching(/filesystem:handbook.*\/nonexistent\/handbook/) as unknown },
       });
       expect(await ledger.store.headPosition()).toBe(head);
+      // The tool API keeps seed 000's lowercase codes.
+      const tools = await fetch(`${server.url}/tools/ingest`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ source: 'filesystem:handbook' }),
+      });
+      expect(tools.status).toBe(400);
+      expect(await tools.json()).toMatchObject({ error: { code: 'not_configured' } });
     } finally {
       await client.close();
       await server.close();

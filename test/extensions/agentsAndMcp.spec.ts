@@ -108,7 +108,7 @@ describe('agents, MCP and Lua connectors', () => {
     it('reports a timeout as an error result', async () => {
       const result = await client.callTool({ name: 'spin', arguments: {} });
       expect(result.isError).toBe(true);
-      expect(textOf(result)).toMatchObject({ error: { code: 'timeout' } });
+      expect(textOf(result)).toMatchObject({ error: { code: 'TIMEOUT' } });
     });
 
     it('serves agents as prompts', async () => {
@@ -156,7 +156,7 @@ describe('agents, MCP and Lua connectors', () => {
     it('answers an unknown connector with not_found', async () => {
       await expect(
         ledger.operation('extensions.sync').run({ name: 'nope' }, { actor: SYSTEM_ACTOR, correlationId: crypto.randomUUID(), project: DEFAULT_PROJECT }),
-      ).rejects.toMatchObject({ code: 'not_found' });
+      ).rejects.toMatchObject({ code: 'NOT_FOUND_ERROR' });
     });
   });
 });
