@@ -36,7 +36,8 @@ const isChannelId = (value: string) => /^[CG][A-Z0-9]{6,}$/.test(value);
 /**
  * The messages of some channels, each thread (a message with its replies) one document. A sync
  * asks each channel's history for messages newer than the newest one it saw there, paging with
- * Slack's cursors; the client waits out 429s for as long as `Retry-After` says.
+ * Slack's cursors, then lists the threads still there so that deleted ones are removed; the client
+ * waits out 429s for as long as `Retry-After` says.
  */
 export const createSlackSource = (settings: Record<string, unknown>): RemoteSource => {
   const token = requiredString(settings, 'token', 'slack', 'a bot token (xoxb-…) with channels:history');
@@ -120,6 +121,23 @@ export const createSlackSource = (settings: Record<string, unknown>): RemoteSour
         throw error instanceof ConnectorAccessError ? error : translate(error);
       }
     },
-    liveIds: () => Promise.resolve(null),
+    /** Every thread still in the channels: history pages to the end, without a mark, finds what was deleted. */
+    async liveIds() {
+      const live = new Set<string>();
+      try {
+        for (const [, channel] of await channelIds()) {
+          let page: string | undefined;
+          do {
+            const history = await client.conversations.history({ channel, limit, ...(page ? { cursor: page } : {}) });
+            for (const message of (history.messages ?? []) as Message[])
+              if (message.ts && (!message.thread_ts || message.thread_ts === message.ts)) live.add(`${channel}/${message.ts}`);
+            page = (history.has_more && history.response_metadata?.next_cursor) || undefined;
+          } while (page);
+        }
+      } catch (error) {
+        throw error instanceof ConnectorAccessError ? error : translate(error);
+      }
+      return live;
+    },
   };
 };

@@ -37,7 +37,7 @@ describe('Slack connector against a local stand-in of the Web API', () => {
     await slack?.close();
   });
 
-  it('syncs threads page by page through a 429, then only what is new', async () => {
+  it('syncs threads page by page through a 429, then only what is new, and removes what was deleted', async () => {
     slack.rateLimitNext('conversations.history', 1);
     const first = await startSync(api, token, connectorId);
     expect((await jobOutcome(api, first)).status).toBe('completed');
@@ -49,11 +49,20 @@ describe('Slack connector against a local stand-in of the Web API', () => {
     expect((await api.call('GET', `/connectors/${connectorId}`, { token })).body).toMatchObject({ status: 'active', stats: { documents_indexed: 3 } });
 
     const before = await api.ledger.store.headPosition();
-    slack.channels.get('C0DEV0001')!.messages.push({ ts: '1767000005.000100', user: 'U2', text: 'Rollback done' });
+    const dev = slack.channels.get('C0DEV0001')!;
+    const lunch = (await api.ledger.readModels.find<{ id: string; sourceId: string }>('documents', {
+      where: { project: 'acme', sourceId: 'C0DEV0001/1767000003.000100' },
+      limit: 1,
+    })).items[0]!;
+    dev.messages = dev.messages.filter((m) => m.ts !== '1767000003.000100');
+    dev.messages.push({ ts: '1767000005.000100', user: 'U2', text: 'Rollback done' });
+    const historyCalls = slack.calls.filter((c) => c.method === 'conversations.history').length;
     const second = await startSync(api, token, connectorId);
     expect((await jobOutcome(api, second)).status).toBe('completed');
-    expect(ingestedIds(await eventsSince(api, before, 'doc'))).toEqual(['C0DEV0001/1767000005.000100']);
-    const asked = slack.calls.filter((c) => c.method === 'conversations.history').at(-1);
+    const events = await eventsSince(api, before, 'doc');
+    expect(ingestedIds(events)).toEqual(['C0DEV0001/1767000005.000100']);
+    expect(events.filter((e) => e.type === 'DocumentRemoved').map((e) => (e.data as { documentId: string }).documentId)).toEqual([lunch.id]);
+    const asked = slack.calls.filter((c) => c.method === 'conversations.history').slice(historyCalls)[0];
     expect(asked?.params.oldest).toBe('1767000004.000100');
   }, 60_000);
 
