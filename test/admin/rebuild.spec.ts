@@ -45,7 +45,7 @@ describe('rebuilding a projection over REST', () => {
     admin = api.token(['admin'], 'acme', 'operator');
     searcher = api.token(['search:read'], 'acme', 'searcher');
     const raised = await api.call('PATCH', '/config', {
-      token: api.token(['config:write'], 'acme', 'operator'),
+      token: api.token(['config:write', 'admin'], 'acme', 'operator'),
       body: { rate_limits: { search_per_minute: 100_000 } },
     });
     expect(raised.status).toBe(200);
