@@ -148,6 +148,7 @@ describeWith(POSTGRES_SERVER, 'two ctx serve replicas on one PostgreSQL database
       // The test polls both replicas all the time.
       CTX_SERVER__TOOLS_PER_MINUTE: '100000',
       CTX_SERVER__MCP_PER_MINUTE: '100000',
+      CTX_MCP__TOOLSETS: 'all',
       CTX_LOG__LEVEL: 'info',
       ...tempRootsEnv(),
     };
