@@ -5,7 +5,7 @@ import { newId } from '../src/domain/ids.js';
 import { DuplicateJobError } from '../src/domain/jobs.js';
 import { commandContext, handleCommand, metadataFor, type CommandContext, type Decider } from '../src/engine/commands.js';
 import { NotFoundError, ValidationError } from '../src/errors.js';
-import { defineOperation } from '../src/operations.js';
+import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 import type { RemoteSource, SyncCursor } from '../src/ports/remoteSource.js';
 
@@ -102,6 +102,18 @@ export const SyncConnectorOutputSchema = z.object({
   message: z.string(),
 });
 
+export const syncConnectorSurfaces = {
+  name: 'connectors.sync',
+  rest: {
+    method: 'POST',
+    path: '/connectors/{id}/sync',
+    params: { id: 'connector' },
+    summary: 'Sync a remote connector as a background job',
+    status: 202,
+    rateClass: 'connectors',
+  },
+} as const satisfies OperationSurfaces;
+
 export interface SyncConnectorDeps {
   store: EventStore;
   /** The project's connector by id or name, settings as stored; null when there is none. */
@@ -118,21 +130,13 @@ export interface SyncConnectorDeps {
 /** Starts a background sync of a remote connector: a job like an indexing job, with its progress and cancel. */
 export const syncConnectorOperation = ({ store, findConnector, openSource, runner }: SyncConnectorDeps) =>
   defineOperation({
-    name: 'connectors.sync',
+    ...syncConnectorSurfaces,
     title: 'Sync a connector',
     description:
       'Fetches what changed in a remote connector (GitHub, …) since its last sync, as a background job; follow it with get_job_status, stop it with cancel_job.',
     toolset: 'jobs',
     writes: true,
     scope: 'connectors:write',
-    rest: {
-      method: 'POST',
-      path: '/connectors/{id}/sync',
-      params: { id: 'connector' },
-      summary: 'Sync a remote connector as a background job',
-      status: 202,
-      rateClass: 'connectors',
-    },
     input: SyncConnectorInputSchema,
     output: SyncConnectorOutputSchema,
     run: async (input, operation) => {

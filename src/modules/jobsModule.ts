@@ -3,7 +3,7 @@ import { readLiveCheckpoint } from '../../infra/postgres/checkpoints.js';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
 import { cancelJobOperation, cancelJobSurfaces } from '../../commands/cancelJob.js';
 import { startIndexingOperation, startIndexingSurfaces } from '../../commands/startIndexing.js';
-import { syncConnectorOperation } from '../../commands/syncConnector.js';
+import { syncConnectorOperation, syncConnectorSurfaces } from '../../commands/syncConnector.js';
 import { jobsProjection } from '../../projections/jobs.js';
 import { getJobStatusOperation, getJobStatusSurfaces } from '../../queries/getJobStatus.js';
 import { listBackgroundJobsOperation, listBackgroundJobsSurfaces } from '../../queries/listBackgroundJobs.js';
@@ -88,7 +88,7 @@ export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule 
       };
     },
   cli: mountSyncCli,
-  surfaces: [startIndexingSurfaces, listBackgroundJobsSurfaces, getJobStatusSurfaces, cancelJobSurfaces],
+  surfaces: [startIndexingSurfaces, listBackgroundJobsSurfaces, getJobStatusSurfaces, cancelJobSurfaces, syncConnectorSurfaces],
 });
 
 export const jobsModule = createJobsModule();

@@ -108,7 +108,11 @@ export const GROUPS: Record<'documents' | 'work' | 'surfaces', Group> = {
       CTX_AUTH__JWT_SECRET: 'a-secret-of-at-least-32-characters!',
       CTX_EXTENSIONS__CONNECTORS_DIR: path.join(EXAMPLES, 'connectors'),
     },
-    files: { ...FIXTURE, 'repo/auth.md': FIXTURE['docs/auth.md'] },
+    files: {
+      ...FIXTURE,
+      'repo/auth.md': FIXTURE['docs/auth.md'],
+      'batch.json': '[{"chunkId":"no-such-chunk","categories":["fee_schedule"]}]',
+    },
     scenarios: [
       { args: ['index', './repo', '--follow'], stdout: /status: +completed/ },
       {
@@ -161,6 +165,8 @@ export const GROUPS: Record<'documents' | 'work' | 'surfaces', Group> = {
         args: ['annotations', 'diff', '{sessionId}', '--from', '0'],
         stdout: /^\+ .*categories: \[\] -> \["fee_schedule"\]/,
       },
+      { args: ['annotations', 'annotate-batch', '{sessionId}', 'batch.json'], stdout: /^0 annotated, 1 failed\n {2}no-such-chunk: / },
+      { args: ['annotations', 'rename', '{sessionId}', 'fee review'], stdout: /^Renamed session .* to fee review\./ },
       {
         args: ['keys', 'create', '--scopes', 'search:read index:read', '--tenant', 'acme', '--json'],
         stdout: /"key_id"/,
