@@ -11,7 +11,7 @@ import { parseInput } from '../src/validation.js';
 import type { JobRunner } from '../src/ports/jobRunner.js';
 import { ProjectIdSchema, resolveProject } from '../src/domain/workspace.js';
 import { jobStatusPrint, withoutDatabaseName, type JobStatusResponse } from '../src/domain/jobResponses.js';
-import { DEFAULT_PROJECT, defineOperation, type OperationSurfaces } from '../src/operations.js';
+import { DEFAULT_PROJECT, defineOperation, type OperationContext, type OperationSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 
 export const StartIndexingInputSchema = z.object({
@@ -138,22 +138,12 @@ export const startIndexingOperation = ({ store, runner, readable }: StartIndexin
           suggestion: 'Follow the existing job with get_job_status, or cancel it first',
         });
       }
-      const jobId = newId();
-      const stream = streamId('job', jobId);
-      const context = commandContext(operation.actor, { project, correlationId: operation.correlationId });
-      const event = validateEvent({
-        type: 'IndexingJobRequested',
-        schemaVersion: 1,
-        data: {
-          jobId,
-          repoPath,
-          forceReindex: input.force_reindex,
-          include: input.include_patterns,
-          exclude: input.exclude_patterns,
-        },
+      const { jobId, admission } = await requestJob({ store, runner }, operation, project, {
+        repoPath,
+        forceReindex: input.force_reindex,
+        include: input.include_patterns,
+        exclude: input.exclude_patterns,
       });
-      await store.append(stream, [{ ...event, metadata: metadataFor(context, { streamId: stream, expected: 'no_stream', index: 0 }) }], 'no_stream');
-      const admission = await runner.admit({ jobId, project, repoPath });
       return {
         job_id: jobId,
         status: admission.status,
@@ -165,3 +155,18 @@ export const startIndexingOperation = ({ store, runner, readable }: StartIndexin
       };
     },
   });
+
+/** Records a job's request in its own stream and hands it to the runner: how every kind of job starts. */
+export const requestJob = async (
+  { store, runner }: { store: EventStore; runner: Pick<JobRunner, 'admit'> },
+  caller: Pick<OperationContext, 'actor' | 'correlationId'>,
+  project: string,
+  request: { repoPath: string; forceReindex: boolean; include: string[]; exclude: string[] },
+) => {
+  const jobId = newId();
+  const stream = streamId('job', jobId);
+  const context = commandContext(caller.actor, { project, correlationId: caller.correlationId });
+  const event = validateEvent({ type: 'IndexingJobRequested', schemaVersion: 1, data: { jobId, ...request } });
+  await store.append(stream, [{ ...event, metadata: metadataFor(context, { streamId: stream, expected: 'no_stream', index: 0 }) }], 'no_stream');
+  return { jobId, admission: await runner.admit({ jobId, project, repoPath: request.repoPath }) };
+};

@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import type { ConnectorEventSchemas, ConnectorSyncEventSchemas } from '../src/domain/connectors.js';
-import { streamId, validateEvent, type StoredEvent } from '../src/domain/events.js';
-import { newId } from '../src/domain/ids.js';
+import { streamId, type StoredEvent } from '../src/domain/events.js';
 import { DuplicateJobError } from '../src/domain/jobs.js';
-import { commandContext, handleCommand, metadataFor, type CommandContext, type Decider } from '../src/engine/commands.js';
+import { handleCommand, type CommandContext, type Decider } from '../src/engine/commands.js';
 import { NotFoundError, ValidationError } from '../src/errors.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
+import type { JobRunner } from '../src/ports/jobRunner.js';
 import type { RemoteSource, SyncCursor } from '../src/ports/remoteSource.js';
+import { requestJob } from './startIndexing.js';
 
 type ConnectorEvent = z.infer<(typeof ConnectorEventSchemas)[number] | (typeof ConnectorSyncEventSchemas)[number]>;
 
@@ -121,10 +122,7 @@ export interface SyncConnectorDeps {
   /** The connector's remote source (its settings opened); null for kinds that are not remote; throws when a setting is missing. */
   openSource: (kind: string, settings: Record<string, unknown>) => RemoteSource | null;
   /** The jobs runner: who already syncs what, and where a new job goes. */
-  runner: {
-    activeJobFor(project: string, repoPath: string): { jobId: string; status: string } | undefined;
-    admit(job: { jobId: string; project: string; repoPath: string }): Promise<{ status: 'pending' | 'running'; queuePosition: number }>;
-  };
+  runner: Pick<JobRunner, 'activeJobFor' | 'admit'>;
 }
 
 /** Starts a background sync of a remote connector: a job like an indexing job, with its progress and cancel. */
@@ -155,16 +153,12 @@ export const syncConnectorOperation = ({ store, findConnector, openSource, runne
           job_id: duplicate.jobId,
           current_status: duplicate.status,
         });
-      const jobId = newId();
-      const stream = streamId('job', jobId);
-      const context = commandContext(operation.actor, { project, correlationId: operation.correlationId });
-      const event = validateEvent({
-        type: 'IndexingJobRequested',
-        schemaVersion: 1,
-        data: { jobId, repoPath, forceReindex: false, include: [], exclude: [] },
+      const { jobId, admission } = await requestJob({ store, runner }, operation, project, {
+        repoPath,
+        forceReindex: false,
+        include: [],
+        exclude: [],
       });
-      await store.append(stream, [{ ...event, metadata: metadataFor(context, { streamId: stream, expected: 'no_stream', index: 0 }) }], 'no_stream');
-      const admission = await runner.admit({ jobId, project, repoPath });
       return {
         job_id: jobId,
         connector_id: connector.id,

@@ -4,7 +4,7 @@ import { fields } from '../cli/format.js';
 import { printResult } from '../cli/output.js';
 import { progressLine } from '../cli/progress.js';
 import { isTerminal } from '../domain/jobs.js';
-import { AppError } from '../errors.js';
+import { AppError, NotFoundError } from '../errors.js';
 import type { JobStatusResponse } from '../domain/jobResponses.js';
 import type { LedgerHandle, WithLedger } from '../module.js';
 import type { SyncOutputSchema } from './extensionsModule.js';
@@ -44,7 +44,7 @@ export const mountSyncCli = (program: Command, withLedger: WithLedger) => {
           .run<{ job_id: string; connector_id: string }>('connectors.sync', { connector: name })
           .catch((error: unknown) => {
             if (!isNotFound(error)) throw error;
-            throw new AppError('not_found', 404, `No Lua connector named '${name}', nor a remote connector with that name or id`);
+            throw new NotFoundError(`No Lua connector named '${name}', nor a remote connector with that name or id`);
           });
         // In this process, this process is the runner; a server runs the job itself.
         await ledger.startWork();
