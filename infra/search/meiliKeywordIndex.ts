@@ -100,7 +100,7 @@ export const createMeiliKeywordIndex = async ({
   // Named as the embedded keyword index is (`ctx projections rebuild keyword` in either mode); its
   // checkpoint keeps a name of its own, so that switching backends never reuses the other's.
   const name = 'keyword';
-  const version = 2;
+  const version = 3;
   const shadowUid = `${indexUid}__shadow`;
   const checkpoints = projectionCheckpoints(db, 'keyword_meilisearch', version);
   await checkpoints.register();

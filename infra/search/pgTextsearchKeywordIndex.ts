@@ -15,7 +15,7 @@ import {
 
 const KEYWORD_TABLE: ChunkTableSpec = {
   name: 'keyword',
-  version: 2,
+  version: 3,
   table: 'search_keyword',
   valueType: 'text',
   // b = 1: full length normalisation. Code chunks vary in length far more than prose, and a long

@@ -30,7 +30,8 @@ describe('code-aware terms', () => {
     expect(added).not.toContain('self');
   });
 
-  it('adds nothing to prose', () => {
+  it('adds nothing to prose, hyphenated words included', () => {
+    expect(codeAwareText('an anti-inflammatory, well-known drug')).toBe('an anti-inflammatory, well-known drug');
     expect(codeAwareText('Cobalt harbours shelter the fishing fleet')).toBe(
       'Cobalt harbours shelter the fishing fleet',
     );
