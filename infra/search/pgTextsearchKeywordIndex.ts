@@ -72,7 +72,35 @@ const bm25Search = (db: Database, table: string): KeywordIndex => {
     );
     return row?.n ?? 0;
   };
+  const countDocuments = async (rawQuery: string, filters: SearchFilters, among: readonly string[]) => {
+    const params: unknown[] = [codeAwareQuery(rawQuery), valueIndexName(table)];
+    const where = filterConditions(filters, params);
+    params.push([...among]);
+    const amongParam = `$${params.length}`;
+    const rows = await db.transaction(async (tx) => {
+      await tx.query('SET LOCAL enable_seqscan = off');
+      return tx.query<{ source: string | null; n: number; among: string[] | null }>(
+        `WITH matched AS (
+           SELECT DISTINCT document_id, source FROM (
+             SELECT document_id, project, source, tags, updated_at, bm25_get_current_score() AS score
+             FROM ${table} ORDER BY value <@> to_bm25query($1, $2)) AS scored
+           WHERE score < 0 AND ${where.join(' AND ')})
+         SELECT source, count(*)::int AS n, NULL AS among FROM matched GROUP BY source
+         UNION ALL
+         SELECT NULL, 0, array_agg(document_id) FROM matched WHERE document_id = ANY(${amongParam}::text[])`,
+        params,
+      );
+    });
+    const bySource = new Map<string, number>();
+    const matchedAmong = new Set<string>();
+    for (const row of rows) {
+      if (row.source !== null) bySource.set(row.source, row.n);
+      for (const id of row.among ?? []) matchedAmong.add(id);
+    }
+    return { bySource, among: matchedAmong };
+  };
   return {
+    countDocuments,
     async search(rawQuery, filters, limit) {
       const query = codeAwareQuery(rawQuery);
       const candidates = Math.max(200, limit * 4);
