@@ -21,8 +21,9 @@ export interface ScoredChunk {
 export interface KeywordIndex {
   search(query: string, filters: SearchFilters, limit: number): Promise<ScoredChunk[]>;
   /**
-   * Every document with a chunk matching the query's terms under the filters, however many: how
-   * many per source, and which of `among` are some of them. Absent where the index cannot count.
+   * The documents with a chunk matching the query's terms under the filters (an index may bound how
+   * many chunks it looks at, best first): how many per source, and which of `among` are some of
+   * them. Absent where the index cannot count.
    */
   countDocuments?(query: string, filters: SearchFilters, among: readonly string[]): Promise<DocumentCount>;
 }
