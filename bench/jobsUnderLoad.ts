@@ -15,7 +15,8 @@ import { makeRepo } from '../test/jobs/jobsSupport.js';
  * model by default) while one client polls over HTTP (get_job_status and list_background_jobs through
  * MCP on /mcp, POST /api/v1/search). Prints status, list and search latency during indexing, each
  * job's share of the files indexed, and the time to cancel a running, a scanning and a blocked job.
- * BENCH_LOAD_SECONDS sets how long the client polls (default 60).
+ * BENCH_LOAD_SECONDS sets how long the client polls (default 60), BENCH_LOAD_TREES the trees (comma-separated,
+ * from the repository root), BENCH_CANCEL_LIMIT_SECONDS how long a cancel is waited for (default 600).
  */
 const repoRoot = path.resolve(import.meta.dirname, '..');
 const TREES = (process.env.BENCH_LOAD_TREES ?? 'src,node_modules/typescript/lib,node_modules/zod')
@@ -24,6 +25,7 @@ const TREES = (process.env.BENCH_LOAD_TREES ?? 'src,node_modules/typescript/lib,
 /** A tree big enough to be still scanning when it is cancelled. */
 const SCAN_TREE = realpathSync(path.resolve(repoRoot, 'node_modules'));
 const SECONDS = Number(process.env.BENCH_LOAD_SECONDS ?? 60);
+const CANCEL_LIMIT_MS = Number(process.env.BENCH_CANCEL_LIMIT_SECONDS ?? 600) * 1000;
 
 const percentile = (values: readonly number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
@@ -45,7 +47,7 @@ interface JobStatus {
 
 const serve = async (env: NodeJS.ProcessEnv) => {
   const config = loadConfig({
-    env: { CTX_LOG__LEVEL: 'silent', CTX_INGEST__ROOTS: [tmpdir(), repoRoot, SCAN_TREE, ...TREES].join(','), ...process.env, ...env },
+    env: { CTX_LOG__LEVEL: 'silent', CTX_MCP__TOOLSETS: 'all', CTX_INGEST__ROOTS: [tmpdir(), repoRoot, SCAN_TREE, ...TREES].join(','), ...process.env, ...env },
     overrides: { storage: { dataDir: mkdtempSync(path.join(tmpdir(), 'ctx-bench-load-')) }, server: { bind: '127.0.0.1:0' } },
   });
   const ledger = await openLedger(config, { logger: pino({ level: 'silent' }) });
@@ -80,7 +82,7 @@ const cancelTime = async ({ tool }: Served, jobId: string): Promise<string> => {
   for (;;) {
     const status = await tool<JobStatus>('get_job_status', { job_id: jobId });
     if (status.status === 'cancelled') return `${((performance.now() - askedAt) / 1000).toFixed(2)} s`;
-    if (performance.now() - askedAt > 600_000) return `still ${status.status} after 600 s`;
+    if (performance.now() - askedAt > CANCEL_LIMIT_MS) return `still ${status.status} after ${CANCEL_LIMIT_MS / 1000} s`;
     await sleep(50);
   }
 };
@@ -128,12 +130,13 @@ const underLoad = async () => {
       ),
     );
     const running = figures.findIndex((f) => f.status === 'running');
-    console.log(`  cancel of a running job: ${running < 0 ? 'no job running' : await cancelTime(served, jobs[running]!)}`);
+    const cancelled = running < 0 ? 'no job running' : await cancelTime(served, jobs[running]!);
+    console.log(`  cancel of a running job ("${figures[running]?.progress_message}"): ${cancelled} (load average ${load()})`);
     // A slot is free now: a job on the whole node_modules folder starts and is cancelled while it scans.
     const scanning = (await tool<{ job_id: string }>('start_indexing_background', { repo_path: SCAN_TREE })).job_id;
     await sleep(200);
     const before = await tool<JobStatus>('get_job_status', { job_id: scanning });
-    console.log(`  cancel of a scanning job ("${before.progress_message}"): ${await cancelTime(served, scanning)}`);
+    console.log(`  cancel of a scanning job ("${before.progress_message}"): ${await cancelTime(served, scanning)} (load average ${load()})`);
     for (const id of jobs) await tool('cancel_job', { job_id: id }).catch(() => undefined);
   } finally {
     await served.close();
@@ -159,7 +162,7 @@ const blocked = async () => {
       if (performance.now() - waitingSince > 120_000) throw new Error('the job never blocked');
       await sleep(100);
     }
-    console.log(`  cancel of a blocked job: ${await cancelTime(served, job_id)}`);
+    console.log(`  cancel of a blocked job: ${await cancelTime(served, job_id)} (load average ${load()})`);
   } finally {
     await served.close();
   }

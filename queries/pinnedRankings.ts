@@ -1,46 +1,64 @@
 import { randomUUID } from 'node:crypto';
+import type { Database } from '../src/ports/database.js';
+
+/** A ranking kept for the pages after the first, and what its first page said beside it. */
+export interface Pinned<T> {
+  ranking: readonly T[];
+  /** How many documents the query matched when the ranking was made. */
+  total: number;
+}
 
 /**
  * Rankings kept for the pages after the first. A cursor names the ranking its first page was cut
  * from, so every later page is cut from that same ranking: documents written, re-indexed or
- * removed in between neither repeat a result nor push one out of sight. Kept in memory, the least
- * recently used beyond `capacity` and any older than `ttlMs` are forgotten; a cursor to a
- * forgotten ranking is refused, and the search starts again.
+ * removed in between neither repeat a result nor push one out of sight. Kept in the database, so a
+ * cursor outlives a restart and any replica on the same database answers it; those older than
+ * `ttlMs` are forgotten (pruned whenever one is pinned), and a cursor to one is refused.
  */
 export interface PinnedRankings<T> {
-  /** Keeps `ranking` for `owner` (who may read it back) and returns its id. */
-  pin(owner: string, ranking: readonly T[]): string;
+  /** Keeps `pinned` for `owner` (who may read it back) and returns its id. */
+  pin(owner: string, pinned: Pinned<T>): Promise<string>;
   /** The ranking `id` names, if it is still kept and was pinned by `owner`. */
-  get(id: string, owner: string): readonly T[] | undefined;
+  get(id: string, owner: string): Promise<Pinned<T> | undefined>;
 }
 
-export const createPinnedRankings = <T>({
-  capacity = 256,
-  ttlMs = 15 * 60_000,
-  now = Date.now,
-}: { capacity?: number; ttlMs?: number; now?: () => number } = {}): PinnedRankings<T> => {
-  const kept = new Map<string, { owner: string; ranking: readonly T[]; pinnedAt: number }>();
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS search_pinned_rankings (
+  id uuid PRIMARY KEY,
+  owner text NOT NULL,
+  pinned jsonb NOT NULL,
+  expires_at timestamptz NOT NULL
+);
+CREATE INDEX IF NOT EXISTS search_pinned_rankings_expires_at ON search_pinned_rankings (expires_at);`;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export const createPinnedRankings = async <T>(
+  db: Database,
+  { ttlMs = 15 * 60_000, now = Date.now }: { ttlMs?: number; now?: () => number } = {},
+): Promise<PinnedRankings<T>> => {
+  await db.exec(SCHEMA);
+  const at = (ms: number) => new Date(ms).toISOString();
   return {
-    pin(owner, ranking) {
+    async pin(owner, pinned) {
       const id = randomUUID();
-      kept.set(id, { owner, ranking, pinnedAt: now() });
-      // A Map iterates in insertion order: the first keys are the least recently used.
-      for (const key of kept.keys()) {
-        if (kept.size <= capacity) break;
-        kept.delete(key);
-      }
+      await db.query('DELETE FROM search_pinned_rankings WHERE expires_at <= $1', [at(now())]);
+      await db.query('INSERT INTO search_pinned_rankings (id, owner, pinned, expires_at) VALUES ($1, $2, $3, $4)', [
+        id,
+        owner,
+        JSON.stringify(pinned),
+        at(now() + ttlMs),
+      ]);
       return id;
     },
-    get(id, owner) {
-      const entry = kept.get(id);
-      if (!entry || entry.owner !== owner) return undefined;
-      if (now() - entry.pinnedAt > ttlMs) {
-        kept.delete(id);
-        return undefined;
-      }
-      kept.delete(id);
-      kept.set(id, entry);
-      return entry.ranking;
+    async get(id, owner) {
+      if (!UUID.test(id)) return undefined;
+      const [row] = await db.query<{ pinned: Pinned<T> | string }>(
+        'SELECT pinned FROM search_pinned_rankings WHERE id = $1 AND owner = $2 AND expires_at > $3',
+        [id, owner, at(now())],
+      );
+      if (!row) return undefined;
+      return typeof row.pinned === 'string' ? (JSON.parse(row.pinned) as Pinned<T>) : row.pinned;
     },
   };
 };

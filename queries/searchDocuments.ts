@@ -39,6 +39,10 @@ export const SearchInputSchema = z.object({
         '(adaptive), reciprocal ranks (rrf), or normalised scores averaged (weighted)',
     ),
   explain: z.boolean().default(false).describe("Add each result's component scores"),
+  count: z
+    .boolean()
+    .default(false)
+    .describe('Also count, per source, every document the query matches (keyword and hybrid modes)'),
   asOf: AsOfSchema.optional().describe(
     'Search as it would have answered at this past moment: a position from the event history, or an ISO 8601 ' +
       'timestamp (the last position at or before it).',
@@ -82,6 +86,13 @@ const DegradedSchema = z.object({
 export const SearchOutputSchema = z.object({
   results: z.array(SearchResultSchema),
   degraded: DegradedSchema.optional(),
+  matches: z
+    .record(z.string(), z.number().int())
+    .optional()
+    .describe(
+      'With `count`: per source, the documents matching the query: those with its terms, and those only ' +
+        'semantic search found among the results',
+    ),
 });
 export type SearchOutput = z.infer<typeof SearchOutputSchema>;
 
@@ -165,7 +176,28 @@ const rankDocuments = async (
       },
     ];
   });
-  return degraded ? { results, degraded } : { results };
+  const matches =
+    input.count && input.mode !== 'semantic' && degraded?.unavailable !== 'keyword' && view.keyword?.countDocuments
+      ? await countMatches(view.keyword.countDocuments.bind(view.keyword), input.query, filters, results, top)
+      : undefined;
+  return { results, ...(degraded ? { degraded } : {}), ...(matches ? { matches } : {}) };
+};
+
+/** Documents with the query's terms, per source, and those among the results only semantic search found. */
+const countMatches = async (
+  countDocuments: NonNullable<KeywordIndex['countDocuments']>,
+  query: string,
+  filters: SearchFilters,
+  results: readonly SearchOutput['results'][number][],
+  top: readonly { documentId: string; keyword: DocumentRank | null }[],
+): Promise<Record<string, number>> => {
+  const semanticOnly = new Set(top.filter((hit) => !hit.keyword).map((hit) => hit.documentId));
+  const counted = await countDocuments(query, filters, [...semanticOnly]);
+  for (const result of results) {
+    if (semanticOnly.has(result.id) && !counted.among.has(result.id))
+      counted.bySource.set(result.source, (counted.bySource.get(result.source) ?? 0) + 1);
+  }
+  return Object.fromEntries(counted.bySource);
 };
 
 /**

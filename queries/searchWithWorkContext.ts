@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { AsOfSchema } from '../src/engine/asOf.js';
 import { EmbeddingsDisabledError, ValidationError } from '../src/errors.js';
 import type { OperationContext } from '../src/operations.js';
-import type { PinnedRankings } from './pinnedRankings.js';
+import type { Pinned, PinnedRankings } from './pinnedRankings.js';
 import type { SearchInput, SearchOutput } from './searchDocuments.js';
 
 export const SOURCE_TYPES = ['file', 'slack', 'github', 'jira'] as const;
@@ -184,12 +184,19 @@ const rank = async (
   deps: WorkContextSearchDeps,
   request: SearchRequest,
   context: OperationContext,
-): Promise<[RankedHit[], number]> => {
+): Promise<Pinned<RankedHit> & { sourcesSearched: number }> => {
   const { maxResults } = await deps.limits(context.project);
   const range = request.filters?.date_range;
   const ranking = (mode: 'hybrid' | 'keyword') =>
     deps.search(
-      { query: request.query, mode, limit: maxResults, filters: { since: range?.from, until: range?.to }, asOf: request.as_of },
+      {
+        query: request.query,
+        mode,
+        limit: maxResults,
+        filters: { since: range?.from, until: range?.to },
+        asOf: request.as_of,
+        count: true,
+      },
       context,
     );
   // Seed 002's search is hybrid; without an embedding model it is keyword search alone.
@@ -200,9 +207,10 @@ const rank = async (
     });
   const [found, sourcesSearched] = await Promise.all([hybridOrKeyword(), deps.sourcesSearched(context.project)]);
   const wanted = request.filters?.source_types;
-  const kept = wanted?.length
-    ? found.results.filter((hit) => wanted.includes(sourceTypeOf(hit.source) as never))
-    : found.results;
+  const isWanted = (source: string) => !wanted?.length || wanted.includes(sourceTypeOf(source) as never);
+  const kept = found.results.filter((hit) => isWanted(hit.source));
+  // Every match counts, also those past the cap; where the index cannot count, the ranking is all there is.
+  const matched = Object.entries(found.matches ?? {}).reduce((n, [source, count]) => n + (isWanted(source) ? count : 0), 0);
 
   const activeFile = request.work_context?.active_file
     ? normalisePath(request.work_context.active_file)
@@ -219,7 +227,7 @@ const rank = async (
       return { hit, reasons, score: (1 - rank / (kept.length + 1)) * factor };
     })
     .sort((a, b) => b.score - a.score);
-  return [ranked, sourcesSearched];
+  return { ranking: ranked, total: Math.max(matched, ranked.length), sourcesSearched };
 };
 
 /**
@@ -238,11 +246,13 @@ export const searchWithWorkContext = async (
   const fingerprint = fingerprintOf(request, maxResults);
   const cursor = request.pagination?.cursor ? decodeCursor(request.pagination.cursor, fingerprint) : null;
   const offset = cursor?.offset ?? 0;
-  const pinned = cursor ? deps.rankings.get(cursor.ranking, ownerOf(context)) : undefined;
+  const pinned = cursor ? await deps.rankings.get(cursor.ranking, ownerOf(context)) : undefined;
   if (cursor && !pinned)
-    throw new ValidationError('pagination.cursor has expired: search again without a cursor');
-  const [ranked, sourcesSearched] = pinned
-    ? [pinned, await deps.sourcesSearched(context.project)]
+    throw new ValidationError(
+      'pagination.cursor has expired or is unknown: run the search again without a cursor to start from the first page',
+    );
+  const { ranking: ranked, total, sourcesSearched } = pinned
+    ? { ...pinned, sourcesSearched: await deps.sourcesSearched(context.project) }
     : await rank(deps, request, context);
   const top = ranked[0]?.score ?? 1;
 
@@ -269,12 +279,12 @@ export const searchWithWorkContext = async (
       has_more: hasMore,
       next_cursor: hasMore
         ? encodeCursor({
-            ranking: cursor?.ranking ?? deps.rankings.pin(ownerOf(context), ranked),
+            ranking: cursor?.ranking ?? (await deps.rankings.pin(ownerOf(context), { ranking: ranked, total })),
             offset: offset + pageSize,
             fingerprint,
           })
         : null,
-      total_results: ranked.length,
+      total_results: total,
     },
     query_metadata: {
       execution_time_ms: Math.round(performance.now() - started),

@@ -32,6 +32,12 @@ const KEYWORD_TABLE: ChunkTableSpec = {
 export const KEYWORD_TEXT_TABLES = [KEYWORD_TABLE.table, shadowTableOf(KEYWORD_TABLE.table)];
 
 /**
+ * Chunks a count of matches looks at, best first: each costs a BM25 score on the thread that
+ * answers requests, so a query matching most of a large corpus is counted up to here.
+ */
+const COUNT_LIMIT = 400;
+
+/**
  * BM25 over the chunk texts of `table` (schema-qualified or not). pg_textsearch's scores are
  * negative, lower is better; the port's are positive, higher is better. The index scan yields the
  * matching chunks in order, each with its score: `bm25_get_current_score()` reads the score of the
@@ -72,7 +78,35 @@ const bm25Search = (db: Database, table: string): KeywordIndex => {
     );
     return row?.n ?? 0;
   };
+  const countDocuments = async (rawQuery: string, filters: SearchFilters, among: readonly string[]) => {
+    const params: unknown[] = [codeAwareQuery(rawQuery), valueIndexName(table)];
+    const where = filterConditions(filters, params);
+    params.push([...among]);
+    const amongParam = `$${params.length}`;
+    const rows = await db.transaction(async (tx) => {
+      await tx.query('SET LOCAL enable_seqscan = off');
+      return tx.query<{ source: string | null; n: number; among: string[] | null }>(
+        `WITH matched AS (
+           SELECT DISTINCT document_id, source FROM (
+             SELECT document_id, project, source, tags, updated_at, bm25_get_current_score() AS score
+             FROM ${table} ORDER BY value <@> to_bm25query($1, $2) LIMIT ${COUNT_LIMIT}) AS scored
+           WHERE score < 0 AND ${where.join(' AND ')})
+         SELECT source, count(*)::int AS n, NULL AS among FROM matched GROUP BY source
+         UNION ALL
+         SELECT NULL, 0, array_agg(document_id) FROM matched WHERE document_id = ANY(${amongParam}::text[])`,
+        params,
+      );
+    });
+    const bySource = new Map<string, number>();
+    const matchedAmong = new Set<string>();
+    for (const row of rows) {
+      if (row.source !== null) bySource.set(row.source, row.n);
+      for (const id of row.among ?? []) matchedAmong.add(id);
+    }
+    return { bySource, among: matchedAmong };
+  };
   return {
+    countDocuments,
     async search(rawQuery, filters, limit) {
       const query = codeAwareQuery(rawQuery);
       const candidates = Math.max(200, limit * 4);

@@ -58,7 +58,7 @@ export const createPgvectorIndex = async (
   await db.exec('CREATE EXTENSION IF NOT EXISTS vector');
   const spec = semanticTable(embedder);
   const projection = await postgresChunkIndexProjection(db, content, spec);
-  return { projection, index: cosineSearch(db, spec.table) };
+  return { projection: { ...projection, computes: true }, index: cosineSearch(db, spec.table) };
 };
 
 /**

@@ -72,6 +72,8 @@ export interface ProjectionRunner {
 
 export interface ProjectionRunnerOptions {
   batchSize?: number;
+  /** A batch whose events' data is larger is applied in slices of about this size, each with its checkpoint. */
+  maxBatchBytes?: number;
   logger: Logger;
   /** Replicas on one database run each projection in one of them at a time; the others read its checkpoint. */
   locks?: ReplicaLocks;
@@ -128,10 +130,34 @@ const estimated = (progress: RebuildProgress): Pick<RebuildProgress, 'totalEvent
 
 const lastPosition = (events: readonly StoredEvent[]): Position => events[events.length - 1]!.position;
 
+/**
+ * An embedded database writes on the thread that answers requests: a batch of a few hundred
+ * ingested documents (thousands of chunks, each a row and an index entry) would hold it for
+ * seconds. Slices of about this much event data keep each write short.
+ */
+const MAX_BATCH_BYTES = 64 * 1024;
+
+/** The events in order, cut into slices of at most `maxBytes` of data each (or one event, when it is larger alone). */
+const boundedSlices = (events: readonly StoredEvent[], maxBytes: number): StoredEvent[][] => {
+  if (events.length === 0) return [[]];
+  const slices: StoredEvent[][] = [[]];
+  let bytes = 0;
+  for (const event of events) {
+    const size = JSON.stringify(event.data).length;
+    if (bytes + size > maxBytes && slices[slices.length - 1]!.length > 0) {
+      slices.push([]);
+      bytes = 0;
+    }
+    slices[slices.length - 1]!.push(event);
+    bytes += size;
+  }
+  return slices;
+};
+
 export const createProjectionRunner = (
   store: EventStore,
   projections: readonly RunnableProjection[],
-  { batchSize = 500, logger, locks = soleReplica }: ProjectionRunnerOptions,
+  { batchSize = 500, maxBatchBytes = MAX_BATCH_BYTES, logger, locks = soleReplica }: ProjectionRunnerOptions,
 ): ProjectionRunner => {
   const lockOf = (live: Live) => `projection:${live.projection.name}`;
   const liveFor = (projection: RunnableProjection): Live => ({
@@ -177,29 +203,39 @@ export const createProjectionRunner = (
   /**
    * Every following projection rides one subscription to `$all`, so each batch is read once
    * however many projections there are. The feed starts at the earliest of their positions; each
-   * takes only the events after its own, of the types it handles.
+   * takes only the events after its own, of the types it handles. A projection that computes for
+   * each batch (embeds it) rides a feed of its own: the others, which only write, keep up meanwhile,
+   * so a job's status or a document's keyword entry is not held behind a batch's embeddings.
    */
-  let feed: Subscription | null = null;
+  let feeds: Subscription[] = [];
   let feedChanges = Promise.resolve();
   const riders = () => [...lives.values()].filter((live) => live.following && !live.retry.timer);
 
-  /** Stops the feed, makes `change` while nothing is delivered, and starts it again where the riders need it. */
+  const subscribeFor = (group: () => Live[], from: Position) =>
+    store.subscribe(
+      // Together: each projection's writes are independent, and on an embedded database one after
+      // another they would spread a batch's cost over the commands that come in between.
+      async (events) => {
+        await Promise.all(group().map((live) => deliver(live, events)));
+      },
+      { from, batchSize },
+    );
+
+  /** Stops the feeds, makes `change` while nothing is delivered, and starts them again where the riders need them. */
   const changeFeed = (change: () => void | Promise<void>): Promise<void> => {
     const next = feedChanges.then(async () => {
-      await feed?.stop();
-      feed = null;
+      await Promise.all(feeds.map((feed) => feed.stop()));
+      feeds = [];
       await change();
       const riding = riders();
-      if (riding.length === 0) return;
-      const from = riding.map((live) => live.seen).reduce((a, b) => (a < b ? a : b));
-      feed = store.subscribe(
-        // Together: each projection's writes are independent, and on an embedded database one after
-        // another they would spread a batch's cost over the commands that come in between.
-        async (events) => {
-          await Promise.all(riders().map((live) => deliver(live, events)));
-        },
-        { from, batchSize },
-      );
+      const writers = riding.filter((live) => !live.projection.computes);
+      if (writers.length > 0) {
+        const from = writers.map((live) => live.seen).reduce((a, b) => (a < b ? a : b));
+        feeds.push(subscribeFor(() => riders().filter((live) => !live.projection.computes), from));
+      }
+      for (const live of riding.filter((l) => l.projection.computes)) {
+        feeds.push(subscribeFor(() => (riders().includes(live) ? [live] : []), live.seen));
+      }
     });
     feedChanges = next.catch(() => undefined);
     return next;
@@ -227,14 +263,23 @@ export const createProjectionRunner = (
     try {
       // Events of other types need nothing; the checkpoint passes them in memory, and is stored now and then.
       if (relevant.length > 0 || Date.now() - live.storedAt >= STORE_IDLE_CHECKPOINT_MS) {
-        live.checkpoint = await applyBatch(
-          live.projection.live,
-          relevant,
-          live.checkpoint,
-          to,
-          reportQuarantine(live.projection.name, 'live'),
-        );
-        live.storedAt = Date.now();
+        const slices = boundedSlices(relevant, maxBatchBytes);
+        for (const [i, slice] of slices.entries()) {
+          // Each slice commits with its own checkpoint: the last one's reaches the end of the batch.
+          const sliceTo = i === slices.length - 1 ? to : lastPosition(slice);
+          live.checkpoint = await applyBatch(
+            live.projection.live,
+            slice,
+            live.checkpoint,
+            sliceTo,
+            reportQuarantine(live.projection.name, 'live'),
+          );
+          live.storedAt = Date.now();
+          if (i < slices.length - 1) {
+            live.seen = live.checkpoint;
+            await letRequestsIn();
+          }
+        }
       }
       live.seen = live.checkpoint > to ? live.checkpoint : to;
       live.lastError = null;

@@ -56,6 +56,9 @@ class Stop extends Error {
   }
 }
 
+/** How often a wait that a cancel may cut short looks whether one was asked for. */
+const STOP_POLL_MS = 100;
+
 /** Documents of one repository share one source, so a rescan can find the files that were removed. */
 export const sourceOfRepo = (repoPath: string): string =>
   repoPath.length <= 190 ? `repo:${repoPath}` : `repo:${createHash('sha256').update(repoPath).digest('hex')}`;
@@ -186,6 +189,31 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
     return total;
   };
 
+  /**
+   * Waits for `work`, but only until a cancel (or shutdown) is asked for: a probe of an embedder
+   * busy with a long batch, or of a database busy with a long write, must not hold a cancel back.
+   */
+  const unlessStopped = <T>(work: () => Promise<T>) => async (): Promise<T> => {
+    let poll: NodeJS.Timeout | undefined;
+    const stopped = new Promise<never>((_, reject) => {
+      poll = setInterval(() => {
+        try {
+          checkStop();
+        } catch (error) {
+          reject(error instanceof Error ? error : new Error(String(error)));
+        }
+      }, STOP_POLL_MS);
+    });
+    const done = work();
+    try {
+      return await Promise.race([done, stopped]);
+    } finally {
+      clearInterval(poll);
+      // The work left behind settles on its own; its failure is no longer anyone's concern.
+      done.catch(() => undefined);
+    }
+  };
+
   const embeddingSeq = async () =>
     deps.embeddingCheckpoint ? positionParts(await whileAvailable(deps.embeddingCheckpoint))[1] : 0n;
   /** A cheap read of the job's own read model: throws UnavailableError while its database is down. */
@@ -198,22 +226,23 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
     const startCheckpoint = await embeddingSeq();
     let lastCheckpoint = startCheckpoint;
     /** True once there; false while behind; throws UnavailableError while a read model cannot write (e.g. a full disk). */
-    const reached = () =>
+    const reached = unlessStopped(() =>
       deps.waitForProjections(target, 500).then(
         () => true,
         (error: unknown) => {
           if (error instanceof UnavailableError) throw error;
           return false;
         },
-      );
+      ),
+    );
     for (;;) {
       checkStop();
       if (await whileAvailable(reached)) return;
       // not there yet: report, and find out whether the database or the embedder is the reason
-      await whileAvailable(probeDatabase);
+      await whileAvailable(unlessStopped(probeDatabase));
       if (phase !== 'embedding' || !deps.embeddingCheckpoint) continue;
       const seq = await embeddingSeq();
-      if (seq === lastCheckpoint && deps.probeEmbedder) await whileAvailable(deps.probeEmbedder);
+      if (seq === lastCheckpoint && deps.probeEmbedder) await whileAvailable(unlessStopped(deps.probeEmbedder));
       lastCheckpoint = seq;
       if (throttle.due()) {
         const span = Number(targetSeq - startCheckpoint) || 1;

@@ -67,7 +67,7 @@ const wire = async (context: ModuleContext) => {
       const { search } = await settings.forTenant(project);
       return { defaultTopK: search.default_top_k, maxResults: search.max_results };
     },
-    rankings: createPinnedRankings(),
+    rankings: await createPinnedRankings(db),
   };
   const indexControl = createIndexControl({ operations: context.operations, readModels, readable });
   const connectors = createConnectorService({

@@ -76,6 +76,11 @@ export interface RunnableProjection {
   readonly name: string;
   readonly version: number;
   readonly eventTypes: readonly EventType[];
+  /**
+   * True when applying a batch computes more than it writes (the semantic index embeds its chunks):
+   * such a projection follows `$all` on its own, so the others are never held waiting for it.
+   */
+  readonly computes?: boolean;
   readonly live: ProjectionSink;
   /** The version the live read model was built with, or null when it was never built. */
   liveVersion(): Promise<number | null>;

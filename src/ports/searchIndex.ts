@@ -20,6 +20,17 @@ export interface ScoredChunk {
 /** Full-text ranking (BM25) over chunk texts. */
 export interface KeywordIndex {
   search(query: string, filters: SearchFilters, limit: number): Promise<ScoredChunk[]>;
+  /**
+   * The documents with a chunk matching the query's terms under the filters (an index may bound how
+   * many chunks it looks at, best first): how many per source, and which of `among` are some of
+   * them. Absent where the index cannot count.
+   */
+  countDocuments?(query: string, filters: SearchFilters, among: readonly string[]): Promise<DocumentCount>;
+}
+
+export interface DocumentCount {
+  bySource: Map<string, number>;
+  among: Set<string>;
 }
 
 /** Nearest chunks by embedding (cosine similarity). */

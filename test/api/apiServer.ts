@@ -37,8 +37,15 @@ export interface ApiServer {
   close(): Promise<void>;
 }
 
-/** A real server with auth on, on a loopback port, configured by `env` (and a `ctx.toml` file when given). */
-export const startApiServer = async (env: NodeJS.ProcessEnv = {}, file?: string): Promise<ApiServer> => {
+/**
+ * A real server with auth on, on a loopback port, configured by `env` (and a `ctx.toml` file when
+ * given), on a fresh data directory or on `dataDir` (to start again where a closed one left off).
+ */
+export const startApiServer = async (
+  env: NodeJS.ProcessEnv = {},
+  file?: string,
+  dataDir = tempDataDir('ctx-api-'),
+): Promise<ApiServer> => {
   const config = loadConfig({
     file,
     env: {
@@ -50,7 +57,7 @@ export const startApiServer = async (env: NodeJS.ProcessEnv = {}, file?: string)
       ...EVERY_TOOLSET,
       ...env,
     },
-    overrides: { storage: { dataDir: tempDataDir('ctx-api-') }, server: { bind: '127.0.0.1:0' } },
+    overrides: { storage: { dataDir }, server: { bind: '127.0.0.1:0' } },
   });
   const ledger = await openLedger(config, { logger: pino({ level: 'silent' }) });
   const server = await startServer(ledger);

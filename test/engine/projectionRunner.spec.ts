@@ -113,6 +113,59 @@ describe('projection runner', () => {
     await runner.stop();
   });
 
+  it('keeps the others current while a projection that computes is busy with a batch', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const base = await postgresDocumentProjection(db, summariesAs('embedding_like'));
+    // Like the semantic index embedding a batch of chunks: its batch takes as long as the work it computes.
+    const computing: RunnableProjection = {
+      ...base,
+      computes: true,
+      live: { ...base.live, apply: async (events, from, to) => released.then(() => base.live.apply(events, from, to)) },
+    };
+    const writer = await postgresDocumentProjection(db, summariesAs('writes_only'));
+    const runner = createProjectionRunner(store, [computing, writer], { logger: silentLogger });
+    await runner.start();
+    const [stream] = await fill(1, 3);
+    const head = await store.headPosition();
+    await runner.waitFor(head, { name: 'writes_only' });
+    expect(await postgresReadModels(db).get<StreamSummary>('writes_only', stream!)).toMatchObject({ events: 3 });
+    expect(await postgresReadModels(db).get<StreamSummary>('embedding_like', stream!)).toBeNull();
+    release();
+    await runner.waitFor(head, { name: 'embedding_like' });
+    expect(await postgresReadModels(db).get<StreamSummary>('embedding_like', stream!)).toMatchObject({ events: 3 });
+    await runner.stop();
+  });
+
+  it('applies a batch larger than the byte cap in slices, each committed with its own checkpoint', async () => {
+    const base = await postgresDocumentProjection(db, summariesAs('sliced'));
+    const applied: number[] = [];
+    const recording: RunnableProjection = {
+      ...base,
+      live: {
+        ...base.live,
+        apply: (events, from, to) => {
+          applied.push(events.length);
+          return base.live.apply(events, from, to);
+        },
+      },
+    };
+    const streams = await fill(6, 2);
+    const bytes = JSON.stringify((await store.readStream(streams[0]!))[0]!.data).length;
+    const runner = createProjectionRunner(store, [recording], {
+      logger: silentLogger,
+      batchSize: 100_000,
+      maxBatchBytes: bytes * 3,
+    });
+    await runner.start();
+    await runner.waitFor(await store.headPosition());
+    await runner.stop();
+    expect(applied.length).toBeGreaterThan(1);
+    expect(Math.max(...applied)).toBeLessThanOrEqual(3);
+    for (const stream of streams)
+      expect(await postgresReadModels(db).get<StreamSummary>('sliced', stream)).toMatchObject({ events: 2 });
+  });
+
   it('quarantines an event its handler throws on, applies the events around it, and a rebuild meets it again', async () => {
     const [before, bad, after] = await fill(3, 1);
     const picky = await postgresDocumentProjection(db, {
