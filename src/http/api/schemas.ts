@@ -106,68 +106,13 @@ export const IndexStatusResponseSchema = z.object({
     .nullable(),
 });
 
-const ConnectorSettings = z.record(z.string(), z.unknown());
-export const ConnectorCreateSchema = z
-  .object({
-    type: z.string().regex(/^[a-z][a-z0-9_-]{0,39}$/, 'type uses lowercase letters, digits, - and _'),
-    name: z.string().trim().min(1).max(200),
-    config: ConnectorSettings.default({}),
-  })
-  .strict();
-export const ConnectorUpdateSchema = z
-  .object({ name: z.string().trim().min(1).max(200).optional(), config: ConnectorSettings.optional() })
-  .strict()
-  .refine((v) => v.name !== undefined || v.config !== undefined, 'give a name or a config to change');
-export const ConnectorSchema = z.object({
-  id: z.string(),
-  type: z.string(),
-  name: z.string(),
-  status: z.string(),
-  last_sync: z.string().nullable(),
-  created_at: z.string(),
-  config: ConnectorSettings,
-});
-export const ConnectorDetailSchema = ConnectorSchema.extend({
-  stats: z.object({ documents_indexed: z.number().int(), last_error: z.string().nullable() }),
-});
-export const ConnectorListSchema = z.object({ connectors: z.array(ConnectorSchema) });
-export const ConnectorCreatedSchema = ConnectorSchema.pick({
-  id: true,
-  type: true,
-  name: true,
-  status: true,
-  created_at: true,
-});
-export const ConnectorUpdatedSchema = z.object({ id: z.string(), status: z.string(), message: z.string() });
-export const ConnectorIdParamsSchema = z.object({ id: z.string().max(100) });
-
-export const SettingsSchema = z.object({
-  search: z.object({
-    max_results: z.number().int().min(1).max(100),
-    default_top_k: z.number().int().min(1).max(100),
-    enable_reranking: z.boolean(),
-  }),
-  /** Read from ctx.toml at start; shown, not changed here. */
-  indexing: z.object({ batch_size: z.number().int().min(1).max(10_000) }),
-  rate_limits: z.object({
-    search_per_minute: z.number().int().min(1).max(100_000),
-    index_per_minute: z.number().int().min(1).max(100_000),
-    connectors_per_minute: z.number().int().min(1).max(100_000),
-    config_per_minute: z.number().int().min(1).max(100_000),
-  }),
-});
-export type Settings = z.infer<typeof SettingsSchema>;
-export const ConfigPatchSchema = z
-  .object({
-    search: SettingsSchema.shape.search.partial().strict().optional(),
-    indexing: SettingsSchema.shape.indexing.partial().strict().optional(),
-    rate_limits: SettingsSchema.shape.rate_limits.partial().strict().optional(),
-  })
-  .strict();
-export const ConfigPatchResponseSchema = z.object({
-  updated: z.array(z.string()),
-  requires_restart: z.boolean(),
-});
+export {
+  ConnectorCreateSchema,
+  ConnectorUpdateSchema,
+  ConnectorDetailSchema,
+  ConnectorListSchema,
+  ConnectorCreatedSchema,
+} from '../../domain/connectorRequests.js';
 
 export const RefreshRequestSchema = z.object({ refresh_token: z.string().min(1).max(512) }).strict();
 export const RefreshResponseSchema = z.object({
