@@ -13,13 +13,16 @@ import { controlIndexOperation } from '../../commands/controlIndex.js';
 import { manageConnectorsOperation } from '../../commands/manageConnectors.js';
 import { forceReindexOperation, startIndexingConnectorsOperation } from '../../commands/startIndexingConnectors.js';
 import { stopIndexingOperation } from '../../commands/stopIndexing.js';
+import { healthOperation } from '../../queries/health.js';
 import { indexStatusOperation, type IndexStatusResponseSchema } from '../../queries/indexStatus.js';
+import { systemStatusOperation } from '../../queries/systemStatus.js';
 import { indexJobsFromOperations } from './indexJobsFromOperations.js';
 import { createEventSourcedSettings } from '../../infra/settings/eventSourcedSettings.js';
 import { readConfigOperation } from '../../queries/readConfig.js';
 import { defaultSettings } from '../domain/runtimeSettings.js';
 import { perMinuteUnder } from '../http/api/endpointRateLimits.js';
 import { issueTokensOperation } from '../../commands/issueTokens.js';
+import { issueTokenPair, refreshTokensOperation, type TokenDeps } from '../../commands/rotateRefreshToken.js';
 import { revokeApiKeyOperation } from '../../commands/revokeApiKey.js';
 import { apiKeysProjection } from '../../projections/apiKeys.js';
 import { API_KEYS } from '../domain/apiKeyView.js';
@@ -29,15 +32,14 @@ import {
   getConnectorOperation,
   listConnectorsOperation,
 } from '../../queries/listConnectors.js';
-import { CONNECTORS } from '../domain/connectorView.js';
 import type { SearchInput, SearchOutput } from '../../queries/searchDocuments.js';
-import { createSearchSuggestions } from '../../queries/searchSuggestions.js';
+import { searchApiOperation } from '../../queries/searchApi.js';
+import { searchSuggestionsOperation } from '../../queries/searchSuggestions.js';
 import { createPinnedRankings } from '../../queries/pinnedRankings.js';
-import { searchWithWorkContext, type WorkContextSearchDeps } from '../../queries/searchWithWorkContext.js';
+import type { WorkContextSearchDeps } from '../../queries/searchWithWorkContext.js';
 import { fields, table } from '../cli/format.js';
 import { print, printResult } from '../cli/output.js';
 import { ScopeSchema, type Scope } from '../domain/auth.js';
-import { commandContext } from '../engine/commands.js';
 import { UnavailableError, ValidationError } from '../errors.js';
 import { adminHandlers } from '../http/api/adminRoutes.js';
 import { forgetHandlers } from '../http/api/forgetRoutes.js';
@@ -52,8 +54,6 @@ import { guardOtherSurfaces } from '../http/api/guardOtherSurfaces.js';
 import { projectionProblems } from '../http/api/healthProblems.js';
 import { createJwtCodec } from '../http/api/jwtCodec.js';
 import { buildOpenApiDocument } from '../http/api/openApiDocument.js';
-import type * as schemas from '../http/api/schemas.js';
-import { issueTokens, refreshTokens } from '../http/api/tokens.js';
 import { authenticateMcpWith } from '../http/mcpRoutes.js';
 import { readableRootsOf } from '../ingestion/readableRoots.js';
 import { deploymentAccess } from '../mcp/server.js';
@@ -68,6 +68,7 @@ const wire = async (context: ModuleContext) => {
   const authenticator = createAuthenticator({ enabled: authEnabled(config), jwt, readModels });
   const settings = createEventSourcedSettings(defaultSettings(config.projections.batchSize), store);
   const metrics = createApiMetrics();
+  const tokens: TokenDeps = { store, signer: jwt, accessTtlS: config.auth.accessTtlS, refreshTtlS: config.auth.refreshTtlS };
   const readable = readableRootsOf(config);
   const settle = async (position: Parameters<ModuleContext['waitForProjections']>[0]) =>
     context.waitForProjections(position, 30_000);
@@ -103,7 +104,6 @@ const wire = async (context: ModuleContext) => {
     update: updateConnectorOperation(connectorDeps),
     remove: removeConnectorOperation(connectorDeps),
   };
-  const suggestions = createSearchSuggestions(readModels);
   const jobsOrNone = async (operationContext: OperationContext) => {
     try {
       return await indexJobs.list(operationContext);
@@ -117,61 +117,9 @@ const wire = async (context: ModuleContext) => {
     ...adminHandlers({ projections: context.projections, readModels, store, operations: context.operations }),
     ...forgetHandlers(context.operations),
     ...auditHandlers(store),
-    'GET /health': async () => {
-      const database = await db.query('SELECT 1').then(
-        () => 'healthy',
-        () => 'unhealthy',
-      );
-      const problems = database === 'healthy' ? await projectionProblems(context.projections()) : [];
-      const degradedUnless = (service: string) => (problems.some((p) => p.service === service) ? 'degraded' : database);
-      const searchable = context.operations().some((o) => o.name === 'search') ? degradedUnless('search') : 'unavailable';
-      const index = degradedUnless('index');
-      return {
-        status: index === 'healthy' && searchable === 'healthy' ? 'healthy' : 'degraded',
-        version: PRODUCT_VERSION,
-        timestamp: new Date().toISOString(),
-        services: { index, search: searchable, connectors: database },
-        ...(problems.length ? { problems } : {}),
-      };
-    },
-    'GET /status': async ({ context: call }) => {
-      const [documents, connectorCount, indexing] = await Promise.all([
-        readModels.count('documents', 'project', { project: call.project }),
-        readModels.find(CONNECTORS, { where: { project: call.project }, limit: 0 }),
-        (index.status.run({}, call) as Promise<z.output<typeof IndexStatusResponseSchema>>).catch((error: unknown) => {
-          if (error instanceof UnavailableError) return null;
-          throw error;
-        }),
-      ]);
-      const performance = metrics.snapshot();
-      return {
-        indexing: {
-          status: indexing?.status === 'running' ? 'active' : 'idle',
-          last_run: indexing?.last_completed?.finished_at ?? null,
-          documents_indexed: documents.get(call.project) ?? 0,
-          connectors_active: connectorCount.total,
-        },
-        performance: {
-          avg_query_latency_ms: performance.avgQueryLatencyMs,
-          queries_per_minute: performance.queriesPerMinute,
-          error_rate: performance.errorRate,
-        },
-      };
-    },
-    'POST /search': ({ body, context: call }) =>
-      searchWithWorkContext(searchDeps, body as schemas.SearchRequest, call),
-    'GET /search/suggestions': async ({ query, context: call }) => ({
-      suggestions: await suggestions(call.project, query.q as string, query.limit as number),
-    }),
     // The name was checked, with the caller's scope, when the request was authenticated.
     'POST /operations/{name}': ({ params, body, principal, context: call }) =>
       callOperation(operation(params.name as string), body, restContext(principal, call.correlationId)),
-    'POST /auth/refresh': ({ body, context: call }) =>
-      refreshTokens(
-        { store, jwt, config },
-        (body as { refresh_token: string }).refresh_token,
-        commandContext(call.actor, { correlationId: call.correlationId }),
-      ),
   };
 
   return {
@@ -219,6 +167,19 @@ const wire = async (context: ModuleContext) => {
         search: searchDeps,
         related: { readModels, content, store, keyring, search, jobs: jobsOrNone },
       }),
+      healthOperation({
+        version: PRODUCT_VERSION,
+        databaseAnswers: () => db.query('SELECT 1').then(() => true, () => false),
+        problems: () => projectionProblems(context.projections()),
+        searchAvailable: () => context.operations().some((o) => o.name === 'search'),
+      }),
+      systemStatusOperation({
+        readModels,
+        indexStatus: (call) => index.status.run({}, call) as Promise<z.output<typeof IndexStatusResponseSchema>>,
+        performance: () => metrics.snapshot(),
+      }),
+      searchApiOperation(searchDeps),
+      searchSuggestionsOperation(readModels),
       ...Object.values(index),
       controlIndexOperation(index),
       ...Object.values(connectors),
@@ -232,7 +193,8 @@ const wire = async (context: ModuleContext) => {
       }),
       revokeApiKeyOperation(store),
       listApiKeysOperation(readModels),
-      issueTokensOperation((input, command) => issueTokens({ store, jwt, config }, input, command)),
+      issueTokensOperation((input, command) => issueTokenPair(tokens, input, command)),
+      refreshTokensOperation(tokens),
     ],
   };
 };
