@@ -33,6 +33,7 @@ import {
   listConnectorsOperation,
 } from '../../queries/listConnectors.js';
 import type { SearchInput, SearchOutput } from '../../queries/searchDocuments.js';
+import { contextOperations } from '../../queries/contextSearch.js';
 import { searchApiOperation } from '../../queries/searchApi.js';
 import { searchSuggestionsOperation } from '../../queries/searchSuggestions.js';
 import { createPinnedRankings } from '../../queries/pinnedRankings.js';
@@ -48,7 +49,6 @@ import { createApiMetrics } from '../http/api/apiMetrics.js';
 import { actorOf, apiPlugin, restContext, type ApiHandlers } from '../http/api/apiPlugin.js';
 import { auditHandlers } from '../http/api/auditRoutes.js';
 import { authEnabled, createAuthenticator } from '../http/api/authenticator.js';
-import { contextOperations } from '../http/api/contextOperations.js';
 import { registerFileResources } from '../http/api/fileResources.js';
 import { guardOtherSurfaces } from '../http/api/guardOtherSurfaces.js';
 import { projectionProblems } from '../http/api/healthProblems.js';

@@ -5,23 +5,24 @@ import {
   RelatedInfoOutputSchema,
   type RelatedInfo,
   type RelatedInfoDeps,
-} from '../../../queries/getRelatedInfo.js';
+} from './getRelatedInfo.js';
 import {
   SearchInputSchema,
   SearchResultSchema as DocumentResultSchema,
   type SearchInput,
   type SearchOutput,
-} from '../../../queries/searchDocuments.js';
-import { searchWithWorkContext, type WorkContextSearchDeps } from '../../../queries/searchWithWorkContext.js';
-import { EmbeddingsDisabledError, ValidationError } from '../../errors.js';
-import { defineOperation, type OperationContext } from '../../operations.js';
-import { parseInput } from '../../validation.js';
+} from './searchDocuments.js';
+import { EmbeddingsDisabledError, ValidationError } from '../src/errors.js';
+import { defineOperation, type OperationContext } from '../src/operations.js';
+import { parseInput } from '../src/validation.js';
 import {
   SearchRequestSchema,
   SearchResponseSchema,
   SearchResultSchema,
+  searchWithWorkContext,
   type SearchResponse,
-} from './schemas.js';
+  type WorkContextSearchDeps,
+} from './searchWithWorkContext.js';
 
 /** Results as a block an LLM can read in its context window. */
 export const formatSearchResults = (query: string, output: SearchResponse): string => {
