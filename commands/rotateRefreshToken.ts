@@ -227,6 +227,8 @@ export const refreshTokensSurfaces = {
   tool: false,
   toolset: 'admin',
   writes: true,
+  // Only over its route, where the refresh token is the credential.
+  scope: 'admin',
   input: z.object({ refresh_token: z.string().min(1).max(512) }).strict(),
   output: TokenPairResponseSchema,
   rest: {
