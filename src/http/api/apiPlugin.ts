@@ -227,7 +227,7 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
         const state = stateOf(request);
         try {
           const result = await callOperation(operation, inputOf(operation, request), restContext(state.principal, state.correlationId));
-          return await (spec.status === 204 ? reply.status(204).send() : reply.status(spec.status).send(result));
+          return await reply.status(spec.status).send(result);
         } catch (error) {
           // Routes whose specification fixes its own error objects answer the operation's errors in them.
           if (operation.rest?.errorFormat === 'tools' && error instanceof AppError && error.statusCode < 500)
