@@ -1,18 +1,23 @@
 import type { AuthEvent } from '../src/domain/auth.js';
-import { streamId, type StoredEvent } from '../src/domain/events.js';
-import { deterministicUuid } from '../src/domain/ids.js';
-import { handleCommand, type CommandContext, type Decider } from '../src/engine/commands.js';
+import { AuthorizationError } from '../src/domain/auth.js';
+import {
+  CONFIG_STREAM,
+  ConfigPatchResponseSchema,
+  ConfigPatchSchema,
+  DEPLOYMENT_WIDE,
+  evolveConfig,
+  flattenSettings,
+  SettingsSchema,
+  tenantConfigStream,
+  withOverrides,
+  type ConfigOverrides,
+} from '../src/domain/runtimeSettings.js';
+import { commandContext, handleCommand, type CommandContext, type Decider } from '../src/engine/commands.js';
+import { ValidationError } from '../src/errors.js';
+import { defineOperation, type RouteSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
-
-/** The deployment-wide runtime settings live in one stream. */
-export const CONFIG_STREAM = streamId('config', deterministicUuid('runtime-settings'));
-
-/** A tenant's own settings (its search defaults) live in a stream of its own. */
-export const tenantConfigStream = (tenant: string) =>
-  streamId('config', deterministicUuid(`runtime-settings:${tenant}`));
-
-/** Dotted paths (`search.max_results`) to the value each change set last. */
-export type ConfigOverrides = Record<string, unknown>;
+import type { RuntimeSettings } from '../src/ports/runtimeSettings.js';
+import { parseInput } from '../src/validation.js';
 
 export interface ChangeConfig {
   changes: { path: string; value: unknown }[];
@@ -21,10 +26,7 @@ export interface ChangeConfig {
 
 export const configDecider: Decider<ConfigOverrides, ChangeConfig, AuthEvent> = {
   initialState: () => ({}),
-  evolve: (state, event: StoredEvent<AuthEvent>) =>
-    event.type === 'ConfigChanged'
-      ? { ...state, ...Object.fromEntries(event.data.changes.map((c) => [c.path, c.value])) }
-      : state,
+  evolve: evolveConfig,
   decide: (command, state) => {
     // Setting a value it already has records nothing.
     const changes = command.changes.filter((c) => JSON.stringify(state[c.path]) !== JSON.stringify(c.value));
@@ -40,3 +42,61 @@ export const changeConfig = async (
   context: CommandContext,
   stream: string = CONFIG_STREAM,
 ) => handleCommand(store, stream, configDecider, command, context, { retries: 2 });
+
+export const changeConfigSurfaces = {
+  name: 'config.change',
+  tool: false,
+  toolset: 'admin',
+  writes: true,
+  scope: 'config:write',
+  input: ConfigPatchSchema,
+  output: ConfigPatchResponseSchema,
+  rest: { method: 'PATCH', path: '/config', summary: 'Update configuration', rateClass: 'config' },
+} as const satisfies RouteSurfaces;
+
+const isDeploymentWide = (path: string) => DEPLOYMENT_WIDE.some((section) => path.startsWith(`${section}.`));
+
+/**
+ * Every change is an event (who, when, what) and takes effect at once, so none needs a restart.
+ * Search settings are a tenant's own (over the deployment's); rate limits are deployment-wide and
+ * need the admin scope. `indexing` comes from ctx.toml and is shown, not changed.
+ */
+export const changeConfigOperation = (store: EventStore, settings: RuntimeSettings) =>
+  defineOperation({
+    ...changeConfigSurfaces,
+    title: 'Update configuration',
+    description: "Changes the project's search settings, or the deployment's rate limits (admin scope).",
+    run: async (patch, operation) => {
+      if (patch.indexing) {
+        throw new ValidationError(
+          'indexing settings are read from ctx.toml at start ([projections] batch_size); change them there',
+        );
+      }
+      if (patch.search?.enable_reranking === true)
+        throw new ValidationError('search.enable_reranking: no reranker is available');
+      const changes = flattenSettings(patch);
+      if (changes.length === 0) throw new ValidationError('Nothing to change');
+      const wide = changes.filter((c) => isDeploymentWide(c.path));
+      const own = changes.filter((c) => !isDeploymentWide(c.path));
+      if (wide.length > 0 && operation.scopes && !operation.scopes.includes('admin')) {
+        throw new AuthorizationError('admin', "rate_limits hold for every tenant: changing them needs the 'admin' scope");
+      }
+      const next = parseInput(
+        SettingsSchema,
+        withOverrides(await settings.read(operation.project), Object.fromEntries(changes.map((c) => [c.path, c.value]))),
+      );
+      if (next.search.default_top_k > next.search.max_results) {
+        throw new ValidationError('search.default_top_k must not exceed search.max_results');
+      }
+      const context = commandContext(operation.actor, { project: operation.project, correlationId: operation.correlationId });
+      const record = async (chosen: typeof changes, stream: string): Promise<string[]> => {
+        if (chosen.length === 0) return [];
+        const result = await changeConfig(store, { changes: chosen, by: operation.actor.subject }, context, stream);
+        return result.events.flatMap((e) => (e.type === 'ConfigChanged' ? e.data.changes.map((c) => c.path) : []));
+      };
+      const recorded = [...(await record(wide, CONFIG_STREAM)), ...(await record(own, tenantConfigStream(operation.project)))];
+      // The next request sees the change.
+      await settings.read(operation.project);
+      return { updated: recorded, requires_restart: false };
+    },
+  });

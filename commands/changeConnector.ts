@@ -1,9 +1,25 @@
-import type { z } from 'zod';
+import { z } from 'zod';
+import {
+  checkConnectorId,
+  ConnectorChangedSchema,
+  ConnectorCreatedSchema,
+  ConnectorCreateSchema,
+  ConnectorIdSchema,
+  ConnectorUpdateInputSchema,
+  connectorRoots,
+} from '../src/domain/connectorRequests.js';
 import type { ConnectorEventSchemas } from '../src/domain/connectors.js';
+import { CONNECTORS, type ConnectorRow } from '../src/domain/connectorView.js';
 import { streamId, type StoredEvent } from '../src/domain/events.js';
-import { handleCommand, type CommandContext, type Decider } from '../src/engine/commands.js';
+import { newId } from '../src/domain/ids.js';
+import type { Position } from '../src/domain/position.js';
+import { commandContext, handleCommand, type CommandContext, type Decider } from '../src/engine/commands.js';
 import { IllegalStateError, NotFoundError } from '../src/errors.js';
+import { defineOperation, type OperationContext, type RouteSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
+import type { ReadModels } from '../src/ports/projections.js';
+import type { ReadableRoots } from '../src/ports/readableRoots.js';
+import type { SecretBox } from '../src/ports/secretBox.js';
 
 type ConnectorEvent = z.infer<(typeof ConnectorEventSchemas)[number]>;
 
@@ -52,3 +68,93 @@ export const changeConnector = async (
   command: ConnectorCommand,
   context: CommandContext,
 ) => handleCommand(store, streamId('connector', command.connectorId), connectorDecider, command, context);
+
+export interface ConnectorCommandDeps {
+  store: EventStore;
+  readModels: ReadModels;
+  secrets: SecretBox;
+  /** The folders connector roots must lie in. */
+  readable: ReadableRoots;
+  waitForProjections: (position: Position) => Promise<void>;
+}
+
+/** Settings are sealed before they become events; the answer waits until the next read sees the change. */
+const changeFor = async (deps: ConnectorCommandDeps, command: ConnectorCommand, operation: OperationContext) => {
+  const context = commandContext(operation.actor, { project: operation.project, correlationId: operation.correlationId });
+  const result = await changeConnector(deps.store, command, context);
+  if (result.position) await deps.waitForProjections(result.position);
+  return context;
+};
+
+/** Over MCP, `context.connector_management` runs these. */
+const connectorWrite = { tool: false, toolset: 'admin', writes: true, scope: 'connectors:write' } as const;
+
+export const addConnectorSurfaces = {
+  name: 'connectors.add',
+  ...connectorWrite,
+  input: ConnectorCreateSchema,
+  output: ConnectorCreatedSchema,
+  rest: { method: 'POST', path: '/connectors', summary: 'Add a connector', status: 201, rateClass: 'connectors' },
+} as const satisfies RouteSurfaces;
+
+export const updateConnectorSurfaces = {
+  name: 'connectors.update',
+  ...connectorWrite,
+  input: ConnectorUpdateInputSchema,
+  output: ConnectorChangedSchema,
+  rest: { method: 'PUT', path: '/connectors/{id}', summary: 'Update a connector', rateClass: 'connectors' },
+} as const satisfies RouteSurfaces;
+
+export const removeConnectorSurfaces = {
+  name: 'connectors.remove',
+  ...connectorWrite,
+  input: z.object({ id: ConnectorIdSchema }),
+  output: z.object({ id: z.string(), status: z.literal('removed') }),
+  rest: { method: 'DELETE', path: '/connectors/{id}', summary: 'Remove a connector', status: 204, rateClass: 'connectors' },
+} as const satisfies RouteSurfaces;
+
+export const addConnectorOperation = (deps: ConnectorCommandDeps) =>
+  defineOperation({
+    ...addConnectorSurfaces,
+    title: 'Add a connector',
+    description: 'Adds a connector to the project; its secrets are stored sealed.',
+    run: async ({ type, name, config }, operation) => {
+      connectorRoots(type, config, deps.readable);
+      const connectorId = newId();
+      const context = await changeFor(
+        deps,
+        { kind: 'add', connectorId, name, type, settings: deps.secrets.seal(config) },
+        operation,
+      );
+      return { id: connectorId, type, name, status: 'configuring', created_at: context.now };
+    },
+  });
+
+export const updateConnectorOperation = (deps: ConnectorCommandDeps) =>
+  defineOperation({
+    ...updateConnectorSurfaces,
+    title: 'Update a connector',
+    description: "Changes a connector's name or settings; a reindex applies them.",
+    run: async ({ id, name, config }, operation) => {
+      const current = await deps.readModels.get<ConnectorRow>(CONNECTORS, checkConnectorId(id));
+      if (!current || current.project !== operation.project) throw new NotFoundError(`No connector with id ${id}`);
+      if (config) connectorRoots(current.type, config, deps.readable);
+      await changeFor(
+        deps,
+        { kind: 'update', connectorId: id, name, settings: config ? deps.secrets.seal(config) : undefined },
+        operation,
+      );
+      return { id, status: 'reconfiguring', message: 'Configuration updated; reindex with POST /index/start to apply it' };
+    },
+  });
+
+export const removeConnectorOperation = (deps: ConnectorCommandDeps) =>
+  defineOperation({
+    ...removeConnectorSurfaces,
+    title: 'Remove a connector',
+    description: 'Removes a connector from the project.',
+    run: async ({ id }, operation) => {
+      await changeFor(deps, { kind: 'remove', connectorId: checkConnectorId(id) }, operation);
+      return { id, status: 'removed' as const };
+    },
+  });

@@ -1,10 +1,13 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
 import { AuthenticationError, type AuthEvent, type Scope } from '../src/domain/auth.js';
 import { streamId, type StoredEvent } from '../src/domain/events.js';
 import { newId, UUID_PATTERN } from '../src/domain/ids.js';
-import { handleCommand, type CommandContext, type Decider } from '../src/engine/commands.js';
-import { IllegalStateError } from '../src/errors.js';
+import { commandContext, handleCommand, type CommandContext, type Decider } from '../src/engine/commands.js';
+import { IllegalStateError, UnavailableError } from '../src/errors.js';
+import { defineOperation, type RouteSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
+import type { TokenSigner } from '../src/ports/tokenSigner.js';
 import { hashSecret } from './createApiKey.js';
 
 /** A refresh token family: one valid token at a time, replaced on every use. */
@@ -179,3 +182,77 @@ export const rotateRefreshToken = async (
   const { subject, tenant, scopes } = result.state;
   return { refreshToken, subject, tenant, scopes };
 };
+
+export interface TokenDeps {
+  store: EventStore;
+  signer: TokenSigner | null;
+  accessTtlS: number;
+  refreshTtlS: number;
+}
+
+export const TokenPairResponseSchema = z.object({
+  access_token: z.string(),
+  refresh_token: z.string(),
+  expires_in: z.number().int(),
+  token_type: z.literal('Bearer'),
+});
+type TokenPair = z.output<typeof TokenPairResponseSchema>;
+
+const signerOf = (signer: TokenSigner | null): TokenSigner => {
+  if (!signer?.canSign)
+    throw new UnavailableError('This deployment verifies tokens but cannot sign them: set auth.jwt_secret (HS256)');
+  return signer;
+};
+
+const pairOf = (signer: TokenSigner, grant: RefreshGrant, accessTtlS: number): TokenPair => ({
+  access_token: signer.sign({ sub: grant.subject, scope: grant.scopes.join(' '), tenant_id: grant.tenant }),
+  refresh_token: grant.refreshToken,
+  expires_in: accessTtlS,
+  token_type: 'Bearer',
+});
+
+/** A new access token and the first refresh token of a new family. */
+export const issueTokenPair = async (
+  deps: TokenDeps,
+  input: { subject: string; tenant: string; scopes: Scope[] },
+  context: CommandContext,
+): Promise<TokenPair> => {
+  const signer = signerOf(deps.signer);
+  const grant = await issueRefreshToken(deps.store, { ...input, ttlSeconds: deps.refreshTtlS }, context);
+  return pairOf(signer, grant, deps.accessTtlS);
+};
+
+export const refreshTokensSurfaces = {
+  name: 'tokens.refresh',
+  tool: false,
+  toolset: 'admin',
+  writes: true,
+  // Only over its route, where the refresh token is the credential.
+  scope: 'admin',
+  input: z.object({ refresh_token: z.string().min(1).max(512) }).strict(),
+  output: TokenPairResponseSchema,
+  rest: {
+    method: 'POST',
+    path: '/auth/refresh',
+    summary: 'Exchange a refresh token for new tokens',
+    anonymous: true,
+    rateClass: 'auth',
+  },
+} as const satisfies RouteSurfaces;
+
+/** Rotates the refresh token and signs a fresh access token: the refresh token is the credential. */
+export const refreshTokensOperation = (deps: TokenDeps) =>
+  defineOperation({
+    ...refreshTokensSurfaces,
+    title: 'Refresh tokens',
+    description: 'Exchanges a refresh token for a new access token and a new refresh token.',
+    run: async ({ refresh_token: refreshToken }, { actor, correlationId }) => {
+      const signer = signerOf(deps.signer);
+      const grant = await rotateRefreshToken(
+        deps.store,
+        { refreshToken, ttlSeconds: deps.refreshTtlS },
+        commandContext(actor, { correlationId }),
+      );
+      return pairOf(signer, grant, deps.accessTtlS);
+    },
+  });

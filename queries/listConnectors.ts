@@ -1,5 +1,14 @@
+import { z } from 'zod';
+import {
+  checkConnectorId,
+  ConnectorDetailSchema,
+  ConnectorIdSchema,
+  ConnectorListSchema,
+  redactSettings,
+} from '../src/domain/connectorRequests.js';
 import { CONNECTORS, type ConnectorRow } from '../src/domain/connectorView.js';
 import { NotFoundError } from '../src/errors.js';
+import { defineOperation, type RouteSurfaces } from '../src/operations.js';
 import type { ReadModels } from '../src/ports/projections.js';
 
 /** A connector as responses show it; `settings` must already be redacted by the caller's view. */
@@ -53,3 +62,38 @@ export const getConnector = async (
   const documents = (counts.get(row.name) ?? 0) + (counts.get(`${row.type}:${row.name}`) ?? 0);
   return { ...viewOf(row, redact), stats: { documents_indexed: documents, last_error: row.lastError?.message ?? null } };
 };
+
+/** Over MCP, `context.connector_management` lists them. */
+const connectorRead = { tool: false, toolset: 'admin', writes: false, scope: 'connectors:read' } as const;
+
+export const listConnectorsSurfaces = {
+  name: 'connectors.list',
+  ...connectorRead,
+  input: z.object({}),
+  output: ConnectorListSchema,
+  rest: { method: 'GET', path: '/connectors', summary: 'List connectors', rateClass: 'connectors' },
+} as const satisfies RouteSurfaces;
+
+export const getConnectorSurfaces = {
+  name: 'connectors.get',
+  ...connectorRead,
+  input: z.object({ id: ConnectorIdSchema }),
+  output: ConnectorDetailSchema,
+  rest: { method: 'GET', path: '/connectors/{id}', summary: 'Connector details', rateClass: 'connectors' },
+} as const satisfies RouteSurfaces;
+
+export const listConnectorsOperation = (readModels: ReadModels) =>
+  defineOperation({
+    ...listConnectorsSurfaces,
+    title: 'List connectors',
+    description: "The project's connectors, their secrets shown as ***.",
+    run: async (_input, { project }) => ({ connectors: await listConnectors(readModels, project, redactSettings) }),
+  });
+
+export const getConnectorOperation = (readModels: ReadModels) =>
+  defineOperation({
+    ...getConnectorSurfaces,
+    title: 'Connector details',
+    description: 'One connector of the project with how many documents it has indexed, its secrets shown as ***.',
+    run: ({ id }, { project }) => getConnector(readModels, project, checkConnectorId(id), redactSettings),
+  });

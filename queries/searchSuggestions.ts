@@ -1,4 +1,6 @@
+import { z } from 'zod';
 import type { DocumentView } from '../src/domain/documentView.js';
+import { defineOperation, type RouteSurfaces } from '../src/operations.js';
 import type { ReadModels } from '../src/ports/projections.js';
 
 /** Documents read per project when building its vocabulary. */
@@ -87,4 +89,34 @@ export const createSearchSuggestions = (readModels: ReadModels, now: () => numbe
     );
     return scored.slice(0, limit).map((s) => s.phrase);
   };
+};
+
+export const searchSuggestionsSurfaces = {
+  name: 'search.suggestions',
+  tool: false,
+  toolset: 'search',
+  writes: false,
+  scope: 'search:read',
+  input: z.object({
+    q: z.string().max(200).default(''),
+    limit: z.coerce.number().int().min(1).max(50).default(5),
+  }),
+  output: z.object({ suggestions: z.array(z.string()) }),
+  rest: {
+    method: 'GET',
+    path: '/search/suggestions',
+    summary: 'Query suggestions from indexed titles, symbols and frequent terms',
+    query: ['q', 'limit'],
+    rateClass: 'search',
+  },
+} as const satisfies RouteSurfaces;
+
+export const searchSuggestionsOperation = (readModels: ReadModels) => {
+  const suggestions = createSearchSuggestions(readModels);
+  return defineOperation({
+    ...searchSuggestionsSurfaces,
+    title: 'Query suggestions',
+    description: "Completions of a partial query from the project's indexed titles, code symbols and frequent terms.",
+    run: async ({ q, limit }, { project }) => ({ suggestions: await suggestions(project, q, limit) }),
+  });
 };

@@ -50,6 +50,8 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodO
   mcpErrors?: McpErrorObjects;
   /** Its route under `/api/v1`, when it has one. */
   rest?: RestRoute;
+  /** False: reached only through its route or verb, not as an MCP tool nor by name (another tool serves it there). */
+  tool?: false;
   /** Its `ctx` verbs, when it has some. */
   cli?: CliVerb | readonly CliVerb[];
 }
@@ -72,8 +74,10 @@ export interface RestRoute {
   query?: readonly string[];
   /** 200 when absent. */
   status?: number;
-  /** The budget it counts against; when absent, the one `rateClassOf` gives. */
-  rateClass?: RateClass;
+  /** The budget it counts against; when absent, the one `rateClassOf` gives; null: not rate limited. */
+  rateClass?: RateClass | null;
+  /** Answers callers without credentials. */
+  anonymous?: true;
   /** The operation's own errors answered as `{error: {code, message}}` rather than in the API's format. */
   errorFormat?: 'tools';
 }
@@ -164,18 +168,27 @@ export interface CliFollow {
 /** What an operation shows each surface, known before any ledger opens: the CLI builds its verbs from it. */
 export type OperationSurfaces = Pick<Operation, 'name' | 'rest' | 'cli'>;
 
+/** What guards and documents an operation's route, known before any ledger opens: `/api/v1`'s route table is built from it. */
+export type RouteSurfaces = OperationSurfaces &
+  Pick<Operation, 'toolset' | 'writes' | 'scope' | 'input' | 'output' | 'tool'> & { rest: RestRoute };
+
+type Guarded = Pick<Operation, 'toolset' | 'writes' | 'scope' | 'rest'>;
+
 /** Routes of operations share the API's budgets: searches as search, writes as indexing, the ledger's as admin. */
-export const rateClassOf = (operation: Operation): RateClass => {
+export const rateClassOf = (operation: Guarded): RateClass => {
   if (operation.rest?.rateClass) return operation.rest.rateClass;
   if (operation.toolset === 'admin' || operation.toolset === 'ledger') return 'admin';
   if (operation.writes) return 'index';
   return operation.toolset === 'search' ? 'search' : 'read';
 };
 
+/** Whether an operation is offered as an MCP tool and by name. */
+export const isTool = (operation: Operation) => operation.tool !== false;
+
 export type McpErrorObjects = 'jobs' | 'annotations';
 
 /** The scope a caller needs to call an operation: its own, or else one that follows from its group and whether it writes. */
-export const requiredScope = (operation: Operation): string => {
+export const requiredScope = (operation: Guarded): string => {
   if (operation.scope) return operation.scope;
   switch (operation.toolset) {
     // The event ledger and its projections are for administrators (a tenant's admin sees its own events).

@@ -2,7 +2,7 @@ import { McpServer } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
 import { newId } from '../domain/ids.js';
 import type { Actor } from '../domain/metadata.js';
-import { callOperation, checkScope, DEFAULT_PROJECT, requiredScope, type Operation, type Toolset } from '../operations.js';
+import { callOperation, checkScope, DEFAULT_PROJECT, isTool, requiredScope, type Operation, type Toolset } from '../operations.js';
 import type { Logger } from '../ports/logger.js';
 import { toolFailure, toolSuccess } from './toolResult.js';
 
@@ -72,7 +72,7 @@ const inToolsets = (operation: Operation, toolsets: readonly ToolsetChoice[] | n
 
 export const exposedOperations = (operations: readonly Operation[], access: McpAccess) =>
   operations.filter(
-    (o) => !SUBSUMED.has(o.name) && inToolsets(o, access.toolsets) && !(access.readOnly && o.writes),
+    (o) => isTool(o) && !SUBSUMED.has(o.name) && inToolsets(o, access.toolsets) && !(access.readOnly && o.writes),
   );
 
 type JsonSchema = Record<string, unknown>;

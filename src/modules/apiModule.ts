@@ -1,22 +1,46 @@
 import type { Command } from 'commander';
 import type { z } from 'zod';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
+import {
+  addConnectorOperation,
+  removeConnectorOperation,
+  updateConnectorOperation,
+  type ConnectorCommandDeps,
+} from '../../commands/changeConnector.js';
 import { createApiKeyOperation, type CreateApiKeyOutputSchema } from '../../commands/createApiKey.js';
+import { changeConfigOperation } from '../../commands/changeConfig.js';
+import { controlIndexOperation } from '../../commands/controlIndex.js';
+import { manageConnectorsOperation } from '../../commands/manageConnectors.js';
+import { forceReindexOperation, startIndexingConnectorsOperation } from '../../commands/startIndexingConnectors.js';
+import { stopIndexingOperation } from '../../commands/stopIndexing.js';
+import { healthOperation } from '../../queries/health.js';
+import { indexStatusOperation, type IndexStatusResponseSchema } from '../../queries/indexStatus.js';
+import { systemStatusOperation } from '../../queries/systemStatus.js';
+import { indexJobsFromOperations } from './indexJobsFromOperations.js';
+import { createEventSourcedSettings } from '../../infra/settings/eventSourcedSettings.js';
+import { readConfigOperation } from '../../queries/readConfig.js';
+import { defaultSettings } from '../domain/runtimeSettings.js';
+import { perMinuteUnder } from '../http/api/endpointRateLimits.js';
 import { issueTokensOperation } from '../../commands/issueTokens.js';
+import { issueTokenPair, refreshTokensOperation, type TokenDeps } from '../../commands/rotateRefreshToken.js';
 import { revokeApiKeyOperation } from '../../commands/revokeApiKey.js';
 import { apiKeysProjection } from '../../projections/apiKeys.js';
 import { API_KEYS } from '../domain/apiKeyView.js';
 import { listApiKeysOperation, type ListApiKeysOutputSchema } from '../../queries/listApiKeys.js';
 import { connectorsProjection } from '../../projections/connectors.js';
-import { CONNECTORS } from '../domain/connectorView.js';
+import {
+  getConnectorOperation,
+  listConnectorsOperation,
+} from '../../queries/listConnectors.js';
 import type { SearchInput, SearchOutput } from '../../queries/searchDocuments.js';
-import { createSearchSuggestions } from '../../queries/searchSuggestions.js';
+import { contextOperations } from '../../queries/contextSearch.js';
+import { searchApiOperation } from '../../queries/searchApi.js';
+import { searchSuggestionsOperation } from '../../queries/searchSuggestions.js';
 import { createPinnedRankings } from '../../queries/pinnedRankings.js';
-import { searchWithWorkContext, type WorkContextSearchDeps } from '../../queries/searchWithWorkContext.js';
+import type { WorkContextSearchDeps } from '../../queries/searchWithWorkContext.js';
 import { fields, table } from '../cli/format.js';
 import { print, printResult } from '../cli/output.js';
 import { ScopeSchema, type Scope } from '../domain/auth.js';
-import { commandContext } from '../engine/commands.js';
 import { UnavailableError, ValidationError } from '../errors.js';
 import { adminHandlers } from '../http/api/adminRoutes.js';
 import { forgetHandlers } from '../http/api/forgetRoutes.js';
@@ -25,36 +49,32 @@ import { createApiMetrics } from '../http/api/apiMetrics.js';
 import { actorOf, apiPlugin, restContext, type ApiHandlers } from '../http/api/apiPlugin.js';
 import { auditHandlers } from '../http/api/auditRoutes.js';
 import { authEnabled, createAuthenticator } from '../http/api/authenticator.js';
-import { createConnectorService } from '../http/api/connectorService.js';
-import { contextOperations } from '../http/api/contextOperations.js';
 import { registerFileResources } from '../http/api/fileResources.js';
 import { guardOtherSurfaces } from '../http/api/guardOtherSurfaces.js';
 import { projectionProblems } from '../http/api/healthProblems.js';
-import { createIndexControl } from '../http/api/indexControl.js';
 import { createJwtCodec } from '../http/api/jwtCodec.js';
 import { buildOpenApiDocument } from '../http/api/openApiDocument.js';
-import { createRuntimeSettings } from '../http/api/runtimeSettings.js';
-import type * as schemas from '../http/api/schemas.js';
-import { issueTokens, refreshTokens } from '../http/api/tokens.js';
 import { authenticateMcpWith } from '../http/mcpRoutes.js';
 import { readableRootsOf } from '../ingestion/readableRoots.js';
 import { deploymentAccess } from '../mcp/server.js';
+import { API_ROUTE_SURFACES } from './apiSurfaces.js';
 import type { LedgerModule, ModuleContext, WithLedger } from '../module.js';
-import { callOperation, DEFAULT_PROJECT, rateClassOf, requiredScope, type OperationContext } from '../operations.js';
+import { callOperation, DEFAULT_PROJECT, isTool, rateClassOf, requiredScope, type OperationContext } from '../operations.js';
 import { PRODUCT_VERSION } from '../http/api/version.js';
 
 const wire = async (context: ModuleContext) => {
   const { config, logger, db, store, readModels, content, keyring, secrets } = context;
   const jwt = await createJwtCodec(config.auth);
   const authenticator = createAuthenticator({ enabled: authEnabled(config), jwt, readModels });
-  const settings = createRuntimeSettings(config, store);
+  const settings = createEventSourcedSettings(defaultSettings(config.projections.batchSize), store);
   const metrics = createApiMetrics();
+  const tokens: TokenDeps = { store, signer: jwt, accessTtlS: config.auth.accessTtlS, refreshTtlS: config.auth.refreshTtlS };
   const readable = readableRootsOf(config);
   const settle = async (position: Parameters<ModuleContext['waitForProjections']>[0]) =>
     context.waitForProjections(position, 30_000);
 
   const operation = (name: string) => {
-    const found = context.operations().find((o) => o.name === name);
+    const found = context.operations().find((o) => o.name === name && isTool(o));
     if (!found) throw new UnavailableError(`The '${name}' operation is not available in this deployment`);
     return found;
   };
@@ -69,18 +89,24 @@ const wire = async (context: ModuleContext) => {
     },
     rankings: await createPinnedRankings(db),
   };
-  const indexControl = createIndexControl({ operations: context.operations, readModels, readable });
-  const connectors = createConnectorService({
-    store,
-    readModels,
-    secrets,
-    readable,
-    waitForProjections: settle,
-  });
-  const suggestions = createSearchSuggestions(readModels);
+  const indexJobs = indexJobsFromOperations(context.operations);
+  const index = {
+    start: startIndexingConnectorsOperation({ readModels, readable, jobs: indexJobs }),
+    forceReindex: forceReindexOperation({ readModels, readable, jobs: indexJobs }),
+    stop: stopIndexingOperation(indexJobs),
+    status: indexStatusOperation(indexJobs),
+  };
+  const connectorDeps: ConnectorCommandDeps = { store, readModels, secrets, readable, waitForProjections: settle };
+  const connectors = {
+    list: listConnectorsOperation(readModels),
+    get: getConnectorOperation(readModels),
+    add: addConnectorOperation(connectorDeps),
+    update: updateConnectorOperation(connectorDeps),
+    remove: removeConnectorOperation(connectorDeps),
+  };
   const jobsOrNone = async (operationContext: OperationContext) => {
     try {
-      return await indexControl.jobs(operationContext);
+      return await indexJobs.list(operationContext);
     } catch (error) {
       if (error instanceof UnavailableError) return [];
       throw error;
@@ -91,86 +117,9 @@ const wire = async (context: ModuleContext) => {
     ...adminHandlers({ projections: context.projections, readModels, store, operations: context.operations }),
     ...forgetHandlers(context.operations),
     ...auditHandlers(store),
-    'GET /health': async () => {
-      const database = await db.query('SELECT 1').then(
-        () => 'healthy',
-        () => 'unhealthy',
-      );
-      const problems = database === 'healthy' ? await projectionProblems(context.projections()) : [];
-      const degradedUnless = (service: string) => (problems.some((p) => p.service === service) ? 'degraded' : database);
-      const searchable = context.operations().some((o) => o.name === 'search') ? degradedUnless('search') : 'unavailable';
-      const index = degradedUnless('index');
-      return {
-        status: index === 'healthy' && searchable === 'healthy' ? 'healthy' : 'degraded',
-        version: PRODUCT_VERSION,
-        timestamp: new Date().toISOString(),
-        services: { index, search: searchable, connectors: database },
-        ...(problems.length ? { problems } : {}),
-      };
-    },
-    'GET /status': async ({ context: call }) => {
-      const [documents, connectorCount, index] = await Promise.all([
-        readModels.count('documents', 'project', { project: call.project }),
-        readModels.find(CONNECTORS, { where: { project: call.project }, limit: 0 }),
-        indexControl.status(call).catch((error: unknown) => {
-          if (error instanceof UnavailableError) return null;
-          throw error;
-        }),
-      ]);
-      const performance = metrics.snapshot();
-      return {
-        indexing: {
-          status: index?.status === 'running' ? 'active' : 'idle',
-          last_run: index?.last_completed?.finished_at ?? null,
-          documents_indexed: documents.get(call.project) ?? 0,
-          connectors_active: connectorCount.total,
-        },
-        performance: {
-          avg_query_latency_ms: performance.avgQueryLatencyMs,
-          queries_per_minute: performance.queriesPerMinute,
-          error_rate: performance.errorRate,
-        },
-      };
-    },
-    'POST /search': ({ body, context: call }) =>
-      searchWithWorkContext(searchDeps, body as schemas.SearchRequest, call),
-    'GET /search/suggestions': async ({ query, context: call }) => ({
-      suggestions: await suggestions(call.project, query.q as string, query.limit as number),
-    }),
-    'POST /index/start': ({ body, context: call }) => {
-      const input = body as { connectors?: string[]; force_full_reindex: boolean };
-      return indexControl.start(input.connectors, input.force_full_reindex, call);
-    },
-    'POST /index/stop': ({ context: call }) => indexControl.stop(call),
-    'GET /index/status': ({ context: call }) => indexControl.status(call),
-    'POST /index/force-reindex': async ({ body, context: call }) => {
-      const started = await indexControl.start((body as { connectors: string[] }).connectors, true, call);
-      return {
-        job_id: started.job_id,
-        job_ids: started.job_ids,
-        status: started.status,
-        warning: 'Every file is re-read and re-indexed; this may take a long time on large connectors',
-      };
-    },
-    'GET /connectors': async ({ context: call }) => ({ connectors: await connectors.list(call) }),
-    'POST /connectors': ({ body, context: call }) =>
-      connectors.add(body as { type: string; name: string; config: Record<string, unknown> }, call),
-    'GET /connectors/{id}': ({ params, context: call }) => connectors.get(params.id as string, call),
-    'PUT /connectors/{id}': ({ params, body, context: call }) =>
-      connectors.update(params.id as string, body as object, call),
-    'DELETE /connectors/{id}': ({ params, context: call }) => connectors.remove(params.id as string, call),
-    'GET /config': ({ context: call }) => settings.read(call.project),
-    'PATCH /config': ({ body, context: call, principal }) =>
-      settings.patch(body, { ...call, ...(principal ? { scopes: principal.scopes } : {}) }),
     // The name was checked, with the caller's scope, when the request was authenticated.
     'POST /operations/{name}': ({ params, body, principal, context: call }) =>
       callOperation(operation(params.name as string), body, restContext(principal, call.correlationId)),
-    'POST /auth/refresh': ({ body, context: call }) =>
-      refreshTokens(
-        { store, jwt, config },
-        (body as { refresh_token: string }).refresh_token,
-        commandContext(call.actor, { correlationId: call.correlationId }),
-      ),
   };
 
   return {
@@ -185,12 +134,12 @@ const wire = async (context: ModuleContext) => {
         authenticator,
         handlers,
         metrics,
-        perMinute: settings.perMinute,
+        perMinute: perMinuteUnder(() => settings.current()),
         openapi: () => openapi,
         operations: context.operations(),
         bodyLimitBytes: Math.min(config.server.bodyLimitBytes, 1024 * 1024),
         operationNeeds: (name) => {
-          const found = context.operations().find((o) => o.name === name);
+          const found = context.operations().find((o) => o.name === name && isTool(o));
           return found ? { scope: requiredScope(found), rateClass: rateClassOf(found) } : null;
         },
       });
@@ -217,9 +166,26 @@ const wire = async (context: ModuleContext) => {
       ...contextOperations({
         search: searchDeps,
         related: { readModels, content, store, keyring, search, jobs: jobsOrNone },
-        indexControl,
-        connectors,
       }),
+      healthOperation({
+        version: PRODUCT_VERSION,
+        databaseAnswers: () => db.query('SELECT 1').then(() => true, () => false),
+        problems: () => projectionProblems(context.projections()),
+        searchAvailable: () => context.operations().some((o) => o.name === 'search'),
+      }),
+      systemStatusOperation({
+        readModels,
+        indexStatus: (call) => index.status.run({}, call) as Promise<z.output<typeof IndexStatusResponseSchema>>,
+        performance: () => metrics.snapshot(),
+      }),
+      searchApiOperation(searchDeps),
+      searchSuggestionsOperation(readModels),
+      ...Object.values(index),
+      controlIndexOperation(index),
+      ...Object.values(connectors),
+      manageConnectorsOperation(connectors),
+      readConfigOperation(settings),
+      changeConfigOperation(store, settings),
       createApiKeyOperation({
         store,
         // Only the keys' read model: a backlog of embeddings must not hold up a new key.
@@ -227,7 +193,8 @@ const wire = async (context: ModuleContext) => {
       }),
       revokeApiKeyOperation(store),
       listApiKeysOperation(readModels),
-      issueTokensOperation((input, command) => issueTokens({ store, jwt, config }, input, command)),
+      issueTokensOperation((input, command) => issueTokenPair(tokens, input, command)),
+      refreshTokensOperation(tokens),
     ],
   };
 };
@@ -338,5 +305,6 @@ export const apiModule: LedgerModule = {
       },
     };
   },
+  surfaces: API_ROUTE_SURFACES,
   cli: keysCli,
 };

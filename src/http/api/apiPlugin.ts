@@ -18,12 +18,14 @@ import {
   operationRouteSpec,
   PER_OPERATION,
   ROUTE_SPECS,
+  routeKeyOf,
   type RateClass,
   type RouteKey,
   type RouteSpec,
 } from './routeSpecs.js';
 import type { RouteHandler } from './routeSpec.js';
 
+/** Routes of the table answered by a function rather than an operation. */
 export type ApiHandlers = Record<RouteKey, RouteHandler>;
 
 export interface ApiPluginOptions {
@@ -36,7 +38,7 @@ export interface ApiPluginOptions {
   bodyLimitBytes: number;
   /** What calling the operation of this name needs; null when there is none. */
   operationNeeds(name: string): { scope: string; rateClass: RateClass } | null;
-  /** The catalogue: every operation that declares a route is mounted with it. */
+  /** The catalogue: every operation that declares a route is mounted with it; a route of the table that none declares, with its handler. */
   operations?: readonly Operation[];
 }
 
@@ -211,14 +213,16 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
   const parse = (schema: z.ZodType | undefined, value: unknown) =>
     schema ? parseInput(schema, value ?? {}) : {};
 
+  const mounted = new Set<string>();
   for (const operation of options.operations ?? []) {
     const spec = operationRouteSpec(operation);
     if (!spec) continue;
+    mounted.add(routeKeyOf(spec));
     api.route({
       method: spec.method,
       url: spec.url.replace(/\{(\w+)\}/g, ':$1'),
       bodyLimit: options.bodyLimitBytes,
-      config: { spec, ...SELF_AUTHENTICATING },
+      config: { spec, ...SELF_AUTHENTICATING, ...(spec.rateClass ? {} : { rateLimit: false }) },
       handler: async (request, reply) => {
         const state = stateOf(request);
         try {
@@ -234,8 +238,10 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
     });
   }
 
-  for (const spec of ROUTE_SPECS as readonly RouteSpec[]) {
-    const handler = handlers[`${spec.method} ${spec.url}` as RouteKey];
+  for (const spec of ROUTE_SPECS) {
+    if (mounted.has(routeKeyOf(spec))) continue;
+    const handler = (handlers as Partial<Record<string, RouteHandler>>)[routeKeyOf(spec)];
+    if (!handler) throw new Error(`No operation or handler answers ${routeKeyOf(spec)}`);
     api.route({
       method: spec.method,
       url: spec.url.replace(/\{(\w+)\}/g, ':$1'),

@@ -1,6 +1,5 @@
+import { DEFAULT_CLASS_LIMITS, type SettableClass, type Settings } from '../../domain/runtimeSettings.js';
 import type { RateClass } from '../../operations.js';
-
-type SettableClass = Extract<RateClass, 'search' | 'index' | 'connectors' | 'config'>;
 
 /**
  * Seed 002's limits per user and minute, one budget per endpoint, keyed by route (`METHOD /path`).
@@ -24,14 +23,6 @@ export const ENDPOINT_RATE_LIMITS: Readonly<Record<string, { rateClass: Settable
   'PATCH /config': { rateClass: 'config', perMinute: 2 },
 };
 
-/** The settings' defaults: seed 002's limit of each class. */
-export const DEFAULT_CLASS_LIMITS: Readonly<Record<`${SettableClass}_per_minute`, number>> = {
-  search_per_minute: 100,
-  index_per_minute: 10,
-  connectors_per_minute: 20,
-  config_per_minute: 5,
-};
-
 /** An endpoint's limit under the class settings in force; undefined for a route the table does not name. */
 export const endpointLimit = (
   route: string,
@@ -42,3 +33,26 @@ export const endpointLimit = (
   const key = `${entry.rateClass}_per_minute` as const;
   return Math.max(1, Math.round((entry.perMinute * settings[key]) / DEFAULT_CLASS_LIMITS[key]));
 };
+
+const AUTH_PER_MINUTE = 10;
+/** The admin console polls status and progress about once a second per open view. */
+const ADMIN_PER_MINUTE = 600;
+/** Reads through the operations route outside search (job status, annotation progress): a CLI following a job polls. */
+const READ_PER_MINUTE = 600;
+
+/** The limit of an endpoint (`METHOD /path`) seed 002 names, else of its class, under the settings in force. */
+export const perMinuteUnder =
+  (settings: () => Settings) =>
+  (rateClass: RateClass, route?: string): number => {
+    const limits = settings().rate_limits;
+    return (
+      (route === undefined ? undefined : endpointLimit(route, limits)) ??
+      (rateClass === 'auth'
+        ? AUTH_PER_MINUTE
+        : rateClass === 'admin'
+          ? ADMIN_PER_MINUTE
+          : rateClass === 'read'
+            ? READ_PER_MINUTE
+            : limits[`${rateClass}_per_minute`])
+    );
+  };

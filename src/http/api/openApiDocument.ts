@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Operation } from '../../operations.js';
-import { operationRouteSpec, PER_OPERATION, ROUTE_SPECS, type RouteSpec } from './routeSpecs.js';
+import { operationRouteSpec, PER_OPERATION, ROUTE_SPECS, routeKeyOf, type RouteSpec } from './routeSpecs.js';
 import { ErrorSchema } from './schemas.js';
 
 const REF = '#/components/schemas/';
@@ -80,9 +80,10 @@ const parametersOf = (spec: RouteSpec) =>
 
 /** The OpenAPI 3 document of `/api/v1`, generated from the route specs, the catalogue's routes and their zod schemas. */
 export const buildOpenApiDocument = (version: string, operations: readonly Operation[]) => {
+  const listed = new Set(ROUTE_SPECS.map(routeKeyOf));
   const specs = [
-    ...(ROUTE_SPECS as readonly RouteSpec[]),
-    ...operations.flatMap((operation) => operationRouteSpec(operation) ?? []),
+    ...ROUTE_SPECS,
+    ...operations.flatMap((operation) => operationRouteSpec(operation) ?? []).filter((spec) => !listed.has(routeKeyOf(spec))),
   ];
   const requests = specs.flatMap((spec): [string, z.ZodType][] =>
     spec.body ? [[nameOf(spec, 'Request'), spec.body]] : [],

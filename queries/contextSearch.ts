@@ -5,27 +5,24 @@ import {
   RelatedInfoOutputSchema,
   type RelatedInfo,
   type RelatedInfoDeps,
-} from '../../../queries/getRelatedInfo.js';
+} from './getRelatedInfo.js';
 import {
   SearchInputSchema,
   SearchResultSchema as DocumentResultSchema,
   type SearchInput,
   type SearchOutput,
-} from '../../../queries/searchDocuments.js';
-import { searchWithWorkContext, type WorkContextSearchDeps } from '../../../queries/searchWithWorkContext.js';
-import { EmbeddingsDisabledError, ValidationError } from '../../errors.js';
-import { checkScope, defineOperation, type OperationContext } from '../../operations.js';
-import { parseInput } from '../../validation.js';
-import type { ConnectorService } from './connectorService.js';
-import type { IndexControl } from './indexControl.js';
+} from './searchDocuments.js';
+import { EmbeddingsDisabledError, ValidationError } from '../src/errors.js';
+import { defineOperation, type OperationContext } from '../src/operations.js';
+import { parseInput } from '../src/validation.js';
 import {
-  ConnectorCreateSchema,
-  ConnectorUpdateSchema,
   SearchRequestSchema,
   SearchResponseSchema,
   SearchResultSchema,
+  searchWithWorkContext,
   type SearchResponse,
-} from './schemas.js';
+  type WorkContextSearchDeps,
+} from './searchWithWorkContext.js';
 
 /** Results as a block an LLM can read in its context window. */
 export const formatSearchResults = (query: string, output: SearchResponse): string => {
@@ -80,8 +77,6 @@ const formatRelatedInfo = (info: RelatedInfo): string => {
 export interface ContextOperationDeps {
   search: WorkContextSearchDeps;
   related: RelatedInfoDeps;
-  indexControl: IndexControl;
-  connectors: ConnectorService;
 }
 
 const SEARCH_MODES = ['keyword', 'semantic', 'hybrid'] as const;
@@ -189,24 +184,8 @@ const formatContextSearch = (output: ContextSearchOutput, input: ContextSearchIn
   return `${text}\n\nRanked by ${output.mode} search${output.mode_notice ? ` (${output.mode_notice})` : ''}.`;
 };
 
-const IndexControlInputSchema = z.object({
-  action: z.enum(['start', 'stop', 'status', 'force_reindex']),
-  connectors: z.array(z.string().min(1).max(200)).max(50).optional(),
-});
-
-const ConnectorManagementInputSchema = z.object({
-  action: z.enum(['list', 'add', 'update', 'remove']),
-  connector_id: z.string().optional(),
-  connector_config: z
-    .record(z.string(), z.unknown())
-    .optional()
-    .describe('add: {type, name, config}; update: {name?, config?}'),
-});
-
-const AnyResultSchema = z.object({ action: z.string(), result: z.unknown() });
-
 /** Seed 002's MCP tools: the same slices the REST API serves. */
-export const contextOperations = ({ search, related, indexControl, connectors }: ContextOperationDeps) => [
+export const contextOperations = ({ search, related }: ContextOperationDeps) => [
   defineOperation({
     name: 'context.search',
     title: 'Search with work context',
@@ -235,57 +214,5 @@ export const contextOperations = ({ search, related, indexControl, connectors }:
     output: RelatedInfoOutputSchema,
     run: (input, context) => getRelatedInfo(related, parseInput(RelatedInfoInputSchema, input), context),
     formatText: (output) => formatRelatedInfo(output),
-  }),
-  defineOperation({
-    name: 'context.index_control',
-    title: 'Index control',
-    description: "Control indexing of the project's connectors: start, stop, status or force_reindex.",
-    toolset: 'jobs',
-    writes: true,
-    scope: 'index:read',
-    writeScope: 'index:write',
-    input: IndexControlInputSchema,
-    output: AnyResultSchema,
-    run: async ({ action, connectors: names }, context) => {
-      if (action !== 'status') checkScope(context, 'index:write');
-      const result =
-        action === 'start'
-          ? await indexControl.start(names, false, context)
-          : action === 'force_reindex'
-            ? await indexControl.start(names, true, context)
-            : action === 'stop'
-              ? await indexControl.stop(context)
-              : await indexControl.status(context);
-      return { action, result };
-    },
-  }),
-  defineOperation({
-    name: 'context.connector_management',
-    title: 'Connector management',
-    description:
-      'Manage data source connectors of the project: list, add, update or remove. Secrets are stored sealed and shown as ***.',
-    toolset: 'admin',
-    writes: true,
-    scope: 'connectors:read',
-    writeScope: 'connectors:write',
-    input: ConnectorManagementInputSchema,
-    output: AnyResultSchema,
-    run: async ({ action, connector_id: id, connector_config: config }, context) => {
-      if (action === 'list') return { action, result: { connectors: await connectors.list(context) } };
-      checkScope(context, 'connectors:write');
-      if (action === 'add')
-        return {
-          action,
-          result: await connectors.add(parseInput(ConnectorCreateSchema, config ?? {}), context),
-        };
-      if (!id) throw new ValidationError(`connector_id is required to ${action} a connector`);
-      if (action === 'update')
-        return {
-          action,
-          result: await connectors.update(id, parseInput(ConnectorUpdateSchema, config ?? {}), context),
-        };
-      await connectors.remove(id, context);
-      return { action, result: { id, status: 'removed' } };
-    },
   }),
 ];

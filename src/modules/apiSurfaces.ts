@@ -1,0 +1,37 @@
+import { changeConfigSurfaces } from '../../commands/changeConfig.js';
+import {
+  addConnectorSurfaces,
+  removeConnectorSurfaces,
+  updateConnectorSurfaces,
+} from '../../commands/changeConnector.js';
+import { forceReindexSurfaces, startIndexingConnectorsSurfaces } from '../../commands/startIndexingConnectors.js';
+import { stopIndexingSurfaces } from '../../commands/stopIndexing.js';
+import { indexStatusSurfaces } from '../../queries/indexStatus.js';
+import { refreshTokensSurfaces } from '../../commands/rotateRefreshToken.js';
+import { getConnectorSurfaces, listConnectorsSurfaces } from '../../queries/listConnectors.js';
+import { healthSurfaces } from '../../queries/health.js';
+import { readConfigSurfaces } from '../../queries/readConfig.js';
+import { searchApiSurfaces } from '../../queries/searchApi.js';
+import { searchSuggestionsSurfaces } from '../../queries/searchSuggestions.js';
+import { systemStatusSurfaces } from '../../queries/systemStatus.js';
+import type { RouteSurfaces } from '../operations.js';
+
+/** The routes of `/api/v1` the API module's operations declare: its route table and OpenAPI document list them. */
+export const API_ROUTE_SURFACES: readonly RouteSurfaces[] = [
+  healthSurfaces,
+  systemStatusSurfaces,
+  searchApiSurfaces,
+  searchSuggestionsSurfaces,
+  listConnectorsSurfaces,
+  getConnectorSurfaces,
+  addConnectorSurfaces,
+  updateConnectorSurfaces,
+  removeConnectorSurfaces,
+  readConfigSurfaces,
+  changeConfigSurfaces,
+  startIndexingConnectorsSurfaces,
+  stopIndexingSurfaces,
+  indexStatusSurfaces,
+  forceReindexSurfaces,
+  refreshTokensSurfaces,
+];
