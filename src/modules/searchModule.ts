@@ -172,12 +172,12 @@ export const searchModule: LedgerModule = {
       defaultLimit: config.search.defaultLimit,
       asOf,
     });
-    // A semantic request tries the model again first: it may have been fetched since start-up.
+    // A request that may rank by meaning tries the model again first: it may have been fetched since start-up.
     const search: typeof searchNow = {
       ...searchNow,
       run: async (input, operation) => {
         const { mode } = input as { mode?: unknown };
-        if (mode === 'semantic' || mode === 'hybrid') await semantic.retry();
+        if (mode !== 'keyword') await semantic.retry();
         return searchNow.run(input, operation);
       },
     };
