@@ -1,6 +1,7 @@
+import path from 'node:path';
 import { z } from 'zod';
 import { IngestTallySchema, type IngestTally } from '../src/domain/ingestTally.js';
-import { defineOperation, type OperationContext } from '../src/operations.js';
+import { defineOperation, type OperationContext, type OperationSurfaces } from '../src/operations.js';
 
 export const IngestInputSchema = z
   .object({
@@ -28,9 +29,62 @@ export const IngestInputSchema = z
   });
 export type IngestInput = z.infer<typeof IngestInputSchema>;
 
+const summary = (t: IngestTally) =>
+  `${t.scanned} files: ${t.created} new, ${t.updated} updated, ${t.unchanged} unchanged, ${t.skipped} skipped, ` +
+  `${t.failed} failed, ${t.removed} removed; ${t.chunks} chunks`;
+
+const SHOWN_PROBLEMS = 20;
+
+const tallyText = (tally: IngestTally) =>
+  [
+    summary(tally),
+    ...tally.problems.slice(0, SHOWN_PROBLEMS).map((p) => `  ${p.sourceId}: ${p.reason}`),
+    ...(tally.problems.length > SHOWN_PROBLEMS ? [`  … and ${tally.problems.length - SHOWN_PROBLEMS} more`] : []),
+  ].join('\n');
+
+export const ingestSurfaces = {
+  name: 'ingest',
+  cli: {
+    command: ['ingest'],
+    description: 'ingest files and folders, a configured source, or a JSONL file of documents',
+    arguments: [{ name: 'paths', field: 'paths', description: 'files or folders', optional: true, variadic: true }],
+    options: [
+      {
+        flags: '--source <name>',
+        field: 'source',
+        description: 'a configured source (e.g. git:platform), or the source name for paths / --jsonl',
+      },
+      {
+        flags: '--jsonl <file>',
+        field: 'documents',
+        description: 'one JSON document per line: source_id, title, body, tags, updated_at, metadata',
+        parse: 'jsonl-file',
+        runs: 'ingest_documents',
+        needs: ['source'],
+        shows: {
+          progress: (p: { done: number; total: number }) => `ingesting ${p.done}/${p.total} documents`,
+          settles: true,
+          print: { line: 'ingested {results.length} documents' },
+        },
+      },
+      { flags: '--include <glob...>', field: 'include', description: 'only paths matching these globs' },
+      { flags: '--exclude <glob...>', field: 'exclude', description: 'skip paths matching these globs' },
+    ],
+    // Paths and source ids are the working directory's, wherever the files are read.
+    prepare: (input) => ({
+      ...input,
+      paths: ((input.paths as string[] | undefined) ?? []).map((p) => path.resolve(p)),
+      base_dir: process.cwd(),
+    }),
+    progress: summary,
+    settles: true,
+    print: { line: tallyText },
+  },
+} as const satisfies OperationSurfaces;
+
 export const ingestOperation = (run: (input: IngestInput, context: OperationContext) => Promise<IngestTally>) =>
   defineOperation({
-    name: 'ingest',
+    ...ingestSurfaces,
     title: 'Ingest files',
     description:
       'Ingest files and folders (Markdown, text and code) or a configured source into the index. Unchanged files ' +

@@ -5,7 +5,7 @@ import { streamId } from '../src/domain/events.js';
 import { inUtc } from '../src/domain/instant.js';
 import { AsOfSchema, foldUntil, parseAsOf } from '../src/engine/asOf.js';
 import { NotFoundError } from '../src/errors.js';
-import { defineOperation } from '../src/operations.js';
+import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { ContentStore } from '../src/ports/contentStore.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 import type { ReadModels } from '../src/ports/projections.js';
@@ -71,9 +71,42 @@ export const getDocument = async (
   };
 };
 
+export const getDocumentSurfaces = {
+  name: 'get',
+  cli: {
+    command: ['get'],
+    description: 'print a document by id',
+    arguments: [{ name: 'id', field: 'id', description: 'document id' }],
+    options: [
+      {
+        flags: '--as-of <position|iso>',
+        field: 'as_of',
+        description: 'which version it was then, and its chunk ids',
+        runs: 'document_as_of',
+        shows: {
+          print: {
+            fields: {
+              document: '{id}',
+              title: '{title}',
+              source: (v: DocumentVersion) => (v.source === null ? null : `${v.source}:${v.source_id}`),
+              version: '{version} (stream revision {revision})',
+              state: (v: DocumentVersion) => (v.forgotten ? 'forgotten' : v.removed ? 'removed' : 'present'),
+              'content hash': '{content_hash}',
+              updated: '{updated_at}',
+              chunks: '{chunk_ids}',
+            },
+          },
+        },
+      },
+    ],
+    catchUp: true,
+    print: { line: (d: GetDocumentOutput) => `# ${d.title ?? d.source_id}\n${d.source}:${d.source_id}\n\n${d.body}` },
+  },
+} as const satisfies OperationSurfaces;
+
 export const getDocumentOperation = (deps: GetDocumentDeps) =>
   defineOperation({
-    name: 'get',
+    ...getDocumentSurfaces,
     title: 'Get document',
     description: 'Retrieve a whole document by id (from search results): metadata, body and chunks.',
     toolset: 'search',

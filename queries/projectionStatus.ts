@@ -1,37 +1,71 @@
 import { z } from 'zod';
-import { RebuildProgressSchema, type ProjectionRunner, type ProjectionStatus } from '../src/engine/projectionRunner.js';
+import type { ProjectionRunner, ProjectionStatus } from '../src/engine/projectionRunner.js';
 import { defineOperation } from '../src/operations.js';
 
-export const ProjectionStatusOutputSchema = z.object({
-  projections: z.array(
-    z.object({
-      name: z.string(),
-      version: z.number().int(),
-      state: z.enum(['running', 'stopped', 'rebuilding']),
-      checkpoint: z.string().describe('Position of the last event applied'),
-      head: z.string().describe('Position of the last event in $all'),
-      lagEvents: z.number().int().nonnegative(),
-      lagSeconds: z.number().nonnegative(),
-      eventsPerSecond: z.number().nonnegative(),
-      lastError: z.object({ message: z.string(), at: z.string() }).nullable(),
-      rebuild: RebuildProgressSchema.nullable(),
-      quarantined: z
-        .array(
-          z.object({
-            position: z.string(),
-            eventType: z.string(),
-            streamId: z.string(),
-            error: z.string(),
-            quarantinedAt: z.string(),
-          }),
-        )
-        .describe('Events the projection could not apply and went on past'),
-    }),
-  ),
+const timestamp = z.iso.datetime({ offset: true });
+
+/** A read model's status as every surface shows it (MCP, `/tools`, `GET /api/v1/projections`, `ctx projections status --json`). */
+export const ProjectionStatusSchema = z.object({
+  name: z.string(),
+  version: z.number().int(),
+  state: z.enum(['running', 'stopped', 'rebuilding']),
+  checkpoint: z.string().describe('Position of the last event applied'),
+  head: z.string().describe('Position of the last event in $all'),
+  lag_events: z.number().int().nonnegative(),
+  lag_seconds: z.number().nonnegative(),
+  events_per_second: z.number().nonnegative(),
+  last_error: z.object({ message: z.string(), at: timestamp }).nullable(),
+  rebuild: z
+    .object({
+      processed_events: z.number().int().nonnegative(),
+      total_events: z.number().int().nonnegative(),
+      percent: z.number().min(0).max(100),
+      eta_seconds: z.number().nonnegative().nullable(),
+      started_at: timestamp,
+    })
+    .nullable(),
+  quarantined: z
+    .array(
+      z.object({
+        position: z.string(),
+        event_type: z.string(),
+        stream_id: z.string(),
+        error: z.string(),
+        quarantined_at: timestamp,
+      }),
+    )
+    .describe('Events the read model cannot apply and went on past, oldest first'),
 });
-export interface ProjectionStatusOutput {
-  projections: ProjectionStatus[];
-}
+export type ProjectionStatusView = z.infer<typeof ProjectionStatusSchema>;
+
+export const ProjectionStatusOutputSchema = z.object({ projections: z.array(ProjectionStatusSchema) });
+export type ProjectionStatusOutput = z.infer<typeof ProjectionStatusOutputSchema>;
+
+export const projectionStatusView = (s: ProjectionStatus): ProjectionStatusView => ({
+  name: s.name,
+  version: s.version,
+  state: s.state,
+  checkpoint: s.checkpoint,
+  head: s.head,
+  lag_events: s.lagEvents,
+  lag_seconds: s.lagSeconds,
+  events_per_second: s.eventsPerSecond,
+  last_error: s.lastError,
+  rebuild: s.rebuild && {
+    processed_events: s.rebuild.processedEvents,
+    total_events: s.rebuild.totalEvents,
+    percent: s.rebuild.percent,
+    eta_seconds: s.rebuild.etaSeconds,
+    started_at: s.rebuild.startedAt,
+  },
+  quarantined: s.quarantined.map((q) => ({
+    position: q.position,
+    event_type: q.eventType,
+    stream_id: q.streamId,
+    error: q.error,
+    quarantined_at: q.quarantinedAt,
+  })),
+});
 
 /** Checkpoint, lag, throughput, last error and rebuild progress of every read model. */
 export const projectionStatusOperation = (projections: () => ProjectionRunner) =>
@@ -44,5 +78,5 @@ export const projectionStatusOperation = (projections: () => ProjectionRunner) =
     writes: false,
     input: z.object({}).strict(),
     output: ProjectionStatusOutputSchema,
-    run: async () => ({ projections: await projections().status() }),
+    run: async () => ({ projections: (await projections().status()).map(projectionStatusView) }),
   });

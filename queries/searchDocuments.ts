@@ -15,12 +15,15 @@ import { snippetOf } from './snippet.js';
 
 const isoOrNull = z.iso.datetime({ offset: true }).nullable().optional();
 
+export const SEARCH_MODES = ['keyword', 'semantic', 'hybrid'] as const;
+export type SearchMode = (typeof SEARCH_MODES)[number];
+
 export const SearchInputSchema = z.object({
   query: z.string().trim().min(1, 'query must not be empty').max(2000).describe('Search query'),
   mode: z
-    .enum(['keyword', 'semantic', 'hybrid'])
-    .default('keyword')
-    .describe('Ranking: BM25, embeddings, or both'),
+    .enum(SEARCH_MODES)
+    .optional()
+    .describe('Ranking: BM25, embeddings, or both. Default: hybrid when an embedding model is loaded, keyword otherwise'),
   limit: z.number().int().min(1).max(100).optional().describe('Maximum results (default from config)'),
   source: z.string().nullable().optional().describe('Only documents from this source'),
   filters: z
@@ -106,7 +109,26 @@ export interface SearchDeps {
   asOf?: SearchAsOf;
 }
 
-type ParsedSearch = z.output<typeof SearchInputSchema>;
+type ParsedSearch = z.output<typeof SearchInputSchema> & { mode: SearchMode };
+
+const NO_MODEL = 'No embedding model is loaded: keyword search only';
+
+/**
+ * The one rule for a search that names no mode: hybrid when an embedding model is loaded, keyword
+ * otherwise. Runs `search` in the caller's mode or that one, and answers with the mode used.
+ */
+export const withDefaultMode = async <T>(
+  mode: SearchMode | undefined,
+  search: (mode: SearchMode) => Promise<T>,
+): Promise<{ found: T; mode: SearchMode; mode_notice?: string }> => {
+  if (mode) return { found: await search(mode), mode };
+  try {
+    return { found: await search('hybrid'), mode: 'hybrid' };
+  } catch (error) {
+    if (!(error instanceof EmbeddingsDisabledError)) throw error;
+    return { found: await search('keyword'), mode: 'keyword', mode_notice: NO_MODEL };
+  }
+};
 
 /** Chunks drawn from each ranking before fusion (documents mostly have one or two chunks each). */
 const candidatesFor = (limit: number) => Math.max(50, limit * 2);
@@ -239,7 +261,16 @@ export const searchDocuments = async (
   rawInput: SearchInput,
   context: Pick<OperationContext, 'project' | 'onProgress'>,
 ): Promise<SearchOutput> => {
-  const input = parseInput(SearchInputSchema, rawInput);
+  const parsed = parseInput(SearchInputSchema, rawInput);
+  const { found } = await withDefaultMode(parsed.mode, (mode) => searchInMode(deps, { ...parsed, mode }, context));
+  return found;
+};
+
+const searchInMode = async (
+  deps: SearchDeps,
+  input: ParsedSearch,
+  context: Pick<OperationContext, 'project' | 'onProgress'>,
+): Promise<SearchOutput> => {
   if (input.mode !== 'keyword' && 'disabled' in deps.semantic)
     throw new EmbeddingsDisabledError(deps.semantic.disabled);
   if (input.asOf === undefined) {
@@ -280,7 +311,12 @@ export const searchSurfaces = {
     description: 'search the index',
     arguments: [{ name: 'query', field: 'query', description: 'what to look for', variadic: true, parse: 'words' }],
     options: [
-      { flags: '--mode <mode>', field: 'mode', description: 'how to rank', choices: ['keyword', 'semantic', 'hybrid'], default: 'keyword' },
+      {
+        flags: '--mode <mode>',
+        field: 'mode',
+        description: 'how to rank (default: hybrid when an embedding model is loaded, keyword otherwise)',
+        choices: SEARCH_MODES,
+      },
       { flags: '--limit <n>', field: 'limit', description: 'maximum results', parse: 'number' },
       { flags: '--source <name>', field: 'filters.source', description: 'only this source' },
       { flags: '--tag <tag...>', field: 'filters.tags', description: 'only documents with these tags' },

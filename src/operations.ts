@@ -99,17 +99,21 @@ export interface CliOption {
   flags: string;
   field: string;
   description?: string;
-  /** How its text becomes the value: a number, a list of each repetition, or a JSON file's content. */
-  parse?: 'number' | 'repeat' | 'json-file' | 'pairs';
+  /** How its text becomes the value: a number, a list of each repetition, a JSON file's content, or a JSONL file's lines. */
+  parse?: 'number' | 'repeat' | 'json-file' | 'jsonl-file' | 'pairs';
   required?: boolean;
-  /** When given, the verb runs this operation instead, with only the arguments and this option. */
+  /** When given, the verb runs this operation instead, with only the arguments, this option and those it `needs`. */
   runs?: string;
+  /** The fields of other options this one cannot go without; they go along to the operation it `runs`. */
+  needs?: readonly string[];
+  /** How the operation it `runs` shows at the terminal, when that operation declares no verb of its own. */
+  shows?: Pick<CliVerb, 'print' | 'progress' | 'settles'>;
   choices?: readonly string[];
   default?: string | number | boolean;
 }
 
-/** A cell or line of printed output: `{field}` placeholders (dotted paths, lists joined), or a function. */
-export type CliText = string | ((value: never) => string);
+/** A cell or line of printed output: `{field}` placeholders (dotted paths, lists joined), or a function (null: a field left out). */
+export type CliText = string | ((value: never) => string | null);
 
 /** How a verb prints its result without `--json` (which prints it as snake_case JSON). */
 export type CliPrint =
@@ -141,6 +145,8 @@ export interface CliVerb {
   asOfField?: string;
   /** The line showing the operation's progress while it runs in this process. */
   progress?: (progress: never) => string;
+  /** A write whose answer waits until the read models have applied it, so that the next command finds it. */
+  settles?: true;
   /** Completes the input at the terminal (e.g. paths resolved from the working directory). */
   prepare?: (input: Record<string, unknown>) => Record<string, unknown>;
   /** What is printed of the result, as text and as JSON; the result itself when absent. */

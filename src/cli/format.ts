@@ -1,5 +1,6 @@
 import type { ReadHistoryOutput } from '../../queries/readHistory.js';
-import type { ProjectionStatus, RebuildProgress } from '../engine/projectionRunner.js';
+import type { ProjectionStatusView } from '../../queries/projectionStatus.js';
+import type { RebuildProgress } from '../engine/projectionRunner.js';
 
 export interface Column<T> {
   header: string;
@@ -57,24 +58,30 @@ export const formatRebuildProgress = (p: RebuildProgress): string =>
   `${p.processedEvents}/${p.totalEvents} events (${p.percent.toFixed(1)}%), ${eta(p)}`;
 
 /** The table of projections, then each quarantined event: where, what, and why it could not be applied. */
-export const formatProjectionStatus = (status: readonly ProjectionStatus[]): string => {
+export const formatProjectionStatus = (status: readonly ProjectionStatusView[]): string => {
   const overview = table(
     [
       { header: 'name', value: (s) => s.name },
       { header: 'version', value: (s) => s.version },
       { header: 'state', value: (s) => s.state },
-      { header: 'lag (events)', value: (s) => s.lagEvents },
-      { header: 'lag (s)', value: (s) => s.lagSeconds.toFixed(1) },
-      { header: 'events/s', value: (s) => s.eventsPerSecond },
-      { header: 'rebuild', value: (s) => (s.rebuild ? `${s.rebuild.percent.toFixed(1)}%, ${eta(s.rebuild)}` : '') },
+      { header: 'lag (events)', value: (s) => s.lag_events },
+      { header: 'lag (s)', value: (s) => s.lag_seconds.toFixed(1) },
+      { header: 'events/s', value: (s) => s.events_per_second },
+      {
+        header: 'rebuild',
+        value: (s) =>
+          s.rebuild
+            ? `${s.rebuild.percent.toFixed(1)}%, ${s.rebuild.eta_seconds === null ? 'estimating' : `${formatDuration(s.rebuild.eta_seconds)} left`}`
+            : '',
+      },
       { header: 'quarantined', value: (s) => s.quarantined.length },
-      { header: 'last error', value: (s) => s.lastError?.message },
+      { header: 'last error', value: (s) => s.last_error?.message },
     ],
     status,
     'No projections.',
   );
   const quarantined = status.flatMap((s) =>
-    s.quarantined.map((q) => `  ${s.name} at ${q.position}: ${q.eventType} in ${q.streamId}: ${q.error}`),
+    s.quarantined.map((q) => `  ${s.name} at ${q.position}: ${q.event_type} in ${q.stream_id}: ${q.error}`),
   );
   if (!quarantined.length) return overview;
   return `${overview}\n\nQuarantined events (skipped; see the README):\n${quarantined.join('\n')}`;

@@ -2,7 +2,8 @@ import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { ValidationError } from '../errors.js';
 import type { LedgerHandle, WithLedger } from '../module.js';
-import type { CliArgument, CliFollow, CliPrint, CliText, CliVerb, OperationSurfaces } from '../operations.js';
+import { toStorableText } from '../domain/text.js';
+import type { CliArgument, CliFollow, CliOption, CliPrint, CliText, CliVerb, OperationSurfaces } from '../operations.js';
 import { fields, table } from './format.js';
 import { printResult } from './output.js';
 import { progressLine } from './progress.js';
@@ -38,6 +39,30 @@ const readJsonFile = (file: string, field: string): unknown => {
   return parsed;
 };
 
+/**
+ * One JSON value per line, blank lines skipped; a bad line is reported with its number. Text the
+ * ledger cannot store (NUL, unpaired surrogates) is replaced by U+FFFD, as in files read from disk.
+ */
+const readJsonlFile = (file: string): unknown[] => {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ValidationError(`Cannot read ${file}: ${(error as Error).message}`);
+  }
+  return text
+    .split('\n')
+    .map((line, i) => ({ line: line.trim(), number: i + 1 }))
+    .filter(({ line }) => line.length > 0)
+    .map(({ line, number }) => {
+      try {
+        return toStorableText(JSON.parse(line) as unknown);
+      } catch (error) {
+        throw new ValidationError(`${file}:${number}: not JSON (${(error as Error).message})`);
+      }
+    });
+};
+
 const parsed = (text: unknown, parse: CliArgument['parse'], field: string): unknown => {
   switch (parse) {
     case 'words':
@@ -49,6 +74,8 @@ const parsed = (text: unknown, parse: CliArgument['parse'], field: string): unkn
     }
     case 'json-file':
       return readJsonFile(text as string, field);
+    case 'jsonl-file':
+      return readJsonlFile(text as string);
     case 'pairs':
       return Object.fromEntries((text as string[]).map((pair) => pair.split('=', 2)));
     default:
@@ -99,6 +126,8 @@ export const printText = (print: CliPrint, output: unknown): string => {
   const line = render(print.line, output);
   return typeof line === 'string' ? line : JSON.stringify(line ?? '');
 };
+
+const longFlag = (option: CliOption) => new Option(option.flags).long ?? option.flags;
 
 const verbsOf = (cli: CliVerb | readonly CliVerb[] | undefined): readonly CliVerb[] =>
   cli === undefined ? [] : 'command' in cli ? [cli] : cli;
@@ -168,35 +197,52 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
     (verb.arguments ?? []).forEach((argument, i) => {
       if (given[i] !== undefined) setAt(input, argument.field, parsed(given[i], argument.parse, argument.field));
     });
+    const valueOf = (option: CliOption): unknown => options[new Option(option.flags).attributeName()];
     for (const option of verb.options ?? []) {
-      const value = options[new Option(option.flags).attributeName()];
+      const value = valueOf(option);
       if (value === undefined) continue;
       if (option.runs) {
-        // Only the arguments go along: the other options belong to the verb's own operation.
+        // Only the arguments and what it needs go along: the other options belong to the verb's own operation.
         const only: Record<string, unknown> = {};
         (verb.arguments ?? []).forEach((argument) => {
           if (input[argument.field] !== undefined) only[argument.field] = input[argument.field];
         });
+        for (const field of option.needs ?? []) {
+          const needed = (verb.options ?? []).find((o) => o.field === field)!;
+          const neededValue = valueOf(needed);
+          if (neededValue === undefined) throw new ValidationError(`${longFlag(option)} needs ${needed.flags}`);
+          setAt(only, field, parsed(neededValue, needed.parse, field));
+        }
         setAt(only, option.field, parsed(value, option.parse, option.field));
-        return run(option.runs, only, json, self);
+        const own = verbOf(catalogue, option.runs);
+        return run(option.runs, own ?? { command: verb.command, description: verb.description, print: verb.print, ...option.shows }, only, json, self);
       }
       setAt(input, option.field, parsed(value, option.parse, option.field));
     }
     if (verb.follow && options[new Option(verb.follow.flags).attributeName()]) return runFollowed(input, json, self, verb.follow);
-    return run(name, input, json, self);
+    return run(name, verb, input, json, self);
   });
 
-  const run = async (operation: string, given: Record<string, unknown>, json: boolean | undefined, self: Command) => {
-    const ran = operation === name ? verb : (verbOf(catalogue, operation) ?? verb);
+  const run = async (operation: string, ran: CliVerb, given: Record<string, unknown>, json: boolean | undefined, self: Command) => {
     const input = ran.prepare ? ran.prepare(given) : given;
     const result = await withLedger(self, async (ledger) => {
       const past = ran.asOfField !== undefined && input[ran.asOfField] !== undefined;
       if (ran.catchUp && !past) await ledger.catchUp(ran.catchUp === true ? undefined : ran.catchUp);
       if (ran.allPages) return everyPage(ledger, operation, input, ran.allPages);
-      if (!ran.progress) return ledger.run(operation, input);
+      if (!ran.progress && !ran.settles) return ledger.run(operation, input);
       const line = progressLine();
-      const shownProgress = ran.progress as (progress: unknown) => string;
-      const answer = await ledger.run(operation, input, { onProgress: (progress) => line.update(shownProgress(progress)) });
+      // A server reports no progress: the line says where the work runs until it answers.
+      if (ledger.server) line.update(`running through ${ledger.server}…`);
+      const shownProgress = ran.progress as ((progress: unknown) => string) | undefined;
+      const answer = await ledger.run(
+        operation,
+        input,
+        shownProgress ? { onProgress: (progress) => line.update(shownProgress(progress)) } : {},
+      );
+      if (ran.settles) {
+        line.update('indexing…');
+        await ledger.catchUp();
+      }
       line.done();
       return answer;
     });

@@ -140,6 +140,8 @@ export const buildCli = (): Command => {
     .addOption(new Option('--api-key <key>', 'API key for a server with authentication on').env('CTX_API_KEY'))
     .addOption(new Option('--token <jwt>', 'bearer token for a server with authentication on').env('CTX_TOKEN'))
     .showHelpAfterError()
+    // Commands come from the program, the modules and the operations' declared verbs: help lists them by name.
+    .configureHelp({ sortSubcommands: true })
     .exitOverride();
 
   program

@@ -7,9 +7,9 @@ import { createAsOfSchemas } from '../../infra/search/asOfSchemas.js';
 import { connectMeilisearch, createMeiliKeywordIndex } from '../../infra/search/meiliKeywordIndex.js';
 import { createPgTextsearchKeywordIndex } from '../../infra/search/pgTextsearchKeywordIndex.js';
 import { ingestDocumentsOperation } from '../../commands/ingestDocuments.js';
-import { ingestOperation, type IngestInput } from '../../commands/ingestSources.js';
+import { ingestOperation, ingestSurfaces, type IngestInput } from '../../commands/ingestSources.js';
 import { documentsProjection } from '../../projections/documents.js';
-import { getDocumentOperation } from '../../queries/getDocument.js';
+import { getDocumentOperation, getDocumentSurfaces } from '../../queries/getDocument.js';
 import { listChunksOperation } from '../../queries/listChunks.js';
 import { listSourcesOperation, listSourcesSurfaces } from '../../queries/listSources.js';
 import { createSearchAsOf } from '../../queries/searchAsOf.js';
@@ -24,7 +24,6 @@ import type { LedgerModule, ModuleContext } from '../module.js';
 import type { OperationContext } from '../operations.js';
 import type { Subscription } from '../ports/eventStore.js';
 import { configuredSources } from './configuredSources.js';
-import { searchCli } from './searchCli.js';
 import { createSemanticSearch } from './semanticSearch.js';
 
 /** How long an ingest waits for the indexes (embedding included) before it answers anyway. */
@@ -173,12 +172,12 @@ export const searchModule: LedgerModule = {
       defaultLimit: config.search.defaultLimit,
       asOf,
     });
-    // A semantic request tries the model again first: it may have been fetched since start-up.
+    // A request that may rank by meaning tries the model again first: it may have been fetched since start-up.
     const search: typeof searchNow = {
       ...searchNow,
       run: async (input, operation) => {
         const { mode } = input as { mode?: unknown };
-        if (mode === 'semantic' || mode === 'hybrid') await semantic.retry();
+        if (mode !== 'keyword') await semantic.retry();
         return searchNow.run(input, operation);
       },
     };
@@ -222,6 +221,5 @@ export const searchModule: LedgerModule = {
       },
     };
   },
-  surfaces: [searchSurfaces, listSourcesSurfaces],
-  cli: searchCli,
+  surfaces: [searchSurfaces, getDocumentSurfaces, listSourcesSurfaces, ingestSurfaces],
 };

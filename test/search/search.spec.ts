@@ -147,6 +147,22 @@ describe('documents and search through HTTP and MCP', () => {
     expect(results[0]?.explain.semantic).not.toBeNull();
   });
 
+  itWith(EMBEDDING_MODEL, 'ranks a /tools/search request that names no mode hybrid when a model is loaded', async () => {
+    const response = await post('/tools/search', { query: 'renewing expired credentials', limit: 3, explain: true });
+    expect(response.status).toBe(200);
+    const { results } = (await response.json()) as { results: { explain: { semantic: { rank: number } | null } }[] };
+    expect(results.length).toBeGreaterThan(0);
+    expect(results[0]!.explain.semantic?.rank).toBeGreaterThan(0);
+  });
+
+  it.skipIf(semanticEnabled)('ranks a /tools/search request that names no mode by keyword when no model is configured', async () => {
+    const response = await post('/tools/search', { query: 'refresh tokens', limit: 3 });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as { results: { source_id: string }[] };
+    assertSeed000('search', body);
+    expect(body.results[0]?.source_id).toMatch(/auth\.md$|tokens\.ts$/);
+  });
+
   it.skipIf(semanticEnabled)('answers semantic search with embeddings_disabled when no model is configured', async () => {
     const response = await post('/tools/search', { query: 'tokens', mode: 'semantic' });
     expect(response.status).toBe(400);

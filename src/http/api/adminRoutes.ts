@@ -3,7 +3,8 @@ import { jobsProjection } from '../../../projections/jobs.js';
 import type { JobView } from '../../domain/jobView.js';
 import { streamId } from '../../domain/events.js';
 import { JobPhaseSchema, JobStatusSchema } from '../../domain/jobs.js';
-import type { ProjectionRunner, ProjectionStatus } from '../../engine/projectionRunner.js';
+import { ProjectionStatusOutputSchema, projectionStatusView } from '../../../queries/projectionStatus.js';
+import type { ProjectionRunner } from '../../engine/projectionRunner.js';
 import { UnavailableError } from '../../errors.js';
 import { ProjectIdSchema } from '../../domain/workspace.js';
 import type { Operation } from '../../operations.js';
@@ -12,39 +13,6 @@ import type { ReadModels } from '../../ports/projections.js';
 import type { ApiCall, RouteHandler, RouteSpec } from './routeSpec.js';
 
 const timestamp = z.iso.datetime({ offset: true });
-
-export const ProjectionSchema = z.object({
-  name: z.string(),
-  version: z.number().int(),
-  state: z.enum(['running', 'stopped', 'rebuilding']),
-  checkpoint: z.string().describe('Position of the last event applied'),
-  head: z.string().describe('Position of the last event in $all'),
-  lag_events: z.number().int().nonnegative(),
-  lag_seconds: z.number().nonnegative(),
-  events_per_second: z.number().nonnegative(),
-  last_error: z.object({ message: z.string(), at: timestamp }).nullable(),
-  rebuild: z
-    .object({
-      processed_events: z.number().int().nonnegative(),
-      total_events: z.number().int().nonnegative(),
-      percent: z.number().min(0).max(100),
-      eta_seconds: z.number().nonnegative().nullable(),
-      started_at: timestamp,
-    })
-    .nullable(),
-  quarantined: z
-    .array(
-      z.object({
-        position: z.string(),
-        event_type: z.string(),
-        stream_id: z.string(),
-        error: z.string(),
-        quarantined_at: timestamp,
-      }),
-    )
-    .describe('Events the read model cannot apply and went on past, oldest first'),
-});
-export const ProjectionListSchema = z.object({ projections: z.array(ProjectionSchema) });
 
 export const ProjectionNameParamsSchema = z.object({ name: z.string().min(1).max(100) });
 export const RebuildStartedSchema = z.object({ name: z.string(), state: z.literal('rebuilding') });
@@ -75,7 +43,7 @@ export const ADMIN_ROUTE_SPECS = [
     scope: 'admin',
     rateClass: 'admin',
     status: 200,
-    response: ProjectionListSchema,
+    response: ProjectionStatusOutputSchema,
   },
   {
     method: 'POST',
@@ -99,32 +67,6 @@ export const ADMIN_ROUTE_SPECS = [
   },
 ] as const satisfies readonly RouteSpec[];
 
-const projectionItem = (s: ProjectionStatus): z.infer<typeof ProjectionSchema> => ({
-  name: s.name,
-  version: s.version,
-  state: s.state,
-  checkpoint: s.checkpoint,
-  head: s.head,
-  lag_events: s.lagEvents,
-  lag_seconds: s.lagSeconds,
-  events_per_second: s.eventsPerSecond,
-  last_error: s.lastError,
-  rebuild: s.rebuild && {
-    processed_events: s.rebuild.processedEvents,
-    total_events: s.rebuild.totalEvents,
-    percent: s.rebuild.percent,
-    eta_seconds: s.rebuild.etaSeconds,
-    started_at: s.rebuild.startedAt,
-  },
-  quarantined: s.quarantined.map((q) => ({
-    position: q.position,
-    event_type: q.eventType,
-    stream_id: q.streamId,
-    error: q.error,
-    quarantined_at: q.quarantinedAt,
-  })),
-});
-
 /** The one project a tenant's caller may see, or null for the caller of an open deployment. */
 const tenantOf = (call: ApiCall): string | null =>
   call.principal && call.principal.method !== 'open' ? call.principal.tenant : null;
@@ -144,7 +86,7 @@ export const adminHandlers = ({ projections, readModels, store, operations }: Ad
   };
 
   return {
-    'GET /projections': async () => ({ projections: (await projections().status()).map(projectionItem) }),
+    'GET /projections': async () => ({ projections: (await projections().status()).map(projectionStatusView) }),
     'POST /projections/{name}/rebuild': ({ params }) => {
       const name = params.name as string;
       // Throws at once for an unknown name or a rebuild already running; the runner records how it ends.

@@ -28,3 +28,21 @@ describe('the built-CLI scenario table', () => {
     expect(missing, 'commands with no scenario in test/e2e/cli/table.ts').toEqual([]);
   });
 });
+
+/** The command names `--help` lists, in the order it lists them. */
+const listed = (command: Command): string[] => {
+  const help = command.helpInformation();
+  const section = help.slice(help.indexOf('Commands:') + 'Commands:'.length);
+  return [...section.matchAll(/^ {2}(\S+)/gm)].map((match) => match[1]!);
+};
+
+describe('ctx --help', () => {
+  it('lists every command by name, whichever module or operation declares it', () => {
+    const program = buildCli();
+    for (const command of [program, child(program, ['annotations'])!, child(program, ['jobs'])!]) {
+      const names = listed(command).filter((name) => name !== 'help');
+      expect(names.length, command.name()).toBeGreaterThan(1);
+      expect(names, command.name()).toEqual([...names].sort());
+    }
+  });
+});

@@ -25,6 +25,8 @@ export const GROUPS: Record<'documents' | 'work' | 'surfaces', Group> = {
     scenarios: [
       { args: ['ingest', './docs', './src'], stdout: /^2 files: 2 new, 0 updated/ },
       { args: ['ingest', '--jsonl', 'notes.jsonl', '--source', 'notes'], stdout: /ingested 1 document/ },
+      { args: ['ingest', '--jsonl', 'notes.jsonl'], code: 2, stderr: /--jsonl needs --source <name>/ },
+      { args: ['ingest'], code: 2, stderr: /give paths to ingest, or the name of a configured source/ },
       {
         args: ['search', 'refresh', 'tokens', '--json'],
         stdout: /"source_id": "docs\/auth\.md"/,
@@ -48,6 +50,10 @@ export const GROUPS: Record<'documents' | 'work' | 'surfaces', Group> = {
       },
       { args: ['get', '{documentId}'], stdout: /Access tokens are refreshed/ },
       { args: ['get', 'not-a-document'], code: 2, stderr: /id must be a document uuid/ },
+      {
+        args: ['get', '{documentId}', '--as-of', '2999-01-01T00:00:00Z'],
+        stdout: /^document: +[\w-]+\ntitle: +auth\.md\nsource: +filesystem:docs\/auth\.md\nversion: +1 \(stream revision \d+\)\nstate: +present\n/,
+      },
       { args: ['sources'], stdout: /filesystem\s+2\s+healthy[\s\S]*notes\s+1/ },
       {
         args: ['history', '--backwards', '--limit', '5', '--json'],
