@@ -9,10 +9,12 @@ import {
 import {
   SearchInputSchema,
   SearchResultSchema as DocumentResultSchema,
+  NO_MODEL,
+  withDefaultMode,
   type SearchInput,
   type SearchOutput,
 } from './searchDocuments.js';
-import { EmbeddingsDisabledError, ValidationError } from '../src/errors.js';
+import { ValidationError } from '../src/errors.js';
 import { defineOperation, type OperationContext } from '../src/operations.js';
 import { parseInput } from '../src/validation.js';
 import {
@@ -122,25 +124,6 @@ const requestDialect = (input: ContextSearchInput): '000' | '002' => {
         'pagination and filters source_types, date_range: not both',
     );
   return is000 ? '000' : '002';
-};
-
-const NO_MODEL = 'No embedding model is loaded: keyword search only';
-
-/**
- * Runs `search` with the caller's mode, or hybrid when an embedding model is loaded and keyword
- * otherwise; answers with the mode used.
- */
-const withDefaultMode = async <T>(
-  mode: SearchMode | undefined,
-  search: (mode: SearchMode) => Promise<T>,
-): Promise<{ found: T; mode: SearchMode; mode_notice?: string }> => {
-  if (mode) return { found: await search(mode), mode };
-  try {
-    return { found: await search('hybrid'), mode: 'hybrid' };
-  } catch (error) {
-    if (!(error instanceof EmbeddingsDisabledError)) throw error;
-    return { found: await search('keyword'), mode: 'keyword', mode_notice: NO_MODEL };
-  }
 };
 
 const contextSearch = async (

@@ -111,7 +111,7 @@ export interface SearchDeps {
 
 type ParsedSearch = z.output<typeof SearchInputSchema> & { mode: SearchMode };
 
-const NO_MODEL = 'No embedding model is loaded: keyword search only';
+export const NO_MODEL = 'No embedding model is loaded: keyword search only';
 
 /**
  * The one rule for a search that names no mode: hybrid when an embedding model is loaded, keyword

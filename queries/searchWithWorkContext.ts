@@ -1,10 +1,10 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { AsOfSchema } from '../src/engine/asOf.js';
-import { EmbeddingsDisabledError, ValidationError } from '../src/errors.js';
+import { ValidationError } from '../src/errors.js';
 import type { OperationContext } from '../src/operations.js';
 import type { Pinned, PinnedRankings } from './pinnedRankings.js';
-import type { SearchInput, SearchOutput } from './searchDocuments.js';
+import { withDefaultMode, type SearchInput, type SearchMode, type SearchOutput } from './searchDocuments.js';
 
 export const SOURCE_TYPES = ['file', 'slack', 'github', 'jira'] as const;
 
@@ -187,7 +187,7 @@ const rank = async (
 ): Promise<Pinned<RankedHit> & { sourcesSearched: number }> => {
   const { maxResults } = await deps.limits(context.project);
   const range = request.filters?.date_range;
-  const ranking = (mode: 'hybrid' | 'keyword') =>
+  const ranking = (mode: SearchMode) =>
     deps.search(
       {
         query: request.query,
@@ -200,12 +200,10 @@ const rank = async (
       context,
     );
   // Seed 002's search is hybrid; without an embedding model it is keyword search alone.
-  const hybridOrKeyword = () =>
-    ranking('hybrid').catch((error: unknown) => {
-      if (error instanceof EmbeddingsDisabledError) return ranking('keyword');
-      throw error;
-    });
-  const [found, sourcesSearched] = await Promise.all([hybridOrKeyword(), deps.sourcesSearched(context.project)]);
+  const [{ found }, sourcesSearched] = await Promise.all([
+    withDefaultMode(undefined, ranking),
+    deps.sourcesSearched(context.project),
+  ]);
   const wanted = request.filters?.source_types;
   const isWanted = (source: string) => !wanted?.length || wanted.includes(sourceTypeOf(source) as never);
   const kept = found.results.filter((hit) => isWanted(hit.source));
