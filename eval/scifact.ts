@@ -74,7 +74,16 @@ export const ingestCorpus = async (
     await ingest.run({ source, documents }, context());
     onProgress?.(Math.min(corpus.documents.length, i + 200));
   }
-  await ledger.catchUp();
+  // A large corpus with embeddings on a slow machine may take longer than one catch-up allows.
+  for (;;) {
+    try {
+      await ledger.catchUp();
+      break;
+    } catch (error) {
+      if (!/did not reach/.test((error as Error).message)) throw error;
+      process.stderr.write(`still indexing after ${((performance.now() - started) / 1000).toFixed(0)} s\n`);
+    }
+  }
   return (performance.now() - started) / 1000;
 };
 
