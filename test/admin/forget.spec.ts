@@ -290,6 +290,7 @@ describe('forgetting content without rewriting history', () => {
     // Search as it was before the forgetting has none of the erased text to index either.
     const asOf = await call<{ results: { id: string }[] }>('search', {
       query: 'quartermaster striped',
+      mode: 'keyword',
       asOf: headBefore,
     });
     expect(asOf.results).toEqual([]);

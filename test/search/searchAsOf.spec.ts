@@ -71,8 +71,9 @@ describe('search as of a past position', () => {
   /** What search answered right after the first ingest, per mode and query. */
   const answeredThen = new Map<string, SearchOutput>();
 
+  /** Keyword search unless the input says otherwise: the default would be hybrid, the model being loaded. */
   const search = async (input: SearchInput, extra?: Partial<OperationContext>) =>
-    (await ledger.operation('search').run(input, context(extra))) as SearchOutput;
+    (await ledger.operation('search').run({ mode: 'keyword', ...input }, context(extra))) as SearchOutput;
   const ingest = async (documents: object[]) => {
     const output = (await ledger
       .operation('ingest_documents')
@@ -253,7 +254,7 @@ describe('search as of a past position', () => {
     const overHttp = await fetch(`${server.url}/tools/search`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ query: EVERYTHING, asOf: before }),
+      body: JSON.stringify({ query: EVERYTHING, asOf: before, mode: 'keyword' }),
     });
     expect(overHttp.status).toBe(200);
     expect(await overHttp.json()).toEqual(expected);
