@@ -69,6 +69,7 @@ describe('annotations over REST', () => {
 });
 
 describe('ctx annotations', () => {
+  // Each step below is a CLI process of its own: a slow machine needs more than the default time.
   it('starts, annotates, reports, exports, lists history and diffs', async () => {
     const dataDir = tempDataDir();
     const file = path.join(dataDir, 'session.json');
@@ -118,5 +119,5 @@ describe('ctx annotations', () => {
       dataDir,
     ]);
     expect(bad.code).toBe(2);
-  });
+  }, 180_000);
 });
