@@ -12,6 +12,8 @@ import { controlIndexOperation } from '../../commands/controlIndex.js';
 import { manageConnectorsOperation } from '../../commands/manageConnectors.js';
 import { forceReindexOperation, startIndexingConnectorsOperation } from '../../commands/startIndexingConnectors.js';
 import { stopIndexingOperation } from '../../commands/stopIndexing.js';
+import { startRebuildOperation } from '../../commands/rebuildProjection.js';
+import { listAllJobsOperation } from '../../queries/listAllJobs.js';
 import { healthOperation } from '../../queries/health.js';
 import { indexStatusOperation, type IndexStatusResponseSchema } from '../../queries/indexStatus.js';
 import { systemStatusOperation } from '../../queries/systemStatus.js';
@@ -38,7 +40,6 @@ import { searchSuggestionsOperation } from '../../queries/searchSuggestions.js';
 import { createPinnedRankings } from '../../queries/pinnedRankings.js';
 import type { WorkContextSearchDeps } from '../../queries/searchWithWorkContext.js';
 import { UnavailableError } from '../errors.js';
-import { adminHandlers } from '../http/api/adminRoutes.js';
 import { forgetHandlers } from '../http/api/forgetRoutes.js';
 import { mountErrorDocs } from '../http/api/errorDocs.js';
 import { createApiMetrics } from '../http/api/apiMetrics.js';
@@ -110,7 +111,6 @@ const wire = async (context: ModuleContext) => {
   };
 
   const handlers: ApiHandlers = {
-    ...adminHandlers({ projections: context.projections, readModels, store, operations: context.operations }),
     ...forgetHandlers(context.operations),
     ...auditHandlers(store),
     // The name was checked, with the caller's scope, when the request was authenticated.
@@ -191,6 +191,12 @@ const wire = async (context: ModuleContext) => {
       listApiKeysOperation(readModels),
       issueTokensOperation((input, command) => issueTokenPair(tokens, input, command)),
       refreshTokensOperation(tokens),
+      startRebuildOperation(context.projections),
+      listAllJobsOperation({
+        readModels,
+        store,
+        available: () => context.operations().some((o) => o.name === 'list_background_jobs'),
+      }),
     ],
   };
 };
