@@ -7,7 +7,7 @@ import type { Actor } from '../src/domain/metadata.js';
 import type { Position } from '../src/domain/position.js';
 import { commandContext, handleCommand, type CommandContext, type Decider } from '../src/engine/commands.js';
 import { AppError, IllegalStateError } from '../src/errors.js';
-import { defineOperation } from '../src/operations.js';
+import { DEFAULT_PROJECT, defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 
 /** sha256 hex of a secret: what the ledger keeps of API keys and refresh tokens. */
@@ -107,10 +107,33 @@ export const assertWithinTenant = (actor: Actor, tenant: string) => {
   }
 };
 
+export const createApiKeySurfaces = {
+  name: 'keys.create',
+  cli: {
+    command: ['keys', 'create'],
+    description: 'create an API key; the key is printed once and only its hash is kept',
+    options: [
+      {
+        flags: '--scopes <scopes>',
+        field: 'scopes',
+        description: `comma-separated scopes (${ScopeSchema.options.join(', ')})`,
+        parse: 'scopes',
+        required: true,
+      },
+      { flags: '--tenant <tenant>', field: 'tenant', description: 'the tenant (project) the key works in', default: DEFAULT_PROJECT },
+      { flags: '--label <label>', field: 'label', description: 'a note saying what the key is for' },
+    ],
+    print: {
+      above: '{api_key}\n\nThe key above is shown only this once; only its hash is kept.',
+      fields: { 'key id': '{key_id}', scopes: '{scopes}', tenant: '{tenant}' },
+    },
+  },
+} as const satisfies OperationSurfaces;
+
 /** `keys.create`: the key works as soon as it is answered (the read model has it). */
 export const createApiKeyOperation = (deps: { store: EventStore; waitForProjections: (position: Position) => Promise<void> }) =>
   defineOperation({
-    name: 'keys.create',
+    ...createApiKeySurfaces,
     title: 'Create an API key',
     description: 'Creates an API key with scopes for a tenant; the key is answered once and only its hash is kept.',
     toolset: 'admin',

@@ -56,7 +56,7 @@ export interface ForgetDeps extends ForgetDocumentDeps {
 
 export const forgetOperation = (deps: ForgetDeps) =>
   defineOperation({
-    name: 'forget',
+    name: 'ledger.forget',
     title: 'Forget content',
     description:
       "Forgets a document's content (body, chunks, their index entries and embeddings) or everything a subject " +

@@ -36,7 +36,7 @@ export const IngestDocumentsOutputSchema = z.object({
 /** Ingests documents given inline (e.g. one JSON object per line of a JSONL file). */
 export const ingestDocumentsOperation = (deps: IngestDeps) =>
   defineOperation({
-    name: 'ingest_documents',
+    name: 'documents.ingest_batch',
     title: 'Ingest documents',
     description: 'Ingest documents given inline: source_id, title, body, optional tags, updated_at and metadata.',
     toolset: 'search',

@@ -43,7 +43,7 @@ const tallyText = (tally: IngestTally) =>
   ].join('\n');
 
 export const ingestSurfaces = {
-  name: 'ingest',
+  name: 'documents.ingest',
   cli: {
     command: ['ingest'],
     description: 'ingest files and folders, a configured source, or a JSONL file of documents',
@@ -59,7 +59,7 @@ export const ingestSurfaces = {
         field: 'documents',
         description: 'one JSON document per line: source_id, title, body, tags, updated_at, metadata',
         parse: 'jsonl-file',
-        runs: 'ingest_documents',
+        runs: 'documents.ingest_batch',
         needs: ['source'],
         shows: {
           progress: (p: { done: number; total: number }) => `ingesting ${p.done}/${p.total} documents`,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ScopeSchema, type Scope } from '../src/domain/auth.js';
 import { commandContext, type CommandContext } from '../src/engine/commands.js';
-import { defineOperation } from '../src/operations.js';
+import { DEFAULT_PROJECT, defineOperation, type OperationSurfaces } from '../src/operations.js';
 import { assertWithinTenant } from './createApiKey.js';
 
 export const IssueTokensInputSchema = z
@@ -24,13 +24,27 @@ export type IssueTokens = (
   context: CommandContext,
 ) => Promise<z.infer<typeof TokenPairSchema>>;
 
+export const issueTokensSurfaces = {
+  name: 'tokens.issue',
+  cli: {
+    command: ['tokens'],
+    description: 'issue an access token and a refresh token (needs auth.jwt_secret)',
+    options: [
+      { flags: '--subject <subject>', field: 'subject', description: 'who the tokens are for', required: true },
+      { flags: '--scopes <scopes>', field: 'scopes', description: 'comma-separated scopes', parse: 'scopes', required: true },
+      { flags: '--tenant <tenant>', field: 'tenant', description: 'the tenant (project)', default: DEFAULT_PROJECT },
+    ],
+    print: { fields: { 'access token': '{access_token}', 'refresh token': '{refresh_token}', 'expires in': '{expires_in} s' } },
+  },
+} as const satisfies OperationSurfaces;
+
 /**
  * `tokens.issue`: an access token and the first refresh token of a new family, where the refresh
  * tokens live (the server that will exchange them). Signing needs `auth.jwt_secret`.
  */
 export const issueTokensOperation = (issue: IssueTokens) =>
   defineOperation({
-    name: 'tokens.issue',
+    ...issueTokensSurfaces,
     title: 'Issue tokens',
     description: 'Issues an access token and a refresh token for a subject, with scopes, in a tenant.',
     toolset: 'admin',

@@ -1,7 +1,7 @@
 import { ValidationError } from '../src/errors.js';
 import { z } from 'zod';
 import { RebuildProgressSchema, type ProjectionRunner } from '../src/engine/projectionRunner.js';
-import { defineOperation } from '../src/operations.js';
+import { defineOperation, type RouteSurfaces } from '../src/operations.js';
 
 export const RebuildProjectionInputSchema = z
   .object({ name: z.string().min(1).max(100).describe('A projection name, as `projections.status` lists them') })
@@ -27,5 +27,36 @@ export const rebuildProjectionOperation = (projections: () => ProjectionRunner) 
       if (!names.includes(input.name))
         throw new ValidationError(`No projection named '${input.name}'; projections: ${names.join(', ')}`);
       return projections().rebuild(input.name, context.onProgress ? (progress) => context.onProgress!({ ...progress }) : undefined);
+    },
+  });
+
+export const startRebuildSurfaces = {
+  name: 'projections.start_rebuild',
+  tool: false,
+  toolset: 'admin',
+  scope: 'admin',
+  writes: false,
+  input: z.object({ name: z.string().min(1).max(100) }),
+  output: z.object({ name: z.string(), state: z.literal('rebuilding') }),
+  rest: {
+    method: 'POST',
+    path: '/projections/{name}/rebuild',
+    summary: 'Rebuild a read model beside the live one, then swap it in (409 while one runs)',
+    status: 202,
+  },
+} as const satisfies RouteSurfaces;
+
+/** Starts a rebuild and answers at once; the runner records how it ends (`projections.status` shows it). */
+export const startRebuildOperation = (projections: () => ProjectionRunner) =>
+  defineOperation({
+    ...startRebuildSurfaces,
+    title: 'Start rebuilding a projection',
+    description: 'Starts rebuilding one read model beside the live copy and answers at once.',
+    run: (input) => {
+      // Throws at once for an unknown name or a rebuild already running.
+      projections()
+        .startRebuild(input.name)
+        .catch(() => undefined);
+      return Promise.resolve({ name: input.name, state: 'rebuilding' as const });
     },
   });

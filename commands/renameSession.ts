@@ -22,7 +22,7 @@ export const decideRenameSession = (command: RenameSession, state: SessionState)
 };
 
 export const renameSessionSurfaces = {
-  name: 'rename_session',
+  name: 'annotations.rename_session',
   rest: {
     method: 'PATCH',
     path: '/annotations/sessions/{id}',

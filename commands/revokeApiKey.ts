@@ -3,7 +3,7 @@ import type { AuthEvent } from '../src/domain/auth.js';
 import { streamId } from '../src/domain/events.js';
 import { commandContext, handleCommand, type CommandContext } from '../src/engine/commands.js';
 import { IllegalStateError } from '../src/errors.js';
-import { defineOperation } from '../src/operations.js';
+import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 import { apiKeyDecider, assertWithinTenant } from './createApiKey.js';
 
@@ -18,10 +18,20 @@ export const revokeApiKey = async (
 
 export const RevokeApiKeyInputSchema = z.object({ key_id: z.uuid().describe('The key id `keys.create` answered') }).strict();
 
+export const revokeApiKeySurfaces = {
+  name: 'keys.revoke',
+  cli: {
+    command: ['keys', 'revoke'],
+    description: 'revoke an API key',
+    arguments: [{ name: 'keyId', field: 'key_id', description: 'the key id printed by `ctx keys create`' }],
+    print: { line: 'revoked {key_id}' },
+  },
+} as const satisfies OperationSurfaces;
+
 /** `keys.revoke`: the key is refused from then on. */
 export const revokeApiKeyOperation = (store: EventStore) =>
   defineOperation({
-    name: 'keys.revoke',
+    ...revokeApiKeySurfaces,
     title: 'Revoke an API key',
     description: 'Revokes an API key: requests with it are refused from then on. Revoking it again changes nothing.',
     toolset: 'admin',

@@ -225,7 +225,7 @@ const changesText = (changes: Record<string, { from: unknown; to: unknown }> | u
     .join('; ');
 
 export const annotationHistorySurfaces = {
-  name: 'annotation_history',
+  name: 'annotations.history',
   rest: {
     method: 'GET',
     path: '/annotations/sessions/{id}/history',

@@ -20,7 +20,7 @@ import { parseInput } from '../src/validation.js';
 
 export const DiffAnnotationsInputSchema = z.object({
   sessionId: SessionIdSchema,
-  from: AsOfSchema.describe('The earlier moment: a position from annotation_history or an ISO timestamp'),
+  from: AsOfSchema.describe('The earlier moment: a position from annotations.history or an ISO timestamp'),
   to: AsOfSchema.optional().describe('The later moment; now when omitted'),
 });
 
@@ -148,7 +148,7 @@ const changesText = (changes: Record<string, { from: unknown; to: unknown }> | u
     .join('; ');
 
 export const diffAnnotationsSurfaces = {
-  name: 'diff_annotations',
+  name: 'annotations.diff',
   rest: {
     method: 'GET',
     path: '/annotations/sessions/{id}/diff',
@@ -184,7 +184,7 @@ export const diffAnnotationsOperation = (store: EventStore, keyring: Keyring) =>
     title: 'Compare two moments of a session',
     description:
       'Lists the chunks whose annotations were added, changed or removed between two moments (positions from ' +
-      'annotation_history or ISO timestamps), each with the changed fields before and after.',
+      'annotations.history or ISO timestamps), each with the changed fields before and after.',
     toolset: 'annotations',
     writes: false,
     input: DiffAnnotationsInputSchema,

@@ -121,7 +121,7 @@ export const exportAnnotationsOperation = (deps: ExportDeps) =>
     title: 'Export annotations',
     description:
       'Export complete annotation JSON for the session, one entry per chunk in position order. ' +
-      'With `asOf` (a position from annotation_history or an ISO timestamp), exactly as it was then.',
+      'With `asOf` (a position from annotations.history or an ISO timestamp), exactly as it was then.',
     toolset: 'annotations',
     writes: false,
     input: ExportAnnotationsInputSchema,

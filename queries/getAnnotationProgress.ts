@@ -61,7 +61,7 @@ export const getProgressOperation = (deps: ProgressDeps) =>
     title: 'Annotation progress',
     description:
       'Query annotation progress for a session: totals, completion percentage and the ids of pending chunks. ' +
-      'With `asOf` (a position from annotation_history or an ISO timestamp), the progress as it was then.',
+      'With `asOf` (a position from annotations.history or an ISO timestamp), the progress as it was then.',
     toolset: 'annotations',
     writes: false,
     input: GetProgressInputSchema,

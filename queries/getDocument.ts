@@ -82,7 +82,7 @@ export const getDocumentSurfaces = {
         flags: '--as-of <position|iso>',
         field: 'as_of',
         description: 'which version it was then, and its chunk ids',
-        runs: 'document_as_of',
+        runs: 'documents.as_of',
         shows: {
           print: {
             fields: {
@@ -135,7 +135,7 @@ export const documentAsOf = async (store: EventStore, rawInput: unknown, project
 
 export const documentAsOfOperation = (store: EventStore) =>
   defineOperation({
-    name: 'document_as_of',
+    name: 'documents.as_of',
     title: 'Document as of a moment',
     description:
       'Which version a document was at a past moment (a position from the event history or an ISO timestamp): ' +

@@ -64,7 +64,7 @@ export const listChunks = async (deps: ListChunksDeps, rawInput: unknown, projec
 
 export const listChunksOperation = (deps: ListChunksDeps) =>
   defineOperation({
-    name: 'chunks',
+    name: 'documents.chunks',
     title: 'List chunks',
     description: 'The chunks (with ids, texts and line ranges) of given documents, or those best matching a keyword query.',
     toolset: 'search',

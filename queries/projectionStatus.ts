@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ProjectionRunner, ProjectionStatus } from '../src/engine/projectionRunner.js';
-import { defineOperation } from '../src/operations.js';
+import { defineOperation, type RouteSurfaces } from '../src/operations.js';
 
 const timestamp = z.iso.datetime({ offset: true });
 
@@ -67,16 +67,25 @@ export const projectionStatusView = (s: ProjectionStatus): ProjectionStatusView 
   })),
 });
 
+export const projectionStatusSurfaces = {
+  name: 'projections.status',
+  toolset: 'admin',
+  scope: 'admin',
+  writes: false,
+  input: z.object({}).strict(),
+  output: ProjectionStatusOutputSchema,
+  rest: {
+    method: 'GET',
+    path: '/projections',
+    summary: 'Read models: checkpoint, lag, throughput, last error, rebuild progress and quarantined events',
+  },
+} as const satisfies RouteSurfaces;
+
 /** Checkpoint, lag, throughput, last error and rebuild progress of every read model. */
 export const projectionStatusOperation = (projections: () => ProjectionRunner) =>
   defineOperation({
-    name: 'projections.status',
+    ...projectionStatusSurfaces,
     title: 'Projection status',
     description: 'Every read model with its checkpoint, lag behind the ledger, throughput, last error and rebuild progress.',
-    toolset: 'admin',
-    scope: 'admin',
-    writes: false,
-    input: z.object({}).strict(),
-    output: ProjectionStatusOutputSchema,
     run: async () => ({ projections: (await projections().status()).map(projectionStatusView) }),
   });

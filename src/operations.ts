@@ -99,8 +99,11 @@ export interface CliOption {
   flags: string;
   field: string;
   description?: string;
-  /** How its text becomes the value: a number, a list of each repetition, a JSON file's content, or a JSONL file's lines. */
-  parse?: 'number' | 'repeat' | 'json-file' | 'jsonl-file' | 'pairs';
+  /**
+   * How its text becomes the value: a number, a list of each repetition, a JSON file's content, a
+   * JSONL file's lines, or a list of scopes (comma- or space-separated, each a known scope).
+   */
+  parse?: 'number' | 'repeat' | 'json-file' | 'jsonl-file' | 'pairs' | 'scopes';
   required?: boolean;
   /** When given, the verb runs this operation instead, with only the arguments, this option and those it `needs`. */
   runs?: string;
@@ -117,10 +120,15 @@ export type CliText = string | ((value: never) => string | null);
 
 /** How a verb prints its result without `--json` (which prints it as snake_case JSON). */
 export type CliPrint =
-  | { fields: Readonly<Record<string, CliText>> }
+  | {
+      fields: Readonly<Record<string, CliText>>;
+      /** Lines printed above the fields (e.g. a secret shown once, and a warning saying so). */
+      above?: CliText;
+    }
   | {
       table: {
-        rows: string;
+        /** The output field holding the rows; the output itself when absent. */
+        rows?: string;
         columns: Readonly<Record<string, CliText>>;
         empty: string;
         /** The output field holding the next page's cursor. */

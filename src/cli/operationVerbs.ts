@@ -3,6 +3,7 @@ import { Option, type Command } from 'commander';
 import { ValidationError } from '../errors.js';
 import type { LedgerHandle, WithLedger } from '../module.js';
 import { toStorableText } from '../domain/text.js';
+import { ScopeSchema, type Scope } from '../domain/auth.js';
 import type { CliArgument, CliFollow, CliOption, CliPrint, CliText, CliVerb, OperationSurfaces } from '../operations.js';
 import { fields, table } from './format.js';
 import { printResult } from './output.js';
@@ -63,6 +64,15 @@ const readJsonlFile = (file: string): unknown[] => {
     });
 };
 
+/** Scopes as written at a terminal: `search:read,index:read` or `'search:read index:read'`. */
+const scopesOf = (text: string): Scope[] => {
+  const scopes = text.split(/[\s,]+/).filter(Boolean);
+  const bad = scopes.filter((s) => !ScopeSchema.safeParse(s).success);
+  if (bad.length)
+    throw new ValidationError(`Unknown scopes: ${bad.join(', ')} (known: ${ScopeSchema.options.join(', ')})`);
+  return scopes as Scope[];
+};
+
 const parsed = (text: unknown, parse: CliArgument['parse'], field: string): unknown => {
   switch (parse) {
     case 'words':
@@ -78,6 +88,8 @@ const parsed = (text: unknown, parse: CliArgument['parse'], field: string): unkn
       return readJsonlFile(text as string);
     case 'pairs':
       return Object.fromEntries((text as string[]).map((pair) => pair.split('=', 2)));
+    case 'scopes':
+      return scopesOf(text as string);
     default:
       return text;
   }
@@ -107,8 +119,10 @@ const cell = (text: CliText, row: unknown) => {
 };
 
 export const printText = (print: CliPrint, output: unknown): string => {
-  if ('fields' in print)
-    return fields(Object.fromEntries(Object.entries(print.fields).map(([label, text]) => [label, render(text, output)])));
+  if ('fields' in print) {
+    const listed = fields(Object.fromEntries(Object.entries(print.fields).map(([label, text]) => [label, render(text, output)])));
+    return print.above === undefined ? listed : `${String(render(print.above, output))}\n${listed}`;
+  }
   if ('table' in print) {
     const { rows, columns, empty, cursor, more } = print.table;
     const next = cursor ? valueAt(output, cursor) : null;
@@ -116,7 +130,7 @@ export const printText = (print: CliPrint, output: unknown): string => {
     return (
       table(
         Object.entries(columns).map(([header, text]) => ({ header, value: (row: unknown) => cell(text, row) })),
-        (valueAt(output, rows) as unknown[] | undefined) ?? [],
+        ((rows === undefined ? output : valueAt(output, rows)) as unknown[] | undefined) ?? [],
         empty,
       ) +
       (next ? `\nMore: --cursor ${scalarText(next)}` : '') +

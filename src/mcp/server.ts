@@ -28,7 +28,7 @@ export const DEFAULT_TOOLS: ReadonlySet<string> = new Set([
   'context.sources',
   'context.get_related_info',
   'context.index_control',
-  'ingest',
+  'documents.ingest',
 ]);
 
 /** Seed 000 names these operations `context.get` and `context.sources` as MCP tools. */

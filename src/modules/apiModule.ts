@@ -1,4 +1,3 @@
-import type { Command } from 'commander';
 import type { z } from 'zod';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
 import {
@@ -7,12 +6,14 @@ import {
   updateConnectorOperation,
   type ConnectorCommandDeps,
 } from '../../commands/changeConnector.js';
-import { createApiKeyOperation, type CreateApiKeyOutputSchema } from '../../commands/createApiKey.js';
+import { createApiKeyOperation } from '../../commands/createApiKey.js';
 import { changeConfigOperation } from '../../commands/changeConfig.js';
 import { controlIndexOperation } from '../../commands/controlIndex.js';
 import { manageConnectorsOperation } from '../../commands/manageConnectors.js';
 import { forceReindexOperation, startIndexingConnectorsOperation } from '../../commands/startIndexingConnectors.js';
 import { stopIndexingOperation } from '../../commands/stopIndexing.js';
+import { startRebuildOperation } from '../../commands/rebuildProjection.js';
+import { listAllJobsOperation } from '../../queries/listAllJobs.js';
 import { healthOperation } from '../../queries/health.js';
 import { indexStatusOperation, type IndexStatusResponseSchema } from '../../queries/indexStatus.js';
 import { systemStatusOperation } from '../../queries/systemStatus.js';
@@ -26,7 +27,7 @@ import { issueTokenPair, refreshTokensOperation, type TokenDeps } from '../../co
 import { revokeApiKeyOperation } from '../../commands/revokeApiKey.js';
 import { apiKeysProjection } from '../../projections/apiKeys.js';
 import { API_KEYS } from '../domain/apiKeyView.js';
-import { listApiKeysOperation, type ListApiKeysOutputSchema } from '../../queries/listApiKeys.js';
+import { listApiKeysOperation } from '../../queries/listApiKeys.js';
 import { connectorsProjection } from '../../projections/connectors.js';
 import {
   getConnectorOperation,
@@ -38,11 +39,7 @@ import { searchApiOperation } from '../../queries/searchApi.js';
 import { searchSuggestionsOperation } from '../../queries/searchSuggestions.js';
 import { createPinnedRankings } from '../../queries/pinnedRankings.js';
 import type { WorkContextSearchDeps } from '../../queries/searchWithWorkContext.js';
-import { fields, table } from '../cli/format.js';
-import { print, printResult } from '../cli/output.js';
-import { ScopeSchema, type Scope } from '../domain/auth.js';
-import { UnavailableError, ValidationError } from '../errors.js';
-import { adminHandlers } from '../http/api/adminRoutes.js';
+import { UnavailableError } from '../errors.js';
 import { forgetHandlers } from '../http/api/forgetRoutes.js';
 import { mountErrorDocs } from '../http/api/errorDocs.js';
 import { createApiMetrics } from '../http/api/apiMetrics.js';
@@ -57,8 +54,8 @@ import { buildOpenApiDocument } from '../http/api/openApiDocument.js';
 import { authenticateMcpWith } from '../http/mcpRoutes.js';
 import { readableRootsOf } from '../ingestion/readableRoots.js';
 import { deploymentAccess } from '../mcp/server.js';
-import { API_ROUTE_SURFACES } from './apiSurfaces.js';
-import type { LedgerModule, ModuleContext, WithLedger } from '../module.js';
+import { API_SURFACES } from './apiSurfaces.js';
+import type { LedgerModule, ModuleContext } from '../module.js';
 import { callOperation, DEFAULT_PROJECT, isTool, rateClassOf, requiredScope, type OperationContext } from '../operations.js';
 import { PRODUCT_VERSION } from '../http/api/version.js';
 
@@ -114,7 +111,6 @@ const wire = async (context: ModuleContext) => {
   };
 
   const handlers: ApiHandlers = {
-    ...adminHandlers({ projections: context.projections, readModels, store, operations: context.operations }),
     ...forgetHandlers(context.operations),
     ...auditHandlers(store),
     // The name was checked, with the caller's scope, when the request was authenticated.
@@ -195,91 +191,14 @@ const wire = async (context: ModuleContext) => {
       listApiKeysOperation(readModels),
       issueTokensOperation((input, command) => issueTokenPair(tokens, input, command)),
       refreshTokensOperation(tokens),
+      startRebuildOperation(context.projections),
+      listAllJobsOperation({
+        readModels,
+        store,
+        available: () => context.operations().some((o) => o.name === 'list_background_jobs'),
+      }),
     ],
   };
-};
-
-const scopesOf = (value: string): Scope[] => {
-  const scopes = value.split(/[\s,]+/).filter(Boolean);
-  const bad = scopes.filter((s) => !ScopeSchema.safeParse(s).success);
-  if (bad.length)
-    throw new ValidationError(`Unknown scopes: ${bad.join(', ')} (known: ${ScopeSchema.options.join(', ')})`);
-  return scopes as Scope[];
-};
-
-const keysCli = (program: Command, withLedger: WithLedger) => {
-  const keys = program.command('keys').description('API keys for /api/v1 and MCP over HTTP');
-  keys
-    .command('create')
-    .description('create an API key; the key is printed once and only its hash is kept')
-    .requiredOption('--scopes <scopes>', `comma-separated scopes (${ScopeSchema.options.join(', ')})`)
-    .option('--tenant <tenant>', 'the tenant (project) the key works in', DEFAULT_PROJECT)
-    .option('--label <label>', 'a note saying what the key is for')
-    .option('--json', 'print JSON')
-    .action(async (options: { scopes: string; tenant: string; label?: string; json?: boolean }, command: Command) => {
-      const scopes = scopesOf(options.scopes);
-      const created = await withLedger(command, (ledger) =>
-        ledger.run<z.infer<typeof CreateApiKeyOutputSchema>>('keys.create', {
-          scopes,
-          tenant: options.tenant,
-          label: options.label ?? null,
-        }),
-      );
-      printResult({ keyId: created.key_id, apiKey: created.api_key, scopes, tenant: created.tenant }, options.json, (k) =>
-        `${k.apiKey}\n\nThe key above is shown only this once; only its hash is kept.\n` +
-        fields({ 'key id': k.keyId, scopes: k.scopes, tenant: k.tenant }),
-      );
-    });
-  keys
-    .command('revoke')
-    .description('revoke an API key')
-    .argument('<keyId>', 'the key id printed by `ctx keys create`')
-    .action(async (keyId: string, _options: object, command: Command) => {
-      await withLedger(command, (ledger) => ledger.run('keys.revoke', { key_id: keyId }));
-      print(`revoked ${keyId}`);
-    });
-  keys
-    .command('list')
-    .description('list API keys (ids, scopes, tenants; never the keys)')
-    .option('--json', 'print JSON')
-    .action(async (options: { json?: boolean }, command: Command) => {
-      const { keys: rows } = await withLedger(command, async (ledger) => {
-        await ledger.catchUp(API_KEYS);
-        return ledger.run<z.infer<typeof ListApiKeysOutputSchema>>('keys.list', {});
-      });
-      printResult(rows, options.json, (keys) =>
-        table(
-          [
-            { header: 'key id', value: (k) => k.keyId },
-            { header: 'scopes', value: (k) => k.scopes.join(',') },
-            { header: 'tenant', value: (k) => k.tenant },
-            { header: 'label', value: (k) => k.label },
-            { header: 'created', value: (k) => k.createdAt },
-            { header: 'by', value: (k) => k.createdBy },
-            { header: 'revoked', value: (k) => (k.revoked ? 'revoked' : '') },
-          ],
-          keys,
-          'No API keys.',
-        ),
-      );
-    });
-
-  program
-    .command('tokens')
-    .description('issue an access token and a refresh token (needs auth.jwt_secret)')
-    .requiredOption('--subject <subject>', 'who the tokens are for')
-    .requiredOption('--scopes <scopes>', 'comma-separated scopes')
-    .option('--tenant <tenant>', 'the tenant (project)', DEFAULT_PROJECT)
-    .option('--json', 'print JSON')
-    .action(async (options: { subject: string; scopes: string; tenant: string; json?: boolean }, command: Command) => {
-      const scopes = scopesOf(options.scopes);
-      const pair = await withLedger(command, (ledger) =>
-        ledger.run<{ access_token: string; refresh_token: string; expires_in: number }>('tokens.issue', { subject: options.subject, tenant: options.tenant, scopes }),
-      );
-      printResult(pair, options.json, (p) =>
-        fields({ 'access token': p.access_token, 'refresh token': p.refresh_token, 'expires in': `${p.expires_in} s` }),
-      );
-    });
 };
 
 /** Seed 002: the REST API v1 with auth, scopes, tenants and rate limits, and the context.* MCP tools and resources. */
@@ -305,6 +224,6 @@ export const apiModule: LedgerModule = {
       },
     };
   },
-  surfaces: API_ROUTE_SURFACES,
-  cli: keysCli,
+  surfaces: API_SURFACES,
+  commandGroups: { keys: 'API keys for /api/v1 and MCP over HTTP' },
 };

@@ -14,7 +14,14 @@ import { readConfigSurfaces } from '../../queries/readConfig.js';
 import { searchApiSurfaces } from '../../queries/searchApi.js';
 import { searchSuggestionsSurfaces } from '../../queries/searchSuggestions.js';
 import { systemStatusSurfaces } from '../../queries/systemStatus.js';
-import type { RouteSurfaces } from '../operations.js';
+import { createApiKeySurfaces } from '../../commands/createApiKey.js';
+import { issueTokensSurfaces } from '../../commands/issueTokens.js';
+import { revokeApiKeySurfaces } from '../../commands/revokeApiKey.js';
+import { listApiKeysSurfaces } from '../../queries/listApiKeys.js';
+import { listAllJobsSurfaces } from '../../queries/listAllJobs.js';
+import { projectionStatusSurfaces } from '../../queries/projectionStatus.js';
+import { startRebuildSurfaces } from '../../commands/rebuildProjection.js';
+import type { OperationSurfaces, RouteSurfaces } from '../operations.js';
 
 /** The routes of `/api/v1` the API module's operations declare: its route table and OpenAPI document list them. */
 export const API_ROUTE_SURFACES: readonly RouteSurfaces[] = [
@@ -34,4 +41,18 @@ export const API_ROUTE_SURFACES: readonly RouteSurfaces[] = [
   indexStatusSurfaces,
   forceReindexSurfaces,
   refreshTokensSurfaces,
+  startRebuildSurfaces,
+  listAllJobsSurfaces,
+];
+
+/** Every route of `/api/v1` an operation declares, the ledger module's included. */
+export const ROUTE_SURFACES: readonly RouteSurfaces[] = [...API_ROUTE_SURFACES, projectionStatusSurfaces];
+
+/** Every surface the API module's operations declare: its routes, and the `ctx keys` and `ctx tokens` verbs. */
+export const API_SURFACES: readonly OperationSurfaces[] = [
+  ...API_ROUTE_SURFACES,
+  createApiKeySurfaces,
+  revokeApiKeySurfaces,
+  listApiKeysSurfaces,
+  issueTokensSurfaces,
 ];

@@ -2,10 +2,10 @@ import { UnavailableError } from '../errors.js';
 import { DEFAULT_PROJECT, type Operation } from '../operations.js';
 import type { DocumentSink } from '../ports/documentSink.js';
 
-/** Connectors hand documents to the ledger's `ingest_documents` command. */
+/** Connectors hand documents to the ledger's `documents.ingest_batch` command. */
 export const documentSinkFromOperations = (operations: () => readonly Operation[]): DocumentSink => ({
   async ingest(document) {
-    const operation = operations().find((o) => o.name === 'ingest_documents');
+    const operation = operations().find((o) => o.name === 'documents.ingest_batch');
     if (!operation) throw new UnavailableError('Document ingestion is not available');
     const output = (await operation.run(
       {

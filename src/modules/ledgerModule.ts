@@ -4,7 +4,7 @@ import { streamSummaries } from '../../projections/streamSummaries.js';
 import { rebuildProjectionOperation } from '../../commands/rebuildProjection.js';
 import { auditEventsOperation } from '../../queries/auditEvents.js';
 import { documentAsOfOperation } from '../../queries/getDocument.js';
-import { projectionStatusOperation, type ProjectionStatusOutput } from '../../queries/projectionStatus.js';
+import { projectionStatusOperation, projectionStatusSurfaces, type ProjectionStatusOutput } from '../../queries/projectionStatus.js';
 import { readHistoryOperation, readHistorySurfaces, type ReadHistoryOutput } from '../../queries/readHistory.js';
 import { formatDuration, formatHistory, formatProjectionStatus, formatRebuildProgress } from '../cli/format.js';
 import { printResult } from '../cli/output.js';
@@ -15,7 +15,7 @@ import type { LedgerModule } from '../module.js';
 /** The event ledger itself: history of any stream, the audit log, time travel, and the projections that serve it. */
 export const ledgerModule: LedgerModule = {
   name: 'ledger',
-  surfaces: [readHistorySurfaces],
+  surfaces: [readHistorySurfaces, projectionStatusSurfaces],
   setup: async ({ db, store, projections }) => ({
     projections: [await postgresDocumentProjection(db, streamSummaries)],
     operations: [

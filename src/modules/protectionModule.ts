@@ -12,7 +12,7 @@ const forgetCli = (program: Command, withLedger: WithLedger) => {
   const forget = (command: Command, input: Record<string, unknown>) =>
     withLedger(command, async (ledger) => {
       await ledger.catchUp();
-      return ledger.run('forget', input);
+      return ledger.run('ledger.forget', input);
     });
   const group = program
     .command('forget')
@@ -44,7 +44,7 @@ const forgetCli = (program: Command, withLedger: WithLedger) => {
     });
 };
 
-/** Data protection: forgetting documents and subjects (`forget`, admin scope). Backups are in `ctx backup`. */
+/** Data protection: forgetting documents and subjects (`ledger.forget`, admin scope). Backups are in `ctx backup`. */
 export const protectionModule: LedgerModule = {
   name: 'protection',
   setup: async ({ db, store, keyring, waitForProjections }) => ({

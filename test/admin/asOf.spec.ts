@@ -257,7 +257,7 @@ describe('as of a past moment, for every aggregate', () => {
       await ingest(api, 'acme', [{ source_id: 'notes/refunds.md', title: 'Refunds', body: second }]);
       await pause();
       await removeDocument(api.ledger.store, { documentId, reason: 'obsolete' }, commandContext(acme.actor, { project: 'acme' }));
-      await run('forget', { document_id: documentId, reason: 'asked to' });
+      await run('ledger.forget', { document_id: documentId, reason: 'asked to' });
       view = (await stream(`doc-${documentId}`)).body;
     });
 
@@ -272,7 +272,7 @@ describe('as of a past moment, for every aggregate', () => {
         'DocumentForgotten',
       ]);
       const common = { id: documentId, source: 'filesystem', source_id: 'notes/refunds.md', title: 'Refunds', content_type: 'text/markdown' };
-      const v1 = await tool('document_as_of', { id: documentId, as_of: view.events[0]!.position });
+      const v1 = await tool('documents.as_of', { id: documentId, as_of: view.events[0]!.position });
       expect(v1).toEqual({
         isError: false,
         body: {
@@ -287,16 +287,16 @@ describe('as of a past moment, for every aggregate', () => {
         },
       });
       expect(chunkIdsOf(0).length).toBeGreaterThan(0);
-      const v2 = await tool('document_as_of', { id: documentId, as_of: view.events[1]!.recorded_at });
+      const v2 = await tool('documents.as_of', { id: documentId, as_of: view.events[1]!.recorded_at });
       expect(v2.body).toMatchObject({ version: 2, revision: 1, removed: false, content_hash: sha256(second), chunk_ids: chunkIdsOf(1) });
       expect(chunkIdsOf(1)).not.toEqual(chunkIdsOf(0));
-      const removed = await tool('document_as_of', { id: documentId, as_of: view.events[2]!.position });
+      const removed = await tool('documents.as_of', { id: documentId, as_of: view.events[2]!.position });
       expect(removed.body).toMatchObject({ version: 2, revision: 2, removed: true, forgotten: false, content_hash: null, title: null, chunk_ids: [] });
-      const forgotten = await tool('document_as_of', { id: documentId });
+      const forgotten = await tool('documents.as_of', { id: documentId });
       expect(forgotten.body).toMatchObject({ version: 2, revision: 3, removed: true, forgotten: true, content_hash: null });
       // Forgetting erases the content, not the history: the first version is still named as it was.
-      expect((await tool('document_as_of', { id: documentId, as_of: view.events[0]!.position })).body).toEqual(v1.body);
-      const before = await tool('document_as_of', { id: documentId, as_of: '2000-01-01T00:00:00Z' });
+      expect((await tool('documents.as_of', { id: documentId, as_of: view.events[0]!.position })).body).toEqual(v1.body);
+      const before = await tool('documents.as_of', { id: documentId, as_of: '2000-01-01T00:00:00Z' });
       expect(before.isError).toBe(true);
     });
 
@@ -316,7 +316,7 @@ describe('as of a past moment, for every aggregate', () => {
           requestInit: { headers: { authorization: `Bearer ${api.token(['search:read'], 'globex')}` } },
         }),
       );
-      const answer = (await globex.callTool({ name: 'document_as_of', arguments: { id: documentId } })) as { isError?: boolean };
+      const answer = (await globex.callTool({ name: 'documents.as_of', arguments: { id: documentId } })) as { isError?: boolean };
       expect(answer.isError).toBe(true);
       await globex.close();
     });
@@ -365,7 +365,7 @@ describe('as of a moment on the command line', () => {
       const jobStream = await recordJob(ledger.store, jobId);
       positions = (await ledger.store.readStream(jobStream)).map((event) => event.position);
       const cli = { actor: { subject: 'cli', tenant: null, via: 'cli' as const }, correlationId: randomUUID(), project: 'default' };
-      const ingestDocuments = ledger.operation('ingest_documents');
+      const ingestDocuments = ledger.operation('documents.ingest_batch');
       await ingestDocuments.run({ source: 'filesystem', documents: [{ source_id: 'a.md', body: 'one' }] }, cli);
       documentIngested = (await ledger.store.readStream(`doc-${documentId}`))[0]!.position;
       await ingestDocuments.run({ source: 'filesystem', documents: [{ source_id: 'a.md', body: 'two' }] }, cli);

@@ -28,7 +28,7 @@ const run = <T = Record<string, unknown>>(ledger: Ledger, name: string, input: o
     .run(input as never, { ...operationContext, correlationId: crypto.randomUUID() }) as Promise<T>;
 
 const ingest = (ledger: Ledger, sourceId: string, body: string) =>
-  run(ledger, 'ingest_documents', {
+  run(ledger, 'documents.ingest_batch', {
     source: 'notes',
     documents: [{ source_id: sourceId, title: sourceId, body }],
   });

@@ -84,7 +84,7 @@ describe('forgetting content without rewriting history', () => {
     expect(stored.map((r) => r.data).join('\n')).not.toContain('Alice thinks');
 
     const eventsBefore = identities(await api.ledger.store.readStream(stream));
-    const historyBefore = await call<{ events: HistoryEntry[] }>('annotation_history', { sessionId });
+    const historyBefore = await call<{ events: HistoryEntry[] }>('annotations.history', { sessionId });
     expect(historyBefore.events.find((e) => e.chunkId === 'c0')?.changes?.notes).toEqual({
       from: '',
       to: 'Alice thinks the fee is wrong',
@@ -116,7 +116,7 @@ describe('forgetting content without rewriting history', () => {
     expect(exported.chunks[2]).toMatchObject({ categories: ['fee_schedule'], notes: '' });
     expect(exported.chunks[2]!.forgotten).toBeUndefined();
 
-    const history = await call<{ events: HistoryEntry[] }>('annotation_history', { sessionId });
+    const history = await call<{ events: HistoryEntry[] }>('annotations.history', { sessionId });
     expect(history.events.map((e) => e.position)).toEqual(historyBefore.events.map((e) => e.position));
     const c0 = history.events.find((e) => e.chunkId === 'c0')!;
     expect(c0).toMatchObject({
@@ -129,7 +129,7 @@ describe('forgetting content without rewriting history', () => {
     const asOf = historyBefore.events.at(-1)!.position;
     const then = await call<{ chunks: Chunk[] }>('export_annotations', { sessionId, asOf });
     expect(then.chunks[0]).toMatchObject({ notes: null, forgotten: true });
-    const diff = await call<{ added: { chunkId: string; forgotten?: true }[] }>('diff_annotations', {
+    const diff = await call<{ added: { chunkId: string; forgotten?: true }[] }>('annotations.diff', {
       sessionId,
       from: historyBefore.events[0]!.position,
     });
@@ -199,9 +199,9 @@ describe('forgetting content without rewriting history', () => {
     const exported = await call<{ chunks: Chunk[] }>('export_annotations', { sessionId });
     expect(exported.chunks[0]!.notes).toBe('carol wrote this in plain text');
 
-    const forgotten = await call('forget', { subject: 'carol' }, 'dpo');
+    const forgotten = await call('ledger.forget', { subject: 'carol' }, 'dpo');
     expect(forgotten).toMatchObject({ keys_forgotten: 0, plaintext_notes: 1 });
-    const history = await call<{ events: HistoryEntry[] }>('annotation_history', {
+    const history = await call<{ events: HistoryEntry[] }>('annotations.history', {
       sessionId,
       chunkId: 'old',
     });
@@ -315,7 +315,7 @@ describe('forgetting content without rewriting history', () => {
     }
     await checkForgotten();
 
-    const twice = await call('forget', { document_id: zebra }, 'dpo');
+    const twice = await call('ledger.forget', { document_id: zebra }, 'dpo');
     expect(twice).toMatchObject({ newly_forgotten: false, contents_erased: 0, position: null });
   });
 
@@ -347,8 +347,8 @@ describe('forgetting content without rewriting history', () => {
     );
     try {
       const { tools } = await client.listTools();
-      expect(tools.map((t) => t.name)).toContain('forget');
-      const result = await client.callTool({ name: 'forget', arguments: { reason: 'neither target' } });
+      expect(tools.map((t) => t.name)).toContain('ledger.forget');
+      const result = await client.callTool({ name: 'ledger.forget', arguments: { reason: 'neither target' } });
       expect(result.isError).toBe(true);
     } finally {
       await client.close();

@@ -63,7 +63,7 @@ describe('forgotten content leaves the data directory', () => {
   beforeAll(async () => {
     ledger = await open(dataDir);
     await ledger.start();
-    await run(ledger, 'ingest_documents', {
+    await run(ledger, 'documents.ingest_batch', {
       source: 'notes',
       documents: [
         { source_id: 'vault.md', title: 'Vault', body: SECRET_BODY },
@@ -91,11 +91,11 @@ describe('forgotten content leaves the data directory', () => {
     expect(holding(dataDir, SECRET)).not.toEqual([]);
     expect(holding(dataDir, wrappedKey)).not.toEqual([]);
 
-    expect(await run(ledger, 'forget', { document_id: secret, reason: 'erasure request' })).toMatchObject({
+    expect(await run(ledger, 'ledger.forget', { document_id: secret, reason: 'erasure request' })).toMatchObject({
       contents_erased: 3,
       contents_kept: 1,
     });
-    expect(await run(ledger, 'forget', { subject: 'alice' })).toMatchObject({ keys_forgotten: 1 });
+    expect(await run(ledger, 'ledger.forget', { subject: 'alice' })).toMatchObject({ keys_forgotten: 1 });
   });
   afterAll(async () => {
     await ledger.close();

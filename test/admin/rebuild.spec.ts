@@ -52,7 +52,7 @@ describe('rebuilding a projection over REST', () => {
     // The read models catch up after the ingest rather than racing it document by document.
     await api.ledger.projections.stop();
     await api.ledger
-      .operation('ingest_documents')
+      .operation('documents.ingest_batch')
       .run(
         { source: 'filesystem', documents: corpus },
         { actor: { subject: 'test', tenant: 'acme', via: 'cli' }, correlationId: crypto.randomUUID(), project: 'acme' },

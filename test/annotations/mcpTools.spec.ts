@@ -59,8 +59,8 @@ describe('seed 003 annotation tools through the MCP client', () => {
       'add_relation',
       'get_progress',
       'export_annotations',
-      'annotation_history',
-      'diff_annotations',
+      'annotations.history',
+      'annotations.diff',
     ]) {
       const tool = tools.find((t) => t.name === name);
       expect(tool?.inputSchema.type, name).toBe('object');
@@ -147,7 +147,7 @@ describe('seed 003 annotation tools through the MCP client', () => {
     await ok('add_relation', relation);
     const exported = (await ok('export_annotations', { sessionId })) as { chunks: { relations: object }[] };
     expect(exported.chunks[0]!.relations).toEqual({ dependencies: ['2'] });
-    const history = (await ok('annotation_history', { sessionId, chunkId: '2' })) as {
+    const history = (await ok('annotations.history', { sessionId, chunkId: '2' })) as {
       events: { type: string }[];
     };
     expect(history.events.map((e) => e.type)).toEqual(['SessionChunksAdded', 'RelationAdded']);
@@ -230,8 +230,8 @@ describe('seed 003 annotation tools through the MCP client', () => {
         ['add_relation', { sessionId, sourceChunkId: '1', targetChunkId: '2', relationType: 'references' }],
         ['get_progress', { sessionId }],
         ['export_annotations', { sessionId }],
-        ['annotation_history', { sessionId }],
-        ['diff_annotations', { sessionId, from: new Date().toISOString() }],
+        ['annotations.history', { sessionId }],
+        ['annotations.diff', { sessionId, from: new Date().toISOString() }],
       ] as const) {
         expect(await failure(name, args), name).toMatchObject({ type: 'SessionNotFound' });
       }
@@ -281,7 +281,7 @@ describe('seed 003 annotation tools through the MCP client', () => {
       });
       expect(badType.type).toBe('ValidationError');
       expect(await ok('get_progress', { sessionId })).toMatchObject({ annotatedChunks: 0 });
-      const history = (await ok('annotation_history', { sessionId })) as { events: { type: string }[] };
+      const history = (await ok('annotations.history', { sessionId })) as { events: { type: string }[] };
       expect(history.events.map((e) => e.type)).toEqual(['AnnotationSessionStarted', 'SessionChunksAdded']);
       expect((await failure('get_progress', { sessionId, asOf: 'yesterday-ish' })).type).toBe(
         'ValidationError',

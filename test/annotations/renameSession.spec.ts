@@ -24,7 +24,7 @@ describe('renaming an annotation session', () => {
       }),
     );
     try {
-      const viaMcp = await client.callTool({ name: 'rename_session', arguments: { sessionId, name: 'from MCP' } });
+      const viaMcp = await client.callTool({ name: 'annotations.rename_session', arguments: { sessionId, name: 'from MCP' } });
       expect(viaMcp.isError).toBeFalsy();
     } finally {
       await client.close();

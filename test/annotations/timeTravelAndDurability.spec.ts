@@ -42,7 +42,7 @@ describe('annotation sessions: time travel, durability and concurrency', () => {
     });
     await call('annotate_chunk', { sessionId, chunkId: 'c0', categories: ['fee_schedule'], notes: 'first' });
     const early = await call<{ chunks: object[] }>('export_annotations', { sessionId });
-    const history = await call<{ events: { position: string }[] }>('annotation_history', { sessionId });
+    const history = await call<{ events: { position: string }[] }>('annotations.history', { sessionId });
     const recorded = history.events.at(-1)!.position;
 
     await call('annotate_chunk', { sessionId, chunkId: 'c0', notes: 'second' }, 'bob');
@@ -59,7 +59,7 @@ describe('annotation sessions: time travel, durability and concurrency', () => {
       annotatedChunks: 1,
       pendingChunkIds: ['c1', 'c2', 'c3'],
     });
-    expect(await call('diff_annotations', { sessionId, from: recorded })).toEqual({
+    expect(await call('annotations.diff', { sessionId, from: recorded })).toEqual({
       from: recorded,
       to: null,
       added: [
@@ -69,8 +69,8 @@ describe('annotation sessions: time travel, durability and concurrency', () => {
       changed: [{ chunkId: 'c0', changes: { notes: { from: 'first', to: 'second' } } }],
       removed: [],
     });
-    const now = await call<{ events: { position: string }[] }>('annotation_history', { sessionId });
-    const reversed = await call<{ removed: { chunkId: string }[] }>('diff_annotations', {
+    const now = await call<{ events: { position: string }[] }>('annotations.history', { sessionId });
+    const reversed = await call<{ removed: { chunkId: string }[] }>('annotations.diff', {
       sessionId,
       from: now.events.at(-1)!.position,
       to: recorded,
@@ -86,7 +86,7 @@ describe('annotation sessions: time travel, durability and concurrency', () => {
     await call('annotate_chunk', { sessionId, chunkId: 'c1', summary: 'b', notes: 'n' }, 'bob');
     const history = await call<{
       events: { type: string; actor: { subject: string }; changes?: object; position: string }[];
-    }>('annotation_history', { sessionId, chunkId: 'c1' });
+    }>('annotations.history', { sessionId, chunkId: 'c1' });
     const annotations = history.events.filter((e) => e.type === 'ChunkAnnotated');
     expect(annotations.map((e) => [e.actor.subject, e.changes])).toEqual([
       ['alice', { summary: { from: '', to: 'a' } }],
@@ -120,7 +120,7 @@ describe('annotation sessions: time travel, durability and concurrency', () => {
     type Entry = { type: string; revision: number; chunkId?: string; changes?: Record<string, unknown> };
     const annotated = (entries: Entry[]) =>
       entries.filter((e) => e.type === 'ChunkAnnotated').map((e) => [e.chunkId, e.changes]);
-    const whole = await call<{ events: Entry[] }>('annotation_history', { sessionId });
+    const whole = await call<{ events: Entry[] }>('annotations.history', { sessionId });
     expect(annotated(whole.events)).toEqual([
       ['c1', { tags: { from: [], to: ['before'] } }],
       ['c0', { tags: { from: [], to: ['a'] } }],
@@ -134,7 +134,7 @@ describe('annotation sessions: time travel, durability and concurrency', () => {
     const pages: Entry[] = [];
     let cursor: string | undefined;
     do {
-      const page = await call<{ events: Entry[]; nextCursor: string | null }>('annotation_history', {
+      const page = await call<{ events: Entry[]; nextCursor: string | null }>('annotations.history', {
         sessionId,
         limit: 2,
         ...(cursor ? { cursor } : {}),
@@ -145,13 +145,13 @@ describe('annotation sessions: time travel, durability and concurrency', () => {
     } while (cursor);
     expect(pages).toEqual(whole.events);
     // A cursor naming only a revision (as earlier versions gave) goes on after that whole event.
-    const afterSingle = await call<{ events: Entry[] }>('annotation_history', {
+    const afterSingle = await call<{ events: Entry[] }>('annotations.history', {
       sessionId,
       cursor: String(batchEntries[0]!.revision - 1),
     });
     expect(afterSingle.events).toEqual(batchEntries);
 
-    const ofC0 = await call<{ events: Entry[] }>('annotation_history', { sessionId, chunkId: 'c0' });
+    const ofC0 = await call<{ events: Entry[] }>('annotations.history', { sessionId, chunkId: 'c0' });
     expect(annotated(ofC0.events)).toEqual([
       ['c0', { tags: { from: [], to: ['a'] } }],
       ['c0', { notes: { from: '', to: 'again' } }],
@@ -175,7 +175,7 @@ describe('annotation sessions: time travel, durability and concurrency', () => {
     ).chunks;
     expect(chunk).toMatchObject({ tags: ['from-alice'], notes: 'from bob' });
     const history = await call<{ events: { type: string; actor: { subject: string } }[] }>(
-      'annotation_history',
+      'annotations.history',
       { sessionId },
     );
     expect(

@@ -106,7 +106,7 @@ export const ingest = async (
   source = 'filesystem',
 ) => {
   await api.ledger
-    .operation('ingest_documents')
+    .operation('documents.ingest_batch')
     .run(
       { source, documents },
       { actor: { subject: 'test', tenant, via: 'cli' }, correlationId: crypto.randomUUID(), project: tenant },

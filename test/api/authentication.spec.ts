@@ -170,7 +170,7 @@ describe('authentication of /api/v1', () => {
       body: '{"query":"x"}',
     });
     expect(allowed.status).toBe(200);
-    const ingest = await fetch(`${api.server.url}/tools/ingest`, {
+    const ingest = await fetch(`${api.server.url}/tools/documents.ingest`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', authorization: `Bearer ${api.token(['search:read'])}` },
       body: '{}',

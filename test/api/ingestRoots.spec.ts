@@ -81,8 +81,8 @@ describe('what ingestion may read, and who may ingest', () => {
 
   describe('a key without index:write', () => {
     it.each([
-      ['ingest', { paths: [path.join(inside, 'docs')] }],
-      ['ingest_documents', { source: 'notes', documents: [{ source_id: 'a', body: 'text' }] }],
+      ['documents.ingest', { paths: [path.join(inside, 'docs')] }],
+      ['documents.ingest_batch', { source: 'notes', documents: [{ source_id: 'a', body: 'text' }] }],
     ])('cannot call %s over MCP', async (name, args) => {
       const before = await head();
       const error = errorOf(await readerMcp.callTool({ name, arguments: args }));
@@ -91,8 +91,8 @@ describe('what ingestion may read, and who may ingest', () => {
     });
 
     it.each([
-      ['ingest', { paths: [path.join(inside, 'docs')] }],
-      ['ingest_documents', { source: 'notes', documents: [{ source_id: 'a', body: 'text' }] }],
+      ['documents.ingest', { paths: [path.join(inside, 'docs')] }],
+      ['documents.ingest_batch', { source: 'notes', documents: [{ source_id: 'a', body: 'text' }] }],
     ])('cannot call /tools/%s (403)', async (name, body) => {
       const before = await head();
       const response = await tools(name, reader.key, body);
@@ -107,15 +107,15 @@ describe('what ingestion may read, and who may ingest', () => {
   describe('a key with index:write', () => {
     it.each(FORBIDDEN)('cannot ingest %s (%s) over MCP, and nothing is appended', async (given) => {
       const before = await head();
-      const error = errorOf(await writerMcp.callTool({ name: 'ingest', arguments: { paths: [given] } }));
+      const error = errorOf(await writerMcp.callTool({ name: 'documents.ingest', arguments: { paths: [given] } }));
       expect(error).toMatchObject({ code: 'VALIDATION_ERROR', details: { field: 'paths', setting: 'ingest.roots' } });
       expect(error.message).toContain('ingest.roots');
       expect(await head()).toEqual(before);
     });
 
-    it.each(FORBIDDEN)('cannot ingest %s (%s) through /tools/ingest (400)', async (given) => {
+    it.each(FORBIDDEN)('cannot ingest %s (%s) through /tools/documents.ingest (400)', async (given) => {
       const before = await head();
-      const response = await tools('ingest', writer.key, { paths: [given] });
+      const response = await tools('documents.ingest', writer.key, { paths: [given] });
       expect(response.status).toBe(400);
       expect(response.body.error).toMatchObject({ code: 'bad_request', message: expect.stringContaining('ingest.roots') as unknown });
       expect(await appendedSince(before)).toEqual([]);
@@ -124,7 +124,7 @@ describe('what ingestion may read, and who may ingest', () => {
     it('ingests nothing when one of several paths is outside the roots', async () => {
       const before = await head();
       const error = errorOf(
-        await writerMcp.callTool({ name: 'ingest', arguments: { paths: [path.join(inside, 'docs'), '/etc/passwd'] } }),
+        await writerMcp.callTool({ name: 'documents.ingest', arguments: { paths: [path.join(inside, 'docs'), '/etc/passwd'] } }),
       );
       expect(error.message).toContain('/etc/passwd');
       expect(await head()).toEqual(before);
@@ -137,10 +137,10 @@ describe('what ingestion may read, and who may ingest', () => {
     });
 
     it('ingests a folder inside the roots, over MCP and /tools', async () => {
-      const overMcp = await writerMcp.callTool({ name: 'ingest', arguments: { paths: [path.join(inside, 'docs')] } });
+      const overMcp = await writerMcp.callTool({ name: 'documents.ingest', arguments: { paths: [path.join(inside, 'docs')] } });
       expect(overMcp.isError).toBeFalsy();
       expect(overMcp.structuredContent).toMatchObject({ scanned: 1, created: 1, failed: 0 });
-      const overTools = await tools('ingest', writer.key, { paths: [path.join(inside, 'docs', 'guide.md')] });
+      const overTools = await tools('documents.ingest', writer.key, { paths: [path.join(inside, 'docs', 'guide.md')] });
       expect(overTools).toMatchObject({ status: 200, body: { result: { scanned: 1, unchanged: 1 } } });
     });
 

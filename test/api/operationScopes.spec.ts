@@ -13,7 +13,7 @@ describe('the scopes of the operation catalogue', () => {
 
   it('gives every operation that writes a write scope', () => {
     const writers = ledger.operations().filter((o) => o.writes);
-    expect(writers.map((o) => o.name)).toEqual(expect.arrayContaining(['ingest', 'ingest_documents', 'start_indexing_background']));
+    expect(writers.map((o) => o.name)).toEqual(expect.arrayContaining(['documents.ingest', 'documents.ingest_batch', 'start_indexing_background']));
     const withoutWriteScope = writers
       .filter((o) => !(WRITE_SCOPES as readonly string[]).includes(o.writeScope ?? o.scope ?? ''))
       .map((o) => `${o.name} (${o.writeScope ?? o.scope ?? 'none'})`);

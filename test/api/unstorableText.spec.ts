@@ -102,7 +102,7 @@ describe('text a read model cannot store, on every surface', () => {
     ];
     for (const [i, doc] of documents.entries()) {
       // A good document first: the bad one must stop the call before anything is ingested.
-      const response = await tools('ingest_documents', {
+      const response = await tools('documents.ingest_batch', {
         source: 'notes',
         documents: [{ source_id: 'good.md', body: 'a good document' }, doc],
       });
@@ -119,7 +119,7 @@ describe('text a read model cannot store, on every surface', () => {
   it('MCP answers it with an error result naming the field, and appends nothing', async () => {
     const from = await head();
     const calls: [string, Record<string, unknown>, RegExp][] = [
-      ['ingest_documents', { source: 'notes', documents: [{ source_id: 'a.md', title: NUL, body: 'x' }] }, /documents\.0\.title/],
+      ['documents.ingest_batch', { source: 'notes', documents: [{ source_id: 'a.md', title: NUL, body: 'x' }] }, /documents\.0\.title/],
       [
         'context.connector_management',
         { action: 'add', connector_config: { type: 'slack', name: LONE, config: {} } },

@@ -50,7 +50,7 @@ describe('the MCP surface an agent sees', () => {
     const served = await serveLedger();
     server = served.server;
     const { ledger } = served;
-    const { results } = (await ledger.operation('ingest_documents').run(
+    const { results } = (await ledger.operation('documents.ingest_batch').run(
       {
         source: 'notes',
         documents: [
@@ -154,7 +154,7 @@ describe('engine://files directories', () => {
   beforeAll(async () => {
     const served = await serveLedger({ CTX_EMBEDDINGS__PROVIDER: 'none' });
     server = served.server;
-    await served.ledger.operation('ingest_documents').run(
+    await served.ledger.operation('documents.ingest_batch').run(
       {
         source: 'repo',
         documents: ['http/api/routes.ts', 'http/api/schemas.ts', 'http/api/v2/old.ts', 'http/app.ts', 'README.md'].map(
@@ -214,14 +214,14 @@ describe('a configured source that cannot be read', () => {
     const client = await connect(server);
     try {
       const head = await ledger.store.headPosition();
-      const result = await client.callTool({ name: 'ingest', arguments: { source: 'filesystem:handbook' } });
+      const result = await client.callTool({ name: 'documents.ingest', arguments: { source: 'filesystem:handbook' } });
       expect(result.isError).toBe(true);
       expect(JSON.parse(textOf(result))).toMatchObject({
         error: { code: 'NOT_CONFIGURED', message: expect.stringMatching(/filesystem:handbook.*\/nonexistent\/handbook/) as unknown },
       });
       expect(await ledger.store.headPosition()).toBe(head);
       // The tool API keeps seed 000's lowercase codes.
-      const tools = await fetch(`${server.url}/tools/ingest`, {
+      const tools = await fetch(`${server.url}/tools/documents.ingest`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ source: 'filesystem:handbook' }),

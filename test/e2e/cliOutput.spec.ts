@@ -36,7 +36,7 @@ beforeAll(async () => {
       project: DEFAULT_PROJECT,
     };
     await ledger
-      .operation('ingest_documents')
+      .operation('documents.ingest_batch')
       .run(
         {
           source: 'notes',

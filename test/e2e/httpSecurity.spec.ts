@@ -220,7 +220,7 @@ describe('HTTP server hardening', () => {
       expect(write.status).toBe(403);
       expect(write.headers['access-control-allow-origin']).toBeUndefined();
       expect(write.json()).toMatchObject(API_ERROR('AUTHORIZATION_ERROR'));
-      const ingest = await send('POST', '/tools/ingest', { body: { paths: ['/etc'] }, headers: evil });
+      const ingest = await send('POST', '/tools/documents.ingest', { body: { paths: ['/etc'] }, headers: evil });
       expect(ingest.status).toBe(403);
       const mcp = await send('POST', '/mcp', { body: INITIALIZE, headers: { ...MCP_HEADERS, ...evil } });
       expect(mcp.status).toBe(403);

@@ -131,7 +131,7 @@ describe('MCP over stdio, limited by the deployment', () => {
       const { tools } = await client.listTools();
       const names = tools.map((t) => t.name);
       expect(names).toEqual(expect.arrayContaining(['context.search', 'context.get', 'context.sources', 'get_job_status', 'list_background_jobs']));
-      for (const hidden of ['ingest', 'start_indexing_background', 'cancel_job', 'ledger.history', 'start_session']) {
+      for (const hidden of ['documents.ingest', 'start_indexing_background', 'cancel_job', 'ledger.history', 'start_session']) {
         expect(names).not.toContain(hidden);
       }
       expect(tools.every((t) => t.annotations?.readOnlyHint === true)).toBe(true);

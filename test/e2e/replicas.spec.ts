@@ -83,7 +83,7 @@ describeWith(POSTGRES_SERVER, 'two ctx serve replicas on one PostgreSQL database
   };
 
   const ingest = (replica: Replica, source: string, count: number) =>
-    tool(replica, 'ingest_documents', {
+    tool(replica, 'documents.ingest_batch', {
       source,
       documents: Array.from({ length: count }, (_, i) => ({
         source_id: `${source}-${i}`,

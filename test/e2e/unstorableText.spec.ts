@@ -25,7 +25,7 @@ describe('an old event holding text the database cannot store', () => {
   let closed = false;
 
   const ingest = (source_id: string, body: string) =>
-    api.ledger.operation('ingest_documents').run({ source: 'notes', documents: [{ source_id, body }] }, context);
+    api.ledger.operation('documents.ingest_batch').run({ source: 'notes', documents: [{ source_id, body }] }, context);
 
   beforeAll(async () => {
     api = await startApiServer({ CTX_AUTH__MODE: 'off', CTX_PROJECTIONS__BATCH_SIZE: '100' });

@@ -51,7 +51,7 @@ describe('migrating an embedded data directory to other stores', () => {
     let sourceEvents: StoredEvent[];
     try {
       const ingest = (documents: object[]) =>
-        source.operation('ingest_documents').run({ source: 'notes', documents }, context);
+        source.operation('documents.ingest_batch').run({ source: 'notes', documents }, context);
       await ingest([
         {
           source_id: 'kafka.md',

@@ -44,7 +44,7 @@ describe('configured sources', () => {
   const run = (name: string, input: Record<string, unknown>) => ledger.operation(name).run(input, context());
 
   it('ingests a git source at HEAD with authors and links, then reports it healthy with its count', async () => {
-    const tally = await run('ingest', { source: 'git:platform' });
+    const tally = await run('documents.ingest', { source: 'git:platform' });
     expect(tally).toMatchObject({ created: 2, failed: 0, removed: 0 });
     const { sources } = (await run('sources', {})) as { sources: { name: string }[] };
     expect(sources).toContainEqual({ name: 'git:platform', configured: true, healthy: true, notes: null, doc_count: 2 });
@@ -60,13 +60,13 @@ describe('configured sources', () => {
   it('removes the documents of files deleted from the source, and skips unchanged ones', async () => {
     rmSync(path.join(repo, 'deploy.py'));
     git(repo, 'commit', '-q', '-am', 'drop deploy');
-    const tally = await run('ingest', { source: 'git:platform' });
+    const tally = await run('documents.ingest', { source: 'git:platform' });
     expect(tally).toMatchObject({ created: 0, unchanged: 1, removed: 1 });
     const { results } = (await run('search', { query: 'deploy service' })) as { results: { source_id: string }[] };
     expect(results.map((r) => r.source_id)).not.toContain('deploy.py');
   });
 
   it('names the configured sources when asked for an unknown one', async () => {
-    await expect(run('ingest', { source: 'git:nope' })).rejects.toThrow(/No configured source 'git:nope'/);
+    await expect(run('documents.ingest', { source: 'git:nope' })).rejects.toThrow(/No configured source 'git:nope'/);
   });
 });

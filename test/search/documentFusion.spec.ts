@@ -57,7 +57,7 @@ describe('search ranks documents, each once, at its best chunk', () => {
 
   beforeAll(async () => {
     ledger = await openTestLedger();
-    await ledger.operation('ingest_documents').run({ source: 'notes', documents: DOCUMENTS }, context());
+    await ledger.operation('documents.ingest_batch').run({ source: 'notes', documents: DOCUMENTS }, context());
     await ledger.catchUp();
   }, 120_000);
   afterAll(async () => ledger.close());

@@ -80,7 +80,7 @@ describe('hybrid search while one of its indexes is unavailable', { timeout: 120
     });
     ledger = await openLedger(config, { logger: pino({ level: 'silent' }) });
     await ledger.start();
-    await ledger.operation('ingest_documents').run({ source: 'notes', documents: DOCUMENTS }, context());
+    await ledger.operation('documents.ingest_batch').run({ source: 'notes', documents: DOCUMENTS }, context());
     await ledger.projections.waitFor(await ledger.store.headPosition(), { timeoutMs: 60_000 });
   }, 120_000);
 

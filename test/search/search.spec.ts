@@ -57,13 +57,13 @@ describe('documents and search through HTTP and MCP', () => {
   });
 
   it('ingests a folder through the MCP ingest tool, skipping the binary file', async () => {
-    const result = await client.callTool({ name: 'ingest', arguments: { paths: [root] } });
+    const result = await client.callTool({ name: 'documents.ingest', arguments: { paths: [root] } });
     expect(result.isError).toBeFalsy();
     const tally = result.structuredContent as { created: number; skipped: number; problems: { reason: string }[] };
     expect(tally.created).toBe(4);
     expect(tally.skipped).toBe(1);
     expect(tally.problems[0]?.reason).toMatch(/binary/);
-    const again = (await client.callTool({ name: 'ingest', arguments: { paths: [root] } })).structuredContent;
+    const again = (await client.callTool({ name: 'documents.ingest', arguments: { paths: [root] } })).structuredContent;
     expect(again).toMatchObject({ created: 0, unchanged: 4 });
   });
 
@@ -124,7 +124,7 @@ describe('documents and search through HTTP and MCP', () => {
   });
 
   it('splits code into named chunks with line ranges', async () => {
-    const result = await client.callTool({ name: 'chunks', arguments: { query: 'TokenRefresher', limit: 5 } });
+    const result = await client.callTool({ name: 'documents.chunks', arguments: { query: 'TokenRefresher', limit: 5 } });
     const { chunks } = result.structuredContent as { chunks: { symbol: string | null; start_line: number | null }[] };
     expect(chunks).toContainEqual(expect.objectContaining({ symbol: 'TokenRefresher', start_line: 1 }));
   });

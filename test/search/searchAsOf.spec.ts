@@ -76,7 +76,7 @@ describe('search as of a past position', () => {
     (await ledger.operation('search').run({ mode: 'keyword', ...input }, context(extra))) as SearchOutput;
   const ingest = async (documents: object[]) => {
     const output = (await ledger
-      .operation('ingest_documents')
+      .operation('documents.ingest_batch')
       .run({ source: 'notes', documents }, context())) as {
       results: { id: string; source_id: string }[];
     };
@@ -284,7 +284,7 @@ describe('search as of a past position over /api/v1', () => {
     api = await startApiServer();
     const ingest = (documents: object[]) =>
       api.ledger
-        .operation('ingest_documents')
+        .operation('documents.ingest_batch')
         .run({ source: 'notes', documents }, context({ project: 'acme' }));
     await ingest(FIRST);
     await api.ledger.catchUp();

@@ -74,7 +74,7 @@ describe('semantic search while the embedding model is missing', () => {
     );
 
     await ledger
-      .operation('ingest_documents')
+      .operation('documents.ingest_batch')
       .run({ source: 'notes', documents: DOCUMENTS }, context());
     for (const mode of ['semantic', 'hybrid']) {
       const error = await search(ledger, mode, 'motor maintenance').catch((e: unknown) => e);
@@ -96,7 +96,7 @@ describe('semantic search while the embedding model is missing', () => {
       ledger = opened.ledger;
       await ledger.start();
       await ledger
-        .operation('ingest_documents')
+        .operation('documents.ingest_batch')
         .run({ source: 'notes', documents: DOCUMENTS }, context());
       await expect(search(ledger, 'semantic', 'motor maintenance')).rejects.toMatchObject({
         code: 'EMBEDDINGS_DISABLED',

@@ -20,8 +20,8 @@ export const FORGET_ROUTE_SPECS = [
 export const forgetHandlers = (operations: () => readonly Operation[]) =>
   ({
     'POST /forget': async ({ body, context }) => {
-      const forget = operations().find((o) => o.name === 'forget');
-      if (!forget) throw new UnavailableError("The 'forget' operation is not available in this deployment");
+      const forget = operations().find((o) => o.name === 'ledger.forget');
+      if (!forget) throw new UnavailableError("The 'ledger.forget' operation is not available in this deployment");
       return forget.run(body as never, context);
     },
   }) satisfies Record<string, RouteHandler>;

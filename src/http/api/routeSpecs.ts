@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import type { Scope } from '../../domain/auth.js';
 import { rateClassOf, requiredScope, type Operation, type RateClass } from '../../operations.js';
-import { ADMIN_ROUTE_SPECS } from './adminRoutes.js';
 import { FORGET_ROUTE_SPECS } from './forgetRoutes.js';
 import { AUDIT_ROUTE_SPECS } from './auditRoutes.js';
-import { API_ROUTE_SURFACES } from '../../modules/apiSurfaces.js';
+import { ROUTE_SURFACES } from '../../modules/apiSurfaces.js';
 import * as s from './schemas.js';
 import { PER_OPERATION, type RouteSpec } from './routeSpec.js';
 
@@ -26,7 +25,6 @@ const HANDLED_SPECS = [
     status: 200,
     response: s.OperationOutputSchema,
   },
-  ...ADMIN_ROUTE_SPECS,
   ...FORGET_ROUTE_SPECS,
   ...AUDIT_ROUTE_SPECS,
 ] as const satisfies readonly RouteSpec[];
@@ -71,8 +69,8 @@ export const operationRouteSpec = (operation: Pick<Operation, 'toolset' | 'write
   };
 };
 
-/** Every route of `/api/v1` seed 002 defines: those with handlers of their own and those of the API module's operations. */
+/** Every route of `/api/v1` seed 002 defines: those with handlers of their own and those of the operations that declare one. */
 export const ROUTE_SPECS: readonly RouteSpec[] = [
   ...HANDLED_SPECS,
-  ...API_ROUTE_SURFACES.flatMap((surfaces) => operationRouteSpec(surfaces) ?? []),
+  ...ROUTE_SURFACES.flatMap((surfaces) => operationRouteSpec(surfaces) ?? []),
 ];
