@@ -68,7 +68,7 @@ export const ingestCorpus = async (
   source = 'scifact',
 ): Promise<number> => {
   const started = performance.now();
-  const ingest = ledger.operation('ingest_documents');
+  const ingest = ledger.operation('documents.ingest_batch');
   for (let i = 0; i < corpus.documents.length; i += 200) {
     const documents = corpus.documents.slice(i, i + 200).map((d) => ({ source_id: d._id, title: d.title, body: d.text }));
     await ingest.run({ source, documents }, context());
