@@ -50,6 +50,17 @@ export type MeiliScoredChunk = ScoredChunk & { snippet: string | null };
 
 export const HIGHLIGHT = { pre: '**', post: '**' } as const;
 const SNIPPET_WORDS = 32;
+/** What Meilisearch is asked to put around matches: private-use characters no text carries, unlike markdown's `**`. */
+const MATCH = { pre: '\uE000', post: '\uE001' } as const;
+const MATCHED = /\uE000([^\uE001]*)\uE001([\p{Ll}\p{M}]*)/gu;
+
+/**
+ * Meilisearch's crop with each matched word highlighted whole. It marks only as many characters as
+ * the query word had, so a typo (`certficates`) or a prefix lights part of the word it found; the
+ * lowercase rest of that word joins the highlight (a camelCase hump after it stays a word of its own).
+ */
+export const highlightWholeWords = (formatted: string): string =>
+  formatted.replace(MATCHED, (_, matched: string, rest: string) => `${HIGHLIGHT.pre}${matched}${rest}${HIGHLIGHT.post}`);
 
 export const connectMeilisearch = ({ url, apiKey, requestTimeoutMs = 30_000 }: MeiliConnection): Meilisearch =>
   new Meilisearch({ host: url, timeout: requestTimeoutMs, ...(apiKey ? { apiKey } : {}) });
@@ -211,14 +222,14 @@ export const createMeiliKeywordIndex = async ({
           attributesToCrop: ['text'],
           cropLength: SNIPPET_WORDS,
           attributesToHighlight: ['text'],
-          highlightPreTag: HIGHLIGHT.pre,
-          highlightPostTag: HIGHLIGHT.post,
+          highlightPreTag: MATCH.pre,
+          highlightPostTag: MATCH.post,
         });
         return response.hits.map((hit) => ({
           chunkId: hit.id,
           documentId: hit.document_id,
           score: hit._rankingScore ?? 0,
-          snippet: hit._formatted?.text ?? null,
+          snippet: hit._formatted?.text === undefined ? null : highlightWholeWords(hit._formatted.text),
         }));
       } catch (error) {
         if (isIndexNotFound(error)) return [];

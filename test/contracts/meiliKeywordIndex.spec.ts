@@ -11,6 +11,7 @@ import { quoteFilterValue, searchFilter, staleChunksFilter } from '../../infra/s
 import {
   HIGHLIGHT,
   connectMeilisearch,
+  highlightWholeWords,
   createMeiliKeywordIndex,
   translateMeiliError,
   type MeiliScoredChunk,
@@ -62,6 +63,19 @@ describe('Meilisearch filters', () => {
   it('selects the chunks a replacement leaves behind, or all chunks of removed documents', () => {
     expect(staleChunksFilter(['d1', 'd2'], ['c1'])).toBe('document_id IN ["d1", "d2"] AND id NOT IN ["c1"]');
     expect(staleChunksFilter(['d1'], [])).toBe('document_id IN ["d1"]');
+  });
+});
+
+describe('Meilisearch snippets', () => {
+  it('highlights the whole word a typo or a prefix matched, and camelCase humps alone', () => {
+    // `certficates` typed: Meilisearch marks its length, 11 characters, of `certificates`.
+    expect(highlightWholeWords('rotate the \uE000certificate\uE001s before they \uE000exp\uE001ire')).toBe(
+      'rotate the **certificates** before they **expire**',
+    );
+    expect(highlightWholeWords('get\uE000User\uE001ById and \uE000HTTP\uE001Server')).toBe(
+      'get**User**ById and **HTTP**Server',
+    );
+    expect(highlightWholeWords('**bold** stays as written: \uE000bold\uE001')).toBe('**bold** stays as written: **bold**');
   });
 });
 
