@@ -60,7 +60,10 @@ const MATCHED = /\uE000([^\uE001]*)\uE001([\p{Ll}\p{M}]*)/gu;
  * lowercase rest of that word joins the highlight (a camelCase hump after it stays a word of its own).
  */
 export const highlightWholeWords = (formatted: string): string =>
-  formatted.replace(MATCHED, (_, matched: string, rest: string) => `${HIGHLIGHT.pre}${matched}${rest}${HIGHLIGHT.post}`);
+  formatted.replace(
+    MATCHED,
+    (_, matched: string, rest: string) => `${HIGHLIGHT.pre}${matched}${rest}${HIGHLIGHT.post}`,
+  );
 
 export const connectMeilisearch = ({ url, apiKey, requestTimeoutMs = 30_000 }: MeiliConnection): Meilisearch =>
   new Meilisearch({ host: url, timeout: requestTimeoutMs, ...(apiKey ? { apiKey } : {}) });

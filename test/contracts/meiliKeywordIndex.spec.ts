@@ -75,7 +75,9 @@ describe('Meilisearch snippets', () => {
     expect(highlightWholeWords('get\uE000User\uE001ById and \uE000HTTP\uE001Server')).toBe(
       'get**User**ById and **HTTP**Server',
     );
-    expect(highlightWholeWords('**bold** stays as written: \uE000bold\uE001')).toBe('**bold** stays as written: **bold**');
+    expect(highlightWholeWords('**bold** stays as written: \uE000bold\uE001')).toBe(
+      '**bold** stays as written: **bold**',
+    );
   });
 });
 
