@@ -3,6 +3,7 @@ import { codeAwareText } from '../../src/domain/codeTerms.js';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { handle } from '../../src/ports/projections.js';
 import { epochMs, staleChunksFilter } from './meiliFilters.js';
+import { STOP_WORDS } from './meiliRanking.js';
 
 /** A chunk as a Meilisearch document, keyed by chunk id. */
 export interface MeiliChunkDocument {
@@ -19,13 +20,14 @@ export interface MeiliChunkDocument {
   text: string;
 }
 
-/** Settings every chunk index gets, live or shadow. */
+/** Settings every chunk index gets, live or shadow (and an existing one on its next batch). */
 export const CHUNK_INDEX_SETTINGS = {
   searchableAttributes: ['title', 'text'],
   filterableAttributes: ['project', 'source', 'tags', 'updated_at', 'document_id', 'id'],
   sortableAttributes: ['updated_at'],
   displayedAttributes: ['id', 'document_id', 'title', 'text'],
   typoTolerance: { enabled: true },
+  stopWords: [...STOP_WORDS],
 };
 
 /** Documents per addDocuments request, and documents per stale-chunk deletion filter. */

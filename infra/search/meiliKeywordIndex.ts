@@ -5,6 +5,7 @@ import {
   MeilisearchRequestTimeOutError,
   MeilisearchTaskTimeOutError,
   type EnqueuedTaskPromise,
+  type MultiSearchParams,
 } from 'meilisearch';
 import { SEARCH_EVENT_TYPES } from '../../src/domain/searchChunks.js';
 import { UnavailableError } from '../../src/errors.js';
@@ -25,6 +26,7 @@ import {
   type MeiliChunkDocument,
 } from './meiliChunkDocuments.js';
 import { searchFilter } from './meiliFilters.js';
+import { queryTerms, rankByTerms } from './meiliRanking.js';
 
 export interface MeiliConnection {
   url: string;
@@ -50,6 +52,22 @@ export type MeiliScoredChunk = ScoredChunk & { snippet: string | null };
 
 export const HIGHLIGHT = { pre: '**', post: '**' } as const;
 const SNIPPET_WORDS = 32;
+/** Chunks fetched per query word: enough that the best chunks of a search contain its rarer words. */
+const HITS_PER_TERM = 200;
+/** What Meilisearch is asked to put around matches: private-use characters no text carries, unlike markdown's `**`. */
+const MATCH = { pre: '\uE000', post: '\uE001' } as const;
+const MATCHED = /\uE000([^\uE001]*)\uE001([\p{Ll}\p{M}]*)/gu;
+
+/**
+ * Meilisearch's crop with each matched word highlighted whole. It marks only as many characters as
+ * the query word had, so a typo (`certficates`) or a prefix lights part of the word it found; the
+ * lowercase rest of that word joins the highlight (a camelCase hump after it stays a word of its own).
+ */
+export const highlightWholeWords = (formatted: string): string =>
+  formatted.replace(
+    MATCHED,
+    (_, matched: string, rest: string) => `${HIGHLIGHT.pre}${matched}${rest}${HIGHLIGHT.post}`,
+  );
 
 export const connectMeilisearch = ({ url, apiKey, requestTimeoutMs = 30_000 }: MeiliConnection): Meilisearch =>
   new Meilisearch({ host: url, timeout: requestTimeoutMs, ...(apiKey ? { apiKey } : {}) });
@@ -198,28 +216,58 @@ export const createMeiliKeywordIndex = async ({
 
   const index: KeywordIndex = {
     async search(query, filters, limit): Promise<MeiliScoredChunk[]> {
-      if (query.trim() === '') return [];
+      const terms = queryTerms(query);
+      if (terms.length === 0) return [];
+      const inProject = searchFilter({ project: filters.project });
+      const filter = searchFilter(filters);
+      const narrowed = filter !== inProject;
+      const chunk = { indexUid, showRankingScore: true, attributesToRetrieve: ['id', 'document_id'] };
       try {
-        const response = await client.index<MeiliChunkDocument>(indexUid).search(query, {
-          filter: searchFilter(filters),
-          limit,
-          // The default (`last`) drops trailing query words until something matches, so a precise
-          // phrase can find nothing; `frequency` drops the most common words first.
-          matchingStrategy: 'frequency',
-          showRankingScore: true,
-          attributesToRetrieve: ['id', 'document_id'],
-          attributesToCrop: ['text'],
-          cropLength: SNIPPET_WORDS,
-          attributesToHighlight: ['text'],
-          highlightPreTag: HIGHLIGHT.pre,
-          highlightPostTag: HIGHLIGHT.post,
+        const { results } = await client.multiSearch<MultiSearchParams, MeiliChunkDocument>({
+          queries: [
+            // How many chunks the project has, and (below) how many contain each word: rarity.
+            { indexUid, q: '', filter: inProject, limit: 0 },
+            ...terms.flatMap((term) => [
+              {
+                ...chunk,
+                q: term,
+                filter,
+                limit: Math.max(limit, HITS_PER_TERM),
+                matchingStrategy: 'all' as const,
+              },
+              ...(narrowed ? [{ indexUid, q: term, filter: inProject, limit: 0, matchingStrategy: 'all' as const }] : []),
+            ]),
+            // The whole query, for the highlighted crops of the chunks it finds.
+            {
+              ...chunk,
+              q: query,
+              filter,
+              limit,
+              matchingStrategy: 'frequency' as const,
+              attributesToCrop: ['text'],
+              cropLength: SNIPPET_WORDS,
+              attributesToHighlight: ['text'],
+              highlightPreTag: MATCH.pre,
+              highlightPostTag: MATCH.post,
+            },
+          ],
         });
-        return response.hits.map((hit) => ({
-          chunkId: hit.id,
-          documentId: hit.document_id,
-          score: hit._rankingScore ?? 0,
-          snippet: hit._formatted?.text ?? null,
-        }));
+        const perTerm = narrowed ? 2 : 1;
+        const ranked = rankByTerms(
+          terms.map((_, i) => {
+            const found = results[1 + i * perTerm]!;
+            const counted = results[1 + i * perTerm + perTerm - 1]!;
+            return { matching: counted.estimatedTotalHits ?? 0, hits: found.hits };
+          }),
+          results[0]!.estimatedTotalHits ?? 0,
+        ).slice(0, limit);
+        const crops = new Map(
+          results.at(-1)!.hits.map((hit) => [hit.id, hit._formatted?.text] as const),
+        );
+        return ranked.map((hit) => {
+          const crop = crops.get(hit.chunkId);
+          return { ...hit, snippet: crop === undefined ? null : highlightWholeWords(crop) };
+        });
       } catch (error) {
         if (isIndexNotFound(error)) return [];
         throw translateMeiliError(error);

@@ -6,17 +6,20 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SearchChunk } from '../../src/domain/searchChunks.js';
 import { openPglite, type Database } from '../../infra/postgres/database.js';
 import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
-import { planReplacement } from '../../infra/search/meiliChunkDocuments.js';
+import { CHUNK_INDEX_SETTINGS, planReplacement } from '../../infra/search/meiliChunkDocuments.js';
 import { quoteFilterValue, searchFilter, staleChunksFilter } from '../../infra/search/meiliFilters.js';
+import { MAX_TERMS, queryTerms, rankByTerms } from '../../infra/search/meiliRanking.js';
 import {
   HIGHLIGHT,
   connectMeilisearch,
+  highlightWholeWords,
   createMeiliKeywordIndex,
   translateMeiliError,
   type MeiliScoredChunk,
 } from '../../infra/search/meiliKeywordIndex.js';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { START, position } from '../../src/domain/position.js';
+import type { ContentStore } from '../../src/ports/contentStore.js';
 import { UnavailableError } from '../../src/errors.js';
 import { testMetadata } from '../support/events.js';
 import { reachableMeilisearch } from './meiliServer.js';
@@ -62,6 +65,49 @@ describe('Meilisearch filters', () => {
   it('selects the chunks a replacement leaves behind, or all chunks of removed documents', () => {
     expect(staleChunksFilter(['d1', 'd2'], ['c1'])).toBe('document_id IN ["d1", "d2"] AND id NOT IN ["c1"]');
     expect(staleChunksFilter(['d1'], [])).toBe('document_id IN ["d1"]');
+  });
+});
+
+describe('Meilisearch ranking by query words', () => {
+  it('ranks by the distinct words of a query as written, without stop words, and a bounded number of them', () => {
+    expect(queryTerms('How does the getUserById lookup handle a missing user? USER')).toEqual([
+      'getUserById',
+      'lookup',
+      'handle',
+      'missing',
+      'user',
+    ]);
+    expect(queryTerms('the of and')).toEqual([]);
+    expect(queryTerms(Array.from({ length: 50 }, (_, i) => `w${i}`).join(' '))).toHaveLength(MAX_TERMS);
+  });
+
+  it('finds a chunk that holds any word, and ranks the one holding more and rarer words higher', () => {
+    const hit = (id: string, score = 1) => ({ id, document_id: `d-${id}`, _rankingScore: score });
+    const ranked = rankByTerms(
+      [
+        { matching: 90, hits: [hit('common'), hit('both')] },
+        { matching: 2, hits: [hit('rare'), hit('both')] },
+      ],
+      100,
+    );
+    expect(ranked.map((r) => r.chunkId)).toEqual(['both', 'rare', 'common']);
+    expect(ranked.every((r) => r.score > 0)).toBe(true);
+    expect(ranked[0]).toMatchObject({ documentId: 'd-both' });
+  });
+});
+
+describe('Meilisearch snippets', () => {
+  it('highlights the whole word a typo or a prefix matched, and camelCase humps alone', () => {
+    // `certficates` typed: Meilisearch marks its length, 11 characters, of `certificates`.
+    expect(highlightWholeWords('rotate the \uE000certificate\uE001s before they \uE000exp\uE001ire')).toBe(
+      'rotate the **certificates** before they **expire**',
+    );
+    expect(highlightWholeWords('get\uE000User\uE001ById and \uE000HTTP\uE001Server')).toBe(
+      'get**User**ById and **HTTP**Server',
+    );
+    expect(highlightWholeWords('**bold** stays as written: \uE000bold\uE001')).toBe(
+      '**bold** stays as written: **bold**',
+    );
   });
 });
 
@@ -271,19 +317,19 @@ if ('url' in meili) {
       await meili.stop();
     });
 
-    it('forgives typos and shows the matched words highlighted in the snippet', async () => {
-      const content = await createPostgresContentStore(db);
-      const [hash] = await content.put(['Rotate the signing certificates before they expire every quarter.']);
+    let sequence = 0n;
+    /** A one-chunk document ingested into `project`, with the chunk's id. */
+    const ingested = async (content: ContentStore, text: string, project: string) => {
+      const [hash] = await content.put([text]);
       const documentId = randomUUID();
       const chunkId = randomUUID();
-      const { projection, index } = await createMeiliKeywordIndex({ client, db, content, indexUid });
       const event = {
         type: 'DocumentIngested',
         schemaVersion: 1,
         data: {
           documentId,
           source: 'filesystem',
-          sourceId: 'certs.md',
+          sourceId: `${documentId}.md`,
           sourceUrl: null,
           title: 'Certificates',
           author: null,
@@ -293,7 +339,7 @@ if ('url' in meili) {
           tags: [],
           metadata: {},
           bodyHash: hash!,
-          bodyBytes: 60,
+          bodyBytes: text.length,
           chunks: [
             {
               id: chunkId,
@@ -308,14 +354,48 @@ if ('url' in meili) {
         },
         streamId: `doc-${documentId}`,
         revision: 0n,
-        position: position(1, 1),
-        metadata: testMetadata({ project: 'typos' }),
+        position: position(1, (sequence += 1n)),
+        metadata: testMetadata({ project }),
         recordedAt: new Date().toISOString(),
       } as StoredEvent;
+      return { event, chunkId };
+    };
+
+    it('forgives typos and shows the matched words highlighted in the snippet', async () => {
+      const content = await createPostgresContentStore(db);
+      const { projection, index } = await createMeiliKeywordIndex({ client, db, content, indexUid });
+      const { event, chunkId } = await ingested(
+        content,
+        'Rotate the signing certificates before they expire every quarter.',
+        'typos',
+      );
       await projection.live.apply([event], await projection.live.checkpoint(), event.position);
       const [hit] = (await index.search('certficates', { project: 'typos' }, 5)) as MeiliScoredChunk[];
       expect(hit?.chunkId).toBe(chunkId);
       expect(hit?.snippet).toContain(`${HIGHLIGHT.pre}certificates${HIGHLIGHT.post}`);
+    });
+
+    it('gives an index it creates, or one an earlier version left, its ranking settings', async () => {
+      const older = `ctx_settings_${randomUUID().replace(/-/g, '')}`;
+      await client.createIndex(older, { primaryKey: 'id' }).waitTask();
+      await client
+        .index(older)
+        .updateSettings({ stopWords: [], rankingRules: ['words', 'typo'], searchableAttributes: ['*'] })
+        .waitTask();
+      try {
+        const content = await createPostgresContentStore(db);
+        const { projection } = await createMeiliKeywordIndex({ client, db, content, indexUid: older });
+        const { event } = await ingested(content, 'settings are applied', 'settings');
+        await projection.live.apply([event], await projection.live.checkpoint(), event.position);
+        for (const uid of [older, indexUid]) {
+          const { stopWords, ...settings } = await client.index(uid).getSettings();
+          expect(new Set(stopWords)).toEqual(new Set(CHUNK_INDEX_SETTINGS.stopWords));
+          const { stopWords: _, ...expected } = CHUNK_INDEX_SETTINGS;
+          expect(settings).toMatchObject(expected);
+        }
+      } finally {
+        await client.deleteIndexIfExists(older);
+      }
     });
   });
 } else {
