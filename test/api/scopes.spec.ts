@@ -27,7 +27,7 @@ const SAMPLE: Record<string, { route: string; body?: unknown }> = {
 };
 
 /** Endpoints with a scope of their own; the operations route is checked below, per operation. */
-const scoped = (ROUTE_SPECS as readonly RouteSpec[]).filter(
+const scoped = (ROUTE_SPECS).filter(
   (spec): spec is RouteSpec & { scope: Exclude<RouteSpec['scope'], typeof PER_OPERATION> } =>
     spec.scope !== null && spec.scope !== PER_OPERATION,
 );
