@@ -33,6 +33,18 @@ export const startMeiliStandIn = async (mode: MeiliStandInMode = 'up') => {
     res.end(JSON.stringify({ taskUid: task.uid, indexUid, status: 'enqueued', type, enqueuedAt: new Date().toISOString() }));
   };
 
+  /** Chunks holding any word of `q` (every chunk for an empty one); filters are not applied. */
+  const searchIndex = (uid: string, { q = '', limit = 20 }: SearchQuery) => {
+    const words = q.toLowerCase().split(/\W+/).filter(Boolean);
+    const matching = [...(indexes.get(uid)?.values() ?? [])].filter(
+      (doc) => words.length === 0 || words.some((word) => String(doc.text).toLowerCase().includes(word)),
+    );
+    const hits = matching
+      .slice(0, limit)
+      .map((doc) => ({ id: doc.id, document_id: doc.document_id, _rankingScore: 1, _formatted: { text: doc.text } }));
+    return { hits, query: q, processingTimeMs: 0, limit, offset: 0, estimatedTotalHits: matching.length };
+  };
+
   const serve = (req: IncomingMessage, res: ServerResponse, body: string) => {
     const { pathname } = new URL(req.url ?? '/', 'http://stand-in');
     res.setHeader('content-type', 'application/json');
@@ -79,13 +91,12 @@ export const startMeiliStandIn = async (mode: MeiliStandInMode = 'up') => {
     }
     const search = /^\/indexes\/([^/]+)\/search$/.exec(pathname);
     if (search) {
-      const { q, limit = 20 } = JSON.parse(body) as { q: string; limit?: number };
-      const words = q.toLowerCase().split(/\W+/).filter(Boolean);
-      const hits = [...(indexes.get(search[1]!)?.values() ?? [])]
-        .filter((doc) => words.some((word) => String(doc.text).toLowerCase().includes(word)))
-        .slice(0, limit)
-        .map((doc) => ({ id: doc.id, document_id: doc.document_id, _rankingScore: 1, _formatted: { text: doc.text } }));
-      res.end(JSON.stringify({ hits, query: q, processingTimeMs: 0, limit, offset: 0, estimatedTotalHits: hits.length }));
+      res.end(JSON.stringify(searchIndex(search[1]!, JSON.parse(body) as SearchQuery)));
+      return;
+    }
+    if (pathname === '/multi-search') {
+      const { queries } = JSON.parse(body) as { queries: (SearchQuery & { indexUid: string })[] };
+      res.end(JSON.stringify({ results: queries.map((query) => ({ indexUid: query.indexUid, ...searchIndex(query.indexUid, query) })) }));
       return;
     }
     // Settings, swaps, index deletions: accepted as tasks.
@@ -138,5 +149,10 @@ export const startMeiliStandIn = async (mode: MeiliStandInMode = 'up') => {
     },
   };
 };
+
+interface SearchQuery {
+  q?: string;
+  limit?: number;
+}
 
 export type MeiliStandIn = Awaited<ReturnType<typeof startMeiliStandIn>>;
