@@ -36,7 +36,7 @@ export const SearchInputSchema = z.object({
     .optional(),
   fusion: z
     .enum(['adaptive', 'rrf', 'weighted'])
-    .default('rrf')
+    .default('adaptive')
     .describe(
       'How hybrid mode combines the two rankings: normalised scores weighted per query by how sure each ranking is ' +
         '(adaptive), reciprocal ranks (rrf), or normalised scores averaged (weighted)',
