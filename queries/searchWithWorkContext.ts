@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { AsOfSchema } from '../src/engine/asOf.js';
 import { ValidationError } from '../src/errors.js';
 import type { OperationContext } from '../src/operations.js';
-import type { Pinned, PinnedRankings } from './pinnedRankings.js';
+import type { Pinned, PinnedRankings } from '../src/ports/pinnedRankings.js';
 import { withDefaultMode, type SearchInput, type SearchMode, type SearchOutput } from './searchDocuments.js';
 
 export const SOURCE_TYPES = ['file', 'slack', 'github', 'jira'] as const;

@@ -37,7 +37,7 @@ import type { SearchInput, SearchOutput } from '../../queries/searchDocuments.js
 import { contextOperations } from '../../queries/contextSearch.js';
 import { searchApiOperation } from '../../queries/searchApi.js';
 import { searchSuggestionsOperation } from '../../queries/searchSuggestions.js';
-import { createPinnedRankings } from '../../queries/pinnedRankings.js';
+import { createPinnedRankings } from '../../infra/postgres/pinnedRankings.js';
 import type { WorkContextSearchDeps } from '../../queries/searchWithWorkContext.js';
 import { UnavailableError } from '../errors.js';
 import { forgetHandlers } from '../http/api/forgetRoutes.js';

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPglite } from '../../infra/postgres/database.js';
-import { createPinnedRankings } from '../../queries/pinnedRankings.js';
+import { createPinnedRankings } from '../../infra/postgres/pinnedRankings.js';
 import { tempDataDir } from '../support/ledger.js';
 import { ALL_SCOPES, ingest, startApiServer, type ApiServer } from './apiServer.js';
 
