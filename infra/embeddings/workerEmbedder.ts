@@ -1,19 +1,25 @@
 import type { Embedder, EmbeddingKind } from '../../src/ports/embedder.js';
 import { openWorkerRpc, type WorkerRpc } from '../workers/workerRpc.js';
 import { embeddingActivity } from './embeddingActivity.js';
+import type { EmbedderWorkerData } from './embedderWorker.js';
 import type { LocalEmbedderOptions } from './localEmbedder.js';
 
 type Lane = WorkerRpc<{ texts: readonly string[]; kind: EmbeddingKind }, Float32Array[], { model: string; dimensions: number }>;
 
-const openLane = (options: LocalEmbedderOptions): Lane => openWorkerRpc(new URL('./embedderWorker', import.meta.url), options);
+const openLane = (data: EmbedderWorkerData): Lane => openWorkerRpc(new URL('./embedderWorker', import.meta.url), data);
+
+/** Indexing's nice value: the scheduler then gives a busy core to requests and queries first. */
+const DOCUMENT_LANE_NICENESS = 10;
 
 /**
  * The local model run in worker threads, so that tokenizing and running it never holds the event
  * loop that answers requests. Documents and queries have a thread each: a search embeds its query
- * without waiting behind a batch of passages being indexed. The query thread starts on first use.
+ * without waiting behind a batch of passages being indexed, and the documents' thread runs at a
+ * lower priority than every other. The query thread starts on first use.
  */
 export const createWorkerEmbedder = async (options: LocalEmbedderOptions): Promise<Embedder> => {
-  let documents: Lane | undefined = openLane(options);
+  const openDocuments = () => openLane({ embedder: options, niceness: DOCUMENT_LANE_NICENESS });
+  let documents: Lane | undefined = openDocuments();
   let queries: Lane | undefined;
   const { model, dimensions } = await documents.ready.catch(async (error: unknown) => {
     await documents?.close();
@@ -23,8 +29,8 @@ export const createWorkerEmbedder = async (options: LocalEmbedderOptions): Promi
   const lane = (kind: EmbeddingKind): Lane => {
     if (documents && !documents.alive()) documents = undefined;
     if (queries && !queries.alive()) queries = undefined;
-    if (kind === 'document') return (documents ??= openLane(options));
-    return (queries ??= openLane({ ...options, intraOpThreads: 1 }));
+    if (kind === 'document') return (documents ??= openDocuments());
+    return (queries ??= openLane({ embedder: { ...options, intraOpThreads: 1 }, niceness: 0 }));
   };
   return {
     model,
