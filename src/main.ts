@@ -135,8 +135,11 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
         for (const part of parts) await part.start?.();
       },
       close: async () => {
+        // Projections stop taking batches first; closing the modules (the embedder among them) then
+        // ends a batch still embedding, rather than waiting for the whole of it.
+        const stopping = projections.stop();
         for (const part of [...parts].reverse()) await part.close?.();
-        await projections.stop();
+        await stopping;
         await replicaLocks.close();
         await store.close();
         await database.close();

@@ -13,8 +13,14 @@ const cacheSpace = (model: string, kind: EmbeddingKind): string =>
   kind === 'document' ? model : `${model}#query`;
 
 /**
- * Answers from `cache` what it holds and embeds only the rest, in one call to `embedder` with each
- * distinct text once; the new vectors are put in the cache before returning.
+ * Texts embedded per call to the model, each call's vectors cached before the next: work that stops
+ * half-way (a shutdown, an outage) keeps what it computed, and its retry embeds only the rest.
+ */
+export const EMBEDDING_SLICE = 128;
+
+/**
+ * Answers from `cache` what it holds and embeds only the rest, each distinct text once, in slices
+ * whose vectors are put in the cache as each one is done.
  */
 export const withEmbeddingCache = (embedder: Embedder, cache: EmbeddingCache): Embedder => ({
   model: embedder.model,
@@ -29,9 +35,11 @@ export const withEmbeddingCache = (embedder: Embedder, cache: EmbeddingCache): E
     hashes.forEach((hash, i) => {
       if (!found.has(hash)) missing.set(hash, texts[i]!);
     });
-    if (missing.size > 0) {
-      const vectors = await trackEmbedding(missing.size, () => embedder.embed([...missing.values()], kind));
-      const fresh = new Map([...missing.keys()].map((hash, i) => [hash, vectors[i]!]));
+    const pending = [...missing];
+    for (let start = 0; start < pending.length; start += EMBEDDING_SLICE) {
+      const slice = pending.slice(start, start + EMBEDDING_SLICE);
+      const vectors = await trackEmbedding(slice.length, () => embedder.embed(slice.map(([, text]) => text), kind));
+      const fresh = new Map(slice.map(([hash], i) => [hash, vectors[i]!]));
       await cache.put(space, fresh);
       for (const [hash, vector] of fresh) found.set(hash, vector);
     }

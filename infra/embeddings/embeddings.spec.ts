@@ -9,7 +9,7 @@ import { UnavailableError, ValidationError } from '../../src/errors.js';
 import type { Embedder, EmbeddingKind } from '../../src/ports/embedder.js';
 import { openPglite } from '../postgres/database.js';
 import type { Database } from '../postgres/database.js';
-import { contentHash, withEmbeddingCache } from './cachedEmbedder.js';
+import { contentHash, EMBEDDING_SLICE, withEmbeddingCache } from './cachedEmbedder.js';
 import { createHttpEmbedder } from './httpEmbedder.js';
 import { createLocalEmbedder, DEFAULT_LOCAL_MODEL, type LocalEmbedderOptions } from './localEmbedder.js';
 import { describeWith, EMBEDDING_MODEL, testModelDir } from '../../test/support/requirements.js';
@@ -332,6 +332,24 @@ describe('embedding cache decorator', () => {
     expect(calls.map((call) => call.texts)).toEqual([['alpha'], ['gamma', 'delta']]);
     expect(vectors[0]).toEqual(vectors[3]);
     expect(vectors[1]).toEqual((await embedder.embed(['alpha'], 'document'))[0]);
+  });
+
+  it('keeps the vectors of the slices embedded before an outage, and embeds only the rest on retry', async () => {
+    const { embedder, calls } = createCountingEmbedder();
+    let answered = 0;
+    const failingAfterOneSlice: Embedder = {
+      ...embedder,
+      embed: (texts, kind) =>
+        answered++ === 0 ? embedder.embed(texts, kind) : Promise.reject(new UnavailableError('backend gone')),
+    };
+    const cache = createMemoryEmbeddingCache();
+    const texts = Array.from({ length: EMBEDDING_SLICE + 10 }, (_, i) => `passage ${i}`);
+    await expect(withEmbeddingCache(failingAfterOneSlice, cache).embed(texts, 'document')).rejects.toThrow(UnavailableError);
+    expect(calls.map((call) => call.texts.length)).toEqual([EMBEDDING_SLICE]);
+
+    const vectors = await withEmbeddingCache(embedder, cache).embed(texts, 'document');
+    expect(calls.map((call) => call.texts)).toEqual([texts.slice(0, EMBEDDING_SLICE), texts.slice(EMBEDDING_SLICE)]);
+    expect(vectors).toEqual(await embedder.embed(texts, 'document'));
   });
 
   it('keeps query and document vectors of the same text apart', async () => {

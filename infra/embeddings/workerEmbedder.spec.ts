@@ -1,11 +1,18 @@
+import { readdirSync, readFileSync } from 'node:fs';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ValidationError } from '../../src/errors.js';
+import { UnavailableError, ValidationError } from '../../src/errors.js';
 import type { Embedder } from '../../src/ports/embedder.js';
 import { describeWith, EMBEDDING_MODEL, testModelDir } from '../../test/support/requirements.js';
 import { createLocalEmbedder } from './localEmbedder.js';
 import { createWorkerEmbedder } from './workerEmbedder.js';
 
 const passages = Array.from({ length: 48 }, (_, i) => `passage ${i} on event stores, projections and replays. `.repeat(12));
+/** Nice values of this process's threads, from Linux's /proc (the 19th field of each task's stat). */
+const threadNiceness = (): number[] =>
+  readdirSync('/proc/self/task').map((tid) => {
+    const stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  });
 const cosine = (a: Float32Array, b: Float32Array) => a.reduce((sum, x, i) => sum + x * b[i]!, 0);
 
 describeWith(EMBEDDING_MODEL, 'the local model in worker threads', () => {
@@ -45,6 +52,19 @@ describeWith(EMBEDDING_MODEL, 'the local model in worker threads', () => {
     const query = worker.embed(['which store keeps the events'], 'query').then(() => order.push('query'));
     await Promise.all([documents, query]);
     expect(order).toEqual(['query', 'documents']);
+  }, 120_000);
+
+  it('embeds passages on threads niced below the ones answering requests and queries', async () => {
+    await worker.embed([passages[1]!], 'document');
+    const niceness = threadNiceness();
+    expect(niceness.filter((n) => n === 10).length).toBeGreaterThan(0);
+    expect(niceness[0]).toBe(0);
+  }, 120_000);
+
+  it('answers no call once closed, rather than starting its threads again', async () => {
+    const closing = await createWorkerEmbedder({ modelDir: testModelDir! });
+    await closing.close();
+    await expect(closing.embed(['after close'], 'document')).rejects.toBeInstanceOf(UnavailableError);
   }, 120_000);
 
   it('reports a model folder that is not there as bad configuration', async () => {

@@ -1,3 +1,4 @@
+import { UnavailableError } from '../../src/errors.js';
 import type { Embedder, EmbeddingKind } from '../../src/ports/embedder.js';
 import { openWorkerRpc, type WorkerRpc } from '../workers/workerRpc.js';
 import { embeddingActivity } from './embeddingActivity.js';
@@ -21,12 +22,14 @@ export const createWorkerEmbedder = async (options: LocalEmbedderOptions): Promi
   const openDocuments = () => openLane({ embedder: options, niceness: DOCUMENT_LANE_NICENESS });
   let documents: Lane | undefined = openDocuments();
   let queries: Lane | undefined;
+  let closed = false;
   const { model, dimensions } = await documents.ready.catch(async (error: unknown) => {
     await documents?.close();
     throw error;
   });
   /** A lane whose thread ended is started again on the next call. */
   const lane = (kind: EmbeddingKind): Lane => {
+    if (closed) throw new UnavailableError('The embedder is closed');
     if (documents && !documents.alive()) documents = undefined;
     if (queries && !queries.alive()) queries = undefined;
     if (kind === 'document') return (documents ??= openDocuments());
@@ -42,6 +45,7 @@ export const createWorkerEmbedder = async (options: LocalEmbedderOptions): Promi
       return vectors;
     },
     async close() {
+      closed = true;
       await Promise.all([documents?.close(), queries?.close()]);
       documents = queries = undefined;
     },

@@ -243,6 +243,8 @@ export const createProjectionRunner = (
 
   /** A failed batch is retried later; meanwhile the feed goes on without this projection. */
   const retryLater = (live: Live, error: unknown) => {
+    // Stopping ends a batch in flight by closing what it waits on; its events are applied next start.
+    if (!started) return;
     // `at` stays when the outage began, however many retries have failed since.
     live.lastError = { message: (error as Error).message, at: live.lastError?.at ?? new Date().toISOString() };
     live.lastFailure = error;
