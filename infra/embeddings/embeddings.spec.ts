@@ -14,6 +14,7 @@ import { createHttpEmbedder } from './httpEmbedder.js';
 import { createLocalEmbedder, DEFAULT_LOCAL_MODEL, type LocalEmbedderOptions } from './localEmbedder.js';
 import { describeWith, EMBEDDING_MODEL, testModelDir } from '../../test/support/requirements.js';
 import { createMemoryEmbeddingCache } from './memoryEmbeddingCache.js';
+import { lengthBatches } from './vectors.js';
 import { createPostgresEmbeddingCache } from './postgresEmbeddingCache.js';
 
 const dot = (a: Float32Array, b: Float32Array): number => a.reduce((sum, x, i) => sum + x * b[i]!, 0);
@@ -311,6 +312,16 @@ describe('HTTP embedder', () => {
     const before = server.requests.length;
     expect(await embedder.embed([], 'query')).toEqual([]);
     expect(server.requests.length).toBe(before);
+  });
+});
+
+describe('batches of the local model', () => {
+  it('groups texts shortest first, within a count and a padded length, and every text once', () => {
+    const lengths = [900, 10, 500, 20, 3000, 30, 480];
+    const batches = lengthBatches(lengths, 3, 1000);
+    expect(batches).toEqual([[1, 3, 5], [6, 2], [0], [4]]);
+    for (const batch of batches.filter((b) => b.length > 1))
+      expect(batch.length * Math.max(...batch.map((i) => lengths[i]!))).toBeLessThanOrEqual(1000);
   });
 });
 

@@ -17,6 +17,25 @@ export const inBatches = <T>(items: readonly T[], size: number): T[][] => {
   return batches;
 };
 
+/**
+ * Indexes of `lengths` grouped for forward passes: shortest first, each group at most `maxCount`
+ * long and, padded to its longest member, at most `maxPaddedLength` (a lone longer item goes alone).
+ */
+export const lengthBatches = (lengths: readonly number[], maxCount: number, maxPaddedLength: number): number[][] => {
+  const order = lengths.map((_, i) => i).sort((a, b) => lengths[a]! - lengths[b]!);
+  const batches: number[][] = [];
+  let batch: number[] = [];
+  for (const index of order) {
+    if (batch.length > 0 && (batch.length >= maxCount || (batch.length + 1) * lengths[index]! > maxPaddedLength)) {
+      batches.push(batch);
+      batch = [];
+    }
+    batch.push(index);
+  }
+  if (batch.length > 0) batches.push(batch);
+  return batches;
+};
+
 export interface InstructionPrefixes {
   /** Put before a search query (bge: `Represent this sentence for searching relevant passages: `). */
   queryPrefix?: string;
