@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Instant } from '../src/domain/instant.js';
 import { EVENT_TYPES, type EventType, type StoredEvent } from '../src/domain/events.js';
 import { isPosition, type Position } from '../src/domain/position.js';
-import { defineOperation } from '../src/operations.js';
+import { defineOperation, type CliPrint, type OperationSurfaces } from '../src/operations.js';
 import { matchesAllFilter, type AllFilter, type EventStore } from '../src/ports/eventStore.js';
 import { parseInput } from '../src/validation.js';
 
@@ -164,9 +164,52 @@ export const auditEvents = async (store: EventStore, rawInput: AuditInput, proje
   });
 };
 
+/** Events at the terminal, a line each, with the cursor of the next page. */
+export const eventTable: CliPrint = {
+  table: {
+    rows: 'events',
+    columns: {
+      position: '{position}',
+      recorded: '{recordedAt}',
+      stream: '{streamId}',
+      rev: '#{revision}',
+      type: '{type}',
+      actor: '{actor.subject} ({actor.via})',
+    },
+    empty: 'No events.',
+    cursor: 'nextCursor',
+  },
+};
+
+export const auditEventsSurfaces = {
+  name: 'ledger.audit',
+  cli: {
+    command: ['audit'],
+    description: 'the audit log: events across all streams, newest first, filtered',
+    options: [
+      {
+        flags: '--category <category>',
+        field: 'category',
+        description: 'stream category: the stream id before its first -, e.g. job, annotation, doc',
+      },
+      { flags: '--type <type...>', field: 'types', parse: 'list', description: 'only these event types (repeat, or separate with commas)' },
+      { flags: '--actor <subject>', field: 'actor', description: 'only events written for this actor subject' },
+      { flags: '--project <project>', field: 'project', description: 'only events of this project' },
+      { flags: '--command-id <id>', field: 'commandId', description: 'only events written by this command' },
+      { flags: '--correlation-id <id>', field: 'correlationId', description: 'only events of this correlation' },
+      { flags: '--since <iso>', field: 'since', description: 'only events recorded at or after this time' },
+      { flags: '--until <iso>', field: 'until', description: 'only events recorded at or before this time' },
+      { flags: '--oldest-first', field: 'order', value: 'oldest', description: 'oldest first' },
+      { flags: '--limit <n>', field: 'limit', parse: 'number', default: 50, description: 'events per page' },
+      { flags: '--cursor <cursor>', field: 'cursor', description: 'continue from a previous page' },
+    ],
+    print: eventTable,
+  },
+} as const satisfies OperationSurfaces;
+
 export const auditEventsOperation = (store: EventStore) =>
   defineOperation({
-    name: 'ledger.audit',
+    ...auditEventsSurfaces,
     title: 'Audit log',
     description:
       'Lists events across all streams, newest first (or oldest first), filtered by stream category, event type, ' +
