@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Instant } from '../src/domain/instant.js';
 import { EVENT_TYPES, type EventType, type StoredEvent } from '../src/domain/events.js';
 import { isPosition, type Position } from '../src/domain/position.js';
-import { defineOperation, type CliPrint, type OperationSurfaces } from '../src/operations.js';
+import { defineOperation, type CliPrint, type OperationSurfaces, type RouteSurfaces } from '../src/operations.js';
 import { matchesAllFilter, type AllFilter, type EventStore } from '../src/ports/eventStore.js';
 import { parseInput } from '../src/validation.js';
 
@@ -222,5 +222,112 @@ export const auditEventsOperation = (store: EventStore) =>
     run: async (input, context) => {
       const page = await auditEvents(store, input, context.actor.tenant ? context.project : undefined);
       return { events: page.events.map(toAuditEvent), nextCursor: page.nextCursor };
+    },
+  });
+
+/** One event as `/api/v1` answers it: snake_case, as the REST API speaks. */
+export const ApiAuditEventSchema = z.object({
+  position: z.string().describe('Position in the global log; also the cursor and an as_of moment'),
+  stream_id: z.string(),
+  revision: z.number().int(),
+  type: z.string(),
+  schema_version: z.number().int(),
+  occurred_at: z.string(),
+  recorded_at: z.string(),
+  actor: z.object({ subject: z.string(), tenant: z.string().nullable(), via: z.string() }),
+  project: z.string(),
+  command_id: z.string(),
+  correlation_id: z.string(),
+  causation_id: z.string().nullable(),
+  data: z.record(z.string(), z.unknown()),
+});
+
+export const apiAuditEvent = (e: StoredEvent): z.infer<typeof ApiAuditEventSchema> => ({
+  position: e.position,
+  stream_id: e.streamId,
+  revision: Number(e.revision),
+  type: e.type,
+  schema_version: e.schemaVersion,
+  occurred_at: e.metadata.occurredAt,
+  recorded_at: e.recordedAt,
+  actor: e.metadata.actor,
+  project: e.metadata.project,
+  command_id: e.metadata.commandId,
+  correlation_id: e.metadata.correlationId,
+  causation_id: e.metadata.causationId,
+  data: e.data,
+});
+
+const timestamp = z.iso.datetime({ offset: true });
+
+/** The audit log's query string: an unknown parameter is refused. */
+export const AuditEventsQuerySchema = z
+  .object({
+    category: z.string().min(1).max(100).optional().describe('Stream category: the stream id before its first `-`'),
+    type: z
+      .union([z.string(), z.array(z.string())])
+      .transform((value) => [value].flat().flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean))
+      .pipe(EventTypesSchema)
+      .optional()
+      .describe('Event types: repeat the parameter or separate them with commas'),
+    actor: z.string().min(1).max(500).optional().describe('Actor subject'),
+    project: z.string().min(1).max(200).optional(),
+    command_id: z.string().min(1).max(200).optional(),
+    correlation_id: z.string().min(1).max(200).optional(),
+    since: timestamp.optional().describe('Recorded at or after (ISO 8601)'),
+    until: timestamp.optional().describe('Recorded at or before (ISO 8601)'),
+    order: z.enum(['newest', 'oldest']).default('newest'),
+    cursor: z.string().refine(isPosition, 'not a cursor returned by this endpoint').optional(),
+    limit: z.coerce.number().int().min(1).max(500).default(50),
+  })
+  .strict();
+
+export const AuditEventsResponseSchema = z.object({
+  events: z.array(ApiAuditEventSchema),
+  next_cursor: z.string().nullable(),
+});
+
+/** The audit log under `/api/v1`, in its own casing; MCP and the CLI have `ledger.audit`. */
+export const auditRouteSurfaces = {
+  name: 'ledger.audit_events',
+  tool: false,
+  toolset: 'ledger',
+  scope: 'admin',
+  writes: false,
+  input: AuditEventsQuerySchema,
+  output: AuditEventsResponseSchema,
+  rest: {
+    method: 'GET',
+    path: '/audit/events',
+    summary: 'Audit log: events across all streams, filtered, a page at a time',
+    query: Object.keys(AuditEventsQuerySchema.shape),
+  },
+} as const satisfies RouteSurfaces;
+
+export const auditRouteOperation = (store: EventStore) =>
+  defineOperation({
+    ...auditRouteSurfaces,
+    title: 'Audit log',
+    description: 'Events across all streams, filtered, a page at a time.',
+    // A caller with a tenant sees only its project; an open deployment's caller sees everything.
+    run: async (query, context) => {
+      const page = await auditEvents(
+        store,
+        {
+          category: query.category,
+          types: query.type,
+          actor: query.actor,
+          project: query.project,
+          commandId: query.command_id,
+          correlationId: query.correlation_id,
+          since: query.since,
+          until: query.until,
+          order: query.order,
+          cursor: query.cursor,
+          limit: query.limit,
+        },
+        context.actor.tenant ? context.project : undefined,
+      );
+      return { events: page.events.map(apiAuditEvent), next_cursor: page.nextCursor };
     },
   });

@@ -1,6 +1,6 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { AuthorizationError } from '../../domain/auth.js';
 import type { Actor } from '../../domain/metadata.js';
 import { AppError, classifyError, NotFoundError, RateLimitError } from '../../errors.js';
@@ -84,6 +84,16 @@ const inputOf = (operation: Operation, request: FastifyRequest): Record<string, 
     Object.entries(request.params as Record<string, string>).map(([param, value]) => [route.params?.[param] ?? param, value]),
   );
   return { ...body, ...fromQuery, ...fromPath };
+};
+
+const NO_FIELDS = z.object({}).strict();
+
+/** A route whose query is strict refuses a query field it does not declare, as its input would refuse it. */
+const refuseUndeclaredQuery = (spec: RouteSpec, request: FastifyRequest) => {
+  if (spec.query?.def.catchall?._zod.def.type !== 'never') return;
+  const declared = spec.query.shape;
+  const undeclared = Object.entries(request.query as Record<string, unknown>).filter(([field]) => !(field in declared));
+  if (undeclared.length) parseInput(NO_FIELDS, Object.fromEntries(undeclared));
 };
 
 interface RouteConfig {
@@ -226,6 +236,7 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
       handler: async (request, reply) => {
         const state = stateOf(request);
         try {
+          refuseUndeclaredQuery(spec, request);
           const result = await callOperation(operation, inputOf(operation, request), restContext(state.principal, state.correlationId));
           return await reply.status(spec.status).send(result);
         } catch (error) {
