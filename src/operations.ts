@@ -80,6 +80,11 @@ export interface RestRoute {
   anonymous?: true;
   /** The operation's own errors answered as `{error: {code, message}}` rather than in the API's format. */
   errorFormat?: 'tools';
+  /**
+   * Its caller always acts within a tenant: without authentication, the deployment's default one,
+   * rather than as the operator of every tenant (who has no tenant).
+   */
+  withinTenant?: true;
 }
 
 /** A positional argument of a verb, filling one input field. */

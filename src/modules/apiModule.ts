@@ -40,7 +40,6 @@ import { searchSuggestionsOperation } from '../../queries/searchSuggestions.js';
 import { createPinnedRankings } from '../../infra/postgres/pinnedRankings.js';
 import type { WorkContextSearchDeps } from '../../queries/searchWithWorkContext.js';
 import { UnavailableError } from '../errors.js';
-import { forgetHandlers } from '../http/api/forgetRoutes.js';
 import { mountErrorDocs } from '../http/api/errorDocs.js';
 import { createApiMetrics } from '../http/api/apiMetrics.js';
 import { actorOf, apiPlugin, restContext, type ApiHandlers } from '../http/api/apiPlugin.js';
@@ -110,7 +109,6 @@ const wire = async (context: ModuleContext) => {
   };
 
   const handlers: ApiHandlers = {
-    ...forgetHandlers(context.operations),
     // The name was checked, with the caller's scope, when the request was authenticated.
     'POST /operations/{name}': ({ params, body, principal, context: call }) =>
       callOperation(operation(params.name as string), body, restContext(principal, call.correlationId)),

@@ -49,11 +49,14 @@ export const actorOf = (principal: Principal, via: Actor['via']): Actor => ({
   via,
 });
 
-/** The context an operation runs in for an authenticated caller: its tenant is its project, its scopes bound it. */
-export const restContext = (principal: Principal | null, correlationId: string): OperationContext => {
+/**
+ * The context an operation runs in for an authenticated caller: its tenant is its project, its
+ * scopes bound it. An open deployment's caller has no tenant, unless the route keeps it `withinTenant`.
+ */
+export const restContext = (principal: Principal | null, correlationId: string, withinTenant = false): OperationContext => {
   const caller = principal ?? OPEN_PRINCIPAL;
   return {
-    actor: actorOf(caller, 'rest'),
+    actor: withinTenant ? { ...actorOf(caller, 'rest'), tenant: caller.tenant } : actorOf(caller, 'rest'),
     correlationId,
     project: caller.tenant,
     ...(caller.method === 'open' ? {} : { scopes: caller.scopes }),
@@ -237,7 +240,11 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
         const state = stateOf(request);
         try {
           refuseUndeclaredQuery(spec, request);
-          const result = await callOperation(operation, inputOf(operation, request), restContext(state.principal, state.correlationId));
+          const result = await callOperation(
+            operation,
+            inputOf(operation, request),
+            restContext(state.principal, state.correlationId, operation.rest?.withinTenant),
+          );
           return await reply.status(spec.status).send(result);
         } catch (error) {
           // Routes whose specification fixes its own error objects answer the operation's errors in them.

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { Scope } from '../../domain/auth.js';
 import { rateClassOf, requiredScope, type Operation, type RateClass } from '../../operations.js';
-import { FORGET_ROUTE_SPECS } from './forgetRoutes.js';
 import { ROUTE_SURFACES } from '../../modules/apiSurfaces.js';
 import * as s from './schemas.js';
 import { PER_OPERATION, type RouteSpec } from './routeSpec.js';
@@ -24,7 +23,6 @@ const HANDLED_SPECS = [
     status: 200,
     response: s.OperationOutputSchema,
   },
-  ...FORGET_ROUTE_SPECS,
 ] as const satisfies readonly RouteSpec[];
 
 type Spec = (typeof HANDLED_SPECS)[number];
