@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { commandContext } from '../src/engine/commands.js';
-import { defineOperation } from '../src/operations.js';
+import { defineOperation, type RouteSurfaces } from '../src/operations.js';
 import { parseInput } from '../src/validation.js';
 import { forgetDocument, type ForgetDocumentDeps } from './forgetDocument.js';
 import { forgetSubject } from './forgetSubject.js';
@@ -54,19 +54,30 @@ export interface ForgetDeps extends ForgetDocumentDeps {
   keyring: Keyring;
 }
 
+export const forgetSurfaces = {
+  name: 'ledger.forget',
+  toolset: 'admin',
+  scope: 'admin',
+  writes: true,
+  input: ForgetInputSchema,
+  output: ForgetOutputSchema,
+  rest: {
+    method: 'POST',
+    path: '/forget',
+    summary: "Forget a document's content or a subject's annotation notes, keeping the history",
+    // Anonymous REST callers of a deployment without authentication forget only in the default tenant.
+    withinTenant: true,
+  },
+} as const satisfies RouteSurfaces;
+
 export const forgetOperation = (deps: ForgetDeps) =>
   defineOperation({
-    name: 'ledger.forget',
+    ...forgetSurfaces,
     title: 'Forget content',
     description:
       "Forgets a document's content (body, chunks, their index entries and embeddings) or everything a subject " +
       'wrote in annotation notes and summaries, without rewriting history: the events stay, the content becomes ' +
       'unreadable everywhere, and an audit event records who asked and why.',
-    toolset: 'admin',
-    scope: 'admin',
-    writes: true,
-    input: ForgetInputSchema,
-    output: ForgetOutputSchema,
     run: async (rawInput, { actor, correlationId, project }): Promise<ForgetOutput> => {
       const input = parseInput(ForgetInputSchema, rawInput);
       const context = commandContext(actor, { correlationId, project });

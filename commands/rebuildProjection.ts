@@ -1,11 +1,29 @@
 import { ValidationError } from '../src/errors.js';
 import { z } from 'zod';
-import { RebuildProgressSchema, type ProjectionRunner } from '../src/engine/projectionRunner.js';
-import { defineOperation, type RouteSurfaces } from '../src/operations.js';
+import { formatDuration, formatRebuildProgress } from '../src/domain/rebuildText.js';
+import { RebuildProgressSchema, type ProjectionRunner, type RebuildProgress } from '../src/engine/projectionRunner.js';
+import { defineOperation, type OperationSurfaces, type RouteSurfaces } from '../src/operations.js';
 
 export const RebuildProjectionInputSchema = z
   .object({ name: z.string().min(1).max(100).describe('A projection name, as `projections.status` lists them') })
   .strict();
+
+type Rebuilt = RebuildProgress & { name: string };
+
+export const rebuildProjectionSurfaces = {
+  name: 'projections.rebuild',
+  cli: {
+    command: ['projections', 'rebuild'],
+    description: 'rebuild a projection from the first event into a shadow copy, then swap it in',
+    arguments: [{ name: 'name', field: 'name', description: 'projection name (see `ctx projections status`)' }],
+    progress: (progress: RebuildProgress, { name }: { name: string }) => `rebuilding ${name}: ${formatRebuildProgress(progress)}`,
+    shown: (output: RebuildProgress, { name }: { name: string }): Rebuilt => ({ name, ...output }),
+    print: {
+      line: (r: Rebuilt) =>
+        `rebuilt ${r.name} from ${r.processedEvents} events in ${formatDuration((Date.now() - Date.parse(r.startedAt)) / 1000)}`,
+    },
+  },
+} as const satisfies OperationSurfaces;
 
 /**
  * Rebuilds a read model from the first event into a shadow copy while the live one keeps
@@ -13,7 +31,7 @@ export const RebuildProjectionInputSchema = z
  */
 export const rebuildProjectionOperation = (projections: () => ProjectionRunner) =>
   defineOperation({
-    name: 'projections.rebuild',
+    ...rebuildProjectionSurfaces,
     title: 'Rebuild a projection',
     description:
       'Rebuilds one read model from the first event beside the live copy, then swaps it in; answers when done.',

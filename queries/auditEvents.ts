@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { Instant } from '../src/domain/instant.js';
 import { EVENT_TYPES, type EventType, type StoredEvent } from '../src/domain/events.js';
 import { isPosition, type Position } from '../src/domain/position.js';
-import { defineOperation } from '../src/operations.js';
+import { defineOperation, type CliPrint, type OperationSurfaces, type RouteSurfaces } from '../src/operations.js';
 import { matchesAllFilter, type AllFilter, type EventStore } from '../src/ports/eventStore.js';
 import { parseInput } from '../src/validation.js';
 
@@ -164,9 +164,52 @@ export const auditEvents = async (store: EventStore, rawInput: AuditInput, proje
   });
 };
 
+/** Events at the terminal, a line each, with the cursor of the next page. */
+export const eventTable: CliPrint = {
+  table: {
+    rows: 'events',
+    columns: {
+      position: '{position}',
+      recorded: '{recordedAt}',
+      stream: '{streamId}',
+      rev: '#{revision}',
+      type: '{type}',
+      actor: '{actor.subject} ({actor.via})',
+    },
+    empty: 'No events.',
+    cursor: 'nextCursor',
+  },
+};
+
+export const auditEventsSurfaces = {
+  name: 'ledger.audit',
+  cli: {
+    command: ['audit'],
+    description: 'the audit log: events across all streams, newest first, filtered',
+    options: [
+      {
+        flags: '--category <category>',
+        field: 'category',
+        description: 'stream category: the stream id before its first -, e.g. job, annotation, doc',
+      },
+      { flags: '--type <type...>', field: 'types', parse: 'list', description: 'only these event types (repeat, or separate with commas)' },
+      { flags: '--actor <subject>', field: 'actor', description: 'only events written for this actor subject' },
+      { flags: '--project <project>', field: 'project', description: 'only events of this project' },
+      { flags: '--command-id <id>', field: 'commandId', description: 'only events written by this command' },
+      { flags: '--correlation-id <id>', field: 'correlationId', description: 'only events of this correlation' },
+      { flags: '--since <iso>', field: 'since', description: 'only events recorded at or after this time' },
+      { flags: '--until <iso>', field: 'until', description: 'only events recorded at or before this time' },
+      { flags: '--oldest-first', field: 'order', value: 'oldest', description: 'oldest first' },
+      { flags: '--limit <n>', field: 'limit', parse: 'number', default: 50, description: 'events per page' },
+      { flags: '--cursor <cursor>', field: 'cursor', description: 'continue from a previous page' },
+    ],
+    print: eventTable,
+  },
+} as const satisfies OperationSurfaces;
+
 export const auditEventsOperation = (store: EventStore) =>
   defineOperation({
-    name: 'ledger.audit',
+    ...auditEventsSurfaces,
     title: 'Audit log',
     description:
       'Lists events across all streams, newest first (or oldest first), filtered by stream category, event type, ' +
@@ -179,5 +222,112 @@ export const auditEventsOperation = (store: EventStore) =>
     run: async (input, context) => {
       const page = await auditEvents(store, input, context.actor.tenant ? context.project : undefined);
       return { events: page.events.map(toAuditEvent), nextCursor: page.nextCursor };
+    },
+  });
+
+/** One event as `/api/v1` answers it: snake_case, as the REST API speaks. */
+export const ApiAuditEventSchema = z.object({
+  position: z.string().describe('Position in the global log; also the cursor and an as_of moment'),
+  stream_id: z.string(),
+  revision: z.number().int(),
+  type: z.string(),
+  schema_version: z.number().int(),
+  occurred_at: z.string(),
+  recorded_at: z.string(),
+  actor: z.object({ subject: z.string(), tenant: z.string().nullable(), via: z.string() }),
+  project: z.string(),
+  command_id: z.string(),
+  correlation_id: z.string(),
+  causation_id: z.string().nullable(),
+  data: z.record(z.string(), z.unknown()),
+});
+
+export const apiAuditEvent = (e: StoredEvent): z.infer<typeof ApiAuditEventSchema> => ({
+  position: e.position,
+  stream_id: e.streamId,
+  revision: Number(e.revision),
+  type: e.type,
+  schema_version: e.schemaVersion,
+  occurred_at: e.metadata.occurredAt,
+  recorded_at: e.recordedAt,
+  actor: e.metadata.actor,
+  project: e.metadata.project,
+  command_id: e.metadata.commandId,
+  correlation_id: e.metadata.correlationId,
+  causation_id: e.metadata.causationId,
+  data: e.data,
+});
+
+const timestamp = z.iso.datetime({ offset: true });
+
+/** The audit log's query string: an unknown parameter is refused. */
+export const AuditEventsQuerySchema = z
+  .object({
+    category: z.string().min(1).max(100).optional().describe('Stream category: the stream id before its first `-`'),
+    type: z
+      .union([z.string(), z.array(z.string())])
+      .transform((value) => [value].flat().flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean))
+      .pipe(EventTypesSchema)
+      .optional()
+      .describe('Event types: repeat the parameter or separate them with commas'),
+    actor: z.string().min(1).max(500).optional().describe('Actor subject'),
+    project: z.string().min(1).max(200).optional(),
+    command_id: z.string().min(1).max(200).optional(),
+    correlation_id: z.string().min(1).max(200).optional(),
+    since: timestamp.optional().describe('Recorded at or after (ISO 8601)'),
+    until: timestamp.optional().describe('Recorded at or before (ISO 8601)'),
+    order: z.enum(['newest', 'oldest']).default('newest'),
+    cursor: z.string().refine(isPosition, 'not a cursor returned by this endpoint').optional(),
+    limit: z.coerce.number().int().min(1).max(500).default(50),
+  })
+  .strict();
+
+export const AuditEventsResponseSchema = z.object({
+  events: z.array(ApiAuditEventSchema),
+  next_cursor: z.string().nullable(),
+});
+
+/** The audit log under `/api/v1`, in its own casing; MCP and the CLI have `ledger.audit`. */
+export const auditRouteSurfaces = {
+  name: 'ledger.audit_events',
+  tool: false,
+  toolset: 'ledger',
+  scope: 'admin',
+  writes: false,
+  input: AuditEventsQuerySchema,
+  output: AuditEventsResponseSchema,
+  rest: {
+    method: 'GET',
+    path: '/audit/events',
+    summary: 'Audit log: events across all streams, filtered, a page at a time',
+    query: Object.keys(AuditEventsQuerySchema.shape),
+  },
+} as const satisfies RouteSurfaces;
+
+export const auditRouteOperation = (store: EventStore) =>
+  defineOperation({
+    ...auditRouteSurfaces,
+    title: 'Audit log',
+    description: 'Events across all streams, filtered, a page at a time.',
+    // A caller with a tenant sees only its project; an open deployment's caller sees everything.
+    run: async (query, context) => {
+      const page = await auditEvents(
+        store,
+        {
+          category: query.category,
+          types: query.type,
+          actor: query.actor,
+          project: query.project,
+          commandId: query.command_id,
+          correlationId: query.correlation_id,
+          since: query.since,
+          until: query.until,
+          order: query.order,
+          cursor: query.cursor,
+          limit: query.limit,
+        },
+        context.actor.tenant ? context.project : undefined,
+      );
+      return { events: page.events.map(apiAuditEvent), next_cursor: page.nextCursor };
     },
   });

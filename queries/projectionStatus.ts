@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { ProjectionRunner, ProjectionStatus } from '../src/engine/projectionRunner.js';
+import { formatDuration } from '../src/domain/rebuildText.js';
 import { defineOperation, type RouteSurfaces } from '../src/operations.js';
 
 const timestamp = z.iso.datetime({ offset: true });
@@ -67,6 +68,14 @@ export const projectionStatusView = (s: ProjectionStatus): ProjectionStatusView 
   })),
 });
 
+/** Each quarantined event under the table: where, what, and why it could not be applied. */
+const quarantinedLines = (status: readonly ProjectionStatusView[]): string | undefined => {
+  const lines = status.flatMap((s) =>
+    s.quarantined.map((q) => `  ${s.name} at ${q.position}: ${q.event_type} in ${q.stream_id}: ${q.error}`),
+  );
+  return lines.length ? `\nQuarantined events (skipped; see the README):\n${lines.join('\n')}` : undefined;
+};
+
 export const projectionStatusSurfaces = {
   name: 'projections.status',
   toolset: 'admin',
@@ -78,6 +87,31 @@ export const projectionStatusSurfaces = {
     method: 'GET',
     path: '/projections',
     summary: 'Read models: checkpoint, lag, throughput, last error, rebuild progress and quarantined events',
+  },
+  cli: {
+    command: ['projections', 'status'],
+    description: 'checkpoint, lag and throughput of every projection',
+    shown: ({ projections }: ProjectionStatusOutput) => projections,
+    print: {
+      table: {
+        columns: {
+          name: '{name}',
+          version: '{version}',
+          state: '{state}',
+          'lag (events)': '{lag_events}',
+          'lag (s)': (s: ProjectionStatusView) => s.lag_seconds.toFixed(1),
+          'events/s': '{events_per_second}',
+          rebuild: ({ rebuild }: ProjectionStatusView) =>
+            rebuild
+              ? `${rebuild.percent.toFixed(1)}%, ${rebuild.eta_seconds === null ? 'estimating' : `${formatDuration(rebuild.eta_seconds)} left`}`
+              : '',
+          quarantined: (s: ProjectionStatusView) => String(s.quarantined.length),
+          'last error': '{last_error.message}',
+        },
+        empty: 'No projections.',
+        more: quarantinedLines,
+      },
+    },
   },
 } as const satisfies RouteSurfaces;
 

@@ -6,7 +6,7 @@ import type { EventStore } from '../src/ports/eventStore.js';
 import { NotFoundError } from '../src/errors.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import { parseInput } from '../src/validation.js';
-import { AuditOutputSchema, EventTypesSchema, readEventPage, toAuditEvent } from './auditEvents.js';
+import { AuditOutputSchema, EventTypesSchema, eventTable, readEventPage, toAuditEvent } from './auditEvents.js';
 
 export const ReadHistoryInputSchema = z
   .object({
@@ -66,26 +66,44 @@ const jobEvents = ({ events }: { events: HistoryEvent[] }, input: { stream?: str
 
 export const readHistorySurfaces = {
   name: 'ledger.history',
-  cli: {
-    command: ['jobs', 'history'],
-    description: 'every event of a job, with its time',
-    arguments: [{ name: 'jobId', field: 'jobId' }],
-    prepare: ({ jobId }) => ({ stream: streamId('job', jobId as string), limit: 500 }),
-    allPages: { items: 'events', cursor: 'nextCursor', input: 'cursor' },
-    shown: jobEvents,
-    print: {
-      table: {
-        rows: 'events',
-        columns: {
-          occurred: '{occurredAt}',
-          rev: '#{revision}',
-          type: '{type}',
-          details: (e: { data: object }) => (Object.keys(e.data).length ? JSON.stringify(e.data) : ''),
+  cli: [
+    {
+      command: ['history'],
+      description: 'list the events of a stream, or of all streams',
+      arguments: [
+        { name: 'stream', field: 'stream', optional: true, description: 'a stream id such as job-<uuid>; all streams when omitted' },
+      ],
+      options: [
+        { flags: '--type <type...>', field: 'types', description: 'only these event types' },
+        { flags: '--since <iso>', field: 'since', description: 'only events recorded at or after this time' },
+        { flags: '--until <iso>', field: 'until', description: 'only events recorded at or before this time' },
+        { flags: '--limit <n>', field: 'limit', parse: 'number', default: 50, description: 'events per page' },
+        { flags: '--cursor <cursor>', field: 'cursor', description: 'continue from a previous page' },
+        { flags: '--backwards', field: 'direction', value: 'backwards', description: 'newest first' },
+      ],
+      print: eventTable,
+    },
+    {
+      command: ['jobs', 'history'],
+      description: 'every event of a job, with its time',
+      arguments: [{ name: 'jobId', field: 'jobId' }],
+      prepare: ({ jobId }) => ({ stream: streamId('job', jobId as string), limit: 500 }),
+      allPages: { items: 'events', cursor: 'nextCursor', input: 'cursor' },
+      shown: jobEvents,
+      print: {
+        table: {
+          rows: 'events',
+          columns: {
+            occurred: '{occurredAt}',
+            rev: '#{revision}',
+            type: '{type}',
+            details: (e: { data: object }) => (Object.keys(e.data).length ? JSON.stringify(e.data) : ''),
+          },
+          empty: 'Nothing to show.',
         },
-        empty: 'Nothing to show.',
       },
     },
-  },
+  ],
 } as const satisfies OperationSurfaces;
 
 export const readHistoryOperation = (store: EventStore) =>

@@ -1,8 +1,11 @@
+import { z } from 'zod';
 import type { StoredEvent } from '../src/domain/events.js';
-import { aggregateOf, type AggregateName } from '../src/engine/aggregates.js';
-import { foldUntil, parseAsOf, type Fold } from '../src/engine/asOf.js';
+import { AGGREGATE_NAMES, aggregateOf, type AggregateName } from '../src/engine/aggregates.js';
+import { AsOfSchema, foldUntil, parseAsOf, type Fold } from '../src/engine/asOf.js';
 import { NotFoundError } from '../src/errors.js';
+import { defineOperation, type RouteSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
+import { apiAuditEvent, ApiAuditEventSchema } from './auditEvents.js';
 
 export interface StreamAsOf {
   streamId: string;
@@ -47,3 +50,54 @@ export const streamAsOf = async (
     events,
   };
 };
+
+export const StreamAsOfInputSchema = z
+  .object({
+    stream_id: z.string().min(1).max(300),
+    as_of: AsOfSchema.optional().describe('A position or an ISO 8601 timestamp; now when omitted'),
+  })
+  .strict();
+
+export const StreamResponseSchema = z.object({
+  stream_id: z.string(),
+  aggregate: z.enum(AGGREGATE_NAMES).nullable(),
+  as_of: z.string().nullable(),
+  revision: z.number().int().nullable().describe('Revision of the last event by as_of'),
+  state: z.record(z.string(), z.unknown()).nullable().describe('The aggregate as it was at as_of'),
+  events: z.array(ApiAuditEventSchema).describe('Every event of the stream, oldest first'),
+});
+
+export const streamAsOfSurfaces = {
+  name: 'ledger.stream_as_of',
+  tool: false,
+  toolset: 'ledger',
+  scope: 'admin',
+  writes: false,
+  input: StreamAsOfInputSchema,
+  output: StreamResponseSchema,
+  rest: {
+    method: 'GET',
+    path: '/streams/{stream_id}',
+    summary: "One stream's events and its aggregate as of a moment",
+    query: ['as_of'],
+  },
+} as const satisfies RouteSurfaces;
+
+export const streamAsOfOperation = (store: EventStore) =>
+  defineOperation({
+    ...streamAsOfSurfaces,
+    title: 'A stream as of a moment',
+    description: "One stream's events, and its aggregate as it was at a past moment.",
+    // A caller with a tenant sees only its project; an open deployment's caller sees everything.
+    run: async ({ stream_id, as_of }, context) => {
+      const view = await streamAsOf(store, stream_id, as_of, context.actor.tenant ? context.project : undefined);
+      return {
+        stream_id: view.streamId,
+        aggregate: view.aggregate,
+        as_of: as_of ?? null,
+        revision: view.revision === null ? null : Number(view.revision),
+        state: view.state,
+        events: view.events.map(apiAuditEvent),
+      };
+    },
+  });

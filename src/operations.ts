@@ -80,6 +80,11 @@ export interface RestRoute {
   anonymous?: true;
   /** The operation's own errors answered as `{error: {code, message}}` rather than in the API's format. */
   errorFormat?: 'tools';
+  /**
+   * Its caller always acts within a tenant: without authentication, the deployment's default one,
+   * rather than as the operator of every tenant (who has no tenant).
+   */
+  withinTenant?: true;
 }
 
 /** A positional argument of a verb, filling one input field. */
@@ -101,9 +106,12 @@ export interface CliOption {
   description?: string;
   /**
    * How its text becomes the value: a number, a list of each repetition, a JSON file's content, a
-   * JSONL file's lines, or a list of scopes (comma- or space-separated, each a known scope).
+   * JSONL file's lines, a list of scopes (comma- or space-separated, each a known scope), or a list
+   * whose items may also be separated by commas.
    */
-  parse?: 'number' | 'repeat' | 'json-file' | 'jsonl-file' | 'pairs' | 'scopes';
+  parse?: 'number' | 'repeat' | 'json-file' | 'jsonl-file' | 'pairs' | 'scopes' | 'list';
+  /** A flag without a value of its own: given, it sets its field to this (`--backwards` → `direction: 'backwards'`). */
+  value?: string;
   required?: boolean;
   /** When given, the verb runs this operation instead, with only the arguments, this option and those it `needs`. */
   runs?: string;
@@ -133,7 +141,7 @@ export type CliPrint =
         empty: string;
         /** The output field holding the next page's cursor. */
         cursor?: string;
-        /** A line under the table saying how to see more, when there is more. */
+        /** Lines under the table, when it has some to add (how to see more, events it skipped). */
         more?: (value: never) => string | undefined;
       };
     }
@@ -152,7 +160,7 @@ export interface CliVerb {
   /** The input field asking for a past moment: given, the live read models need not catch up. */
   asOfField?: string;
   /** The line showing the operation's progress while it runs in this process. */
-  progress?: (progress: never) => string;
+  progress?: (progress: never, input: never) => string;
   /** A write whose answer waits until the read models have applied it, so that the next command finds it. */
   settles?: true;
   /** Completes the input at the terminal (e.g. paths resolved from the working directory). */

@@ -90,6 +90,8 @@ const parsed = (text: unknown, parse: CliArgument['parse'], field: string): unkn
       return Object.fromEntries((text as string[]).map((pair) => pair.split('=', 2)));
     case 'scopes':
       return scopesOf(text as string);
+    case 'list':
+      return [text as string | string[]].flat().flatMap((item) => item.split(',')).map((item) => item.trim()).filter(Boolean);
     default:
       return text;
   }
@@ -231,7 +233,7 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
         const own = verbOf(catalogue, option.runs);
         return run(option.runs, own ?? { command: verb.command, description: verb.description, print: verb.print, ...option.shows }, only, json, self);
       }
-      setAt(input, option.field, parsed(value, option.parse, option.field));
+      setAt(input, option.field, option.value ?? parsed(value, option.parse, option.field));
     }
     if (verb.follow && options[new Option(verb.follow.flags).attributeName()]) return runFollowed(input, json, self, verb.follow);
     return run(name, verb, input, json, self);
@@ -247,11 +249,11 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
       const line = progressLine();
       // A server reports no progress: the line says where the work runs until it answers.
       if (ledger.server) line.update(`running through ${ledger.server}…`);
-      const shownProgress = ran.progress as ((progress: unknown) => string) | undefined;
+      const shownProgress = ran.progress as ((progress: unknown, input: unknown) => string) | undefined;
       const answer = await ledger.run(
         operation,
         input,
-        shownProgress ? { onProgress: (progress) => line.update(shownProgress(progress)) } : {},
+        shownProgress ? { onProgress: (progress) => line.update(shownProgress(progress, input)) } : {},
       );
       if (ran.settles) {
         line.update('indexing…');

@@ -40,11 +40,9 @@ import { searchSuggestionsOperation } from '../../queries/searchSuggestions.js';
 import { createPinnedRankings } from '../../infra/postgres/pinnedRankings.js';
 import type { WorkContextSearchDeps } from '../../queries/searchWithWorkContext.js';
 import { UnavailableError } from '../errors.js';
-import { forgetHandlers } from '../http/api/forgetRoutes.js';
 import { mountErrorDocs } from '../http/api/errorDocs.js';
 import { createApiMetrics } from '../http/api/apiMetrics.js';
 import { actorOf, apiPlugin, restContext, type ApiHandlers } from '../http/api/apiPlugin.js';
-import { auditHandlers } from '../http/api/auditRoutes.js';
 import { authEnabled, createAuthenticator } from '../http/api/authenticator.js';
 import { registerFileResources } from '../http/api/fileResources.js';
 import { guardOtherSurfaces } from '../http/api/guardOtherSurfaces.js';
@@ -111,8 +109,6 @@ const wire = async (context: ModuleContext) => {
   };
 
   const handlers: ApiHandlers = {
-    ...forgetHandlers(context.operations),
-    ...auditHandlers(store),
     // The name was checked, with the caller's scope, when the request was authenticated.
     'POST /operations/{name}': ({ params, body, principal, context: call }) =>
       callOperation(operation(params.name as string), body, restContext(principal, call.correlationId)),

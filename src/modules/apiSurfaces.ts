@@ -20,6 +20,9 @@ import { revokeApiKeySurfaces } from '../../commands/revokeApiKey.js';
 import { listApiKeysSurfaces } from '../../queries/listApiKeys.js';
 import { listAllJobsSurfaces } from '../../queries/listAllJobs.js';
 import { projectionStatusSurfaces } from '../../queries/projectionStatus.js';
+import { forgetSurfaces } from '../../commands/forget.js';
+import { auditRouteSurfaces } from '../../queries/auditEvents.js';
+import { streamAsOfSurfaces } from '../../queries/streamAsOf.js';
 import { startRebuildSurfaces } from '../../commands/rebuildProjection.js';
 import type { OperationSurfaces, RouteSurfaces } from '../operations.js';
 
@@ -46,7 +49,13 @@ export const API_ROUTE_SURFACES: readonly RouteSurfaces[] = [
 ];
 
 /** Every route of `/api/v1` an operation declares, the ledger module's included. */
-export const ROUTE_SURFACES: readonly RouteSurfaces[] = [...API_ROUTE_SURFACES, projectionStatusSurfaces];
+export const ROUTE_SURFACES: readonly RouteSurfaces[] = [
+  forgetSurfaces,
+  auditRouteSurfaces,
+  streamAsOfSurfaces,
+  ...API_ROUTE_SURFACES,
+  projectionStatusSurfaces,
+];
 
 /** Every surface the API module's operations declare: its routes, and the `ctx keys` and `ctx tokens` verbs. */
 export const API_SURFACES: readonly OperationSurfaces[] = [

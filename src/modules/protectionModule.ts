@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { createPostgresContentErasure } from '../../infra/postgres/postgresContentStore.js';
-import { forgetOperation } from '../../commands/forget.js';
+import { forgetOperation, forgetSurfaces } from '../../commands/forget.js';
 import { fields } from '../cli/format.js';
 import { printResult } from '../cli/output.js';
 import type { LedgerModule, WithLedger } from '../module.js';
@@ -57,5 +57,6 @@ export const protectionModule: LedgerModule = {
       }),
     ],
   }),
+  surfaces: [forgetSurfaces],
   cli: forgetCli,
 };

@@ -336,6 +336,14 @@ describe('as of a past moment, for every aggregate', () => {
       expect(bad.body).toMatchObject({ error: { code: 'VALIDATION_ERROR' } });
     });
 
+    it('answers 400 for a query parameter it does not know, naming it', async () => {
+      const response = await api.call('GET', `/streams/${jobStream}?asof=${encodeURIComponent('2026-03-01T10:00:00Z')}`, { token: admin });
+      expect(response.status).toBe(400);
+      const error = response.body.error as { code: string; detail: string };
+      expect(error.code).toBe('VALIDATION_ERROR');
+      expect(error.detail).toMatch(/asof/);
+    });
+
     it('shows the events of a stream of no known aggregate, without a state', async () => {
       const connector = `connector-${randomUUID()}`;
       await api.ledger.store.append(

@@ -8,6 +8,8 @@ import { createSecretBox } from '../../infra/crypto/secretBox.js';
 import { contentHash } from '../../src/domain/ids.js';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { ingest, startApiServer, type ApiServer } from '../api/apiServer.js';
+import { startServer } from '../../src/main.js';
+import { openTestLedger } from '../support/ledger.js';
 import { testModelDir } from '../support/requirements.js';
 
 const embeddings = testModelDir !== undefined;
@@ -381,6 +383,38 @@ describe('forgetting content without rewriting history', () => {
       );
     } finally {
       await destination.close();
+    }
+  });
+});
+
+describe('forgetting through a deployment without authentication', () => {
+  it('forgets a subject only in the default tenant, whichever tenant the request names', async () => {
+    const ledger = await openTestLedger({ CTX_EMBEDDINGS__PROVIDER: 'none' });
+    const server = await startServer(ledger);
+    try {
+      const inGlobex = {
+        actor: { subject: 'carol', tenant: 'globex', via: 'mcp' as const },
+        correlationId: crypto.randomUUID(),
+        project: 'globex',
+      };
+      const call = <T = Record<string, unknown>>(name: string, input: object) =>
+        ledger.operation(name).run(input as never, inGlobex) as Promise<T>;
+      const { sessionId } = await call<{ sessionId: string }>('start_session', {
+        config: { chunks: [{ chunk_id: 'c0', position: 0, text: 'text c0' }] },
+      });
+      await call('annotate_chunk', { sessionId, chunkId: 'c0', notes: 'Carol writes in globex' });
+
+      const response = await fetch(`${server.url}/api/v1/forget`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ subject: 'carol', tenant: 'globex' }),
+      });
+      expect(response.status).toBe(200);
+      expect(await response.json()).toMatchObject({ forgotten: 'subject', subject: 'carol', tenant: 'default', keys_forgotten: 0 });
+      const exported = await call<{ chunks: Chunk[] }>('export_annotations', { sessionId });
+      expect(exported.chunks[0]).toMatchObject({ notes: 'Carol writes in globex' });
+    } finally {
+      await server.close();
     }
   });
 });

@@ -1,6 +1,6 @@
 import rateLimit from '@fastify/rate-limit';
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { AuthorizationError } from '../../domain/auth.js';
 import type { Actor } from '../../domain/metadata.js';
 import { AppError, classifyError, NotFoundError, RateLimitError } from '../../errors.js';
@@ -49,11 +49,14 @@ export const actorOf = (principal: Principal, via: Actor['via']): Actor => ({
   via,
 });
 
-/** The context an operation runs in for an authenticated caller: its tenant is its project, its scopes bound it. */
-export const restContext = (principal: Principal | null, correlationId: string): OperationContext => {
+/**
+ * The context an operation runs in for an authenticated caller: its tenant is its project, its
+ * scopes bound it. An open deployment's caller has no tenant, unless the route keeps it `withinTenant`.
+ */
+export const restContext = (principal: Principal | null, correlationId: string, withinTenant = false): OperationContext => {
   const caller = principal ?? OPEN_PRINCIPAL;
   return {
-    actor: actorOf(caller, 'rest'),
+    actor: withinTenant ? { ...actorOf(caller, 'rest'), tenant: caller.tenant } : actorOf(caller, 'rest'),
     correlationId,
     project: caller.tenant,
     ...(caller.method === 'open' ? {} : { scopes: caller.scopes }),
@@ -84,6 +87,16 @@ const inputOf = (operation: Operation, request: FastifyRequest): Record<string, 
     Object.entries(request.params as Record<string, string>).map(([param, value]) => [route.params?.[param] ?? param, value]),
   );
   return { ...body, ...fromQuery, ...fromPath };
+};
+
+const NO_FIELDS = z.object({}).strict();
+
+/** A route whose query is strict refuses a query field it does not declare, as its input would refuse it. */
+const refuseUndeclaredQuery = (spec: RouteSpec, request: FastifyRequest) => {
+  if (spec.query?.def.catchall?._zod.def.type !== 'never') return;
+  const declared = spec.query.shape;
+  const undeclared = Object.entries(request.query as Record<string, unknown>).filter(([field]) => !(field in declared));
+  if (undeclared.length) parseInput(NO_FIELDS, Object.fromEntries(undeclared));
 };
 
 interface RouteConfig {
@@ -226,7 +239,12 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
       handler: async (request, reply) => {
         const state = stateOf(request);
         try {
-          const result = await callOperation(operation, inputOf(operation, request), restContext(state.principal, state.correlationId));
+          refuseUndeclaredQuery(spec, request);
+          const result = await callOperation(
+            operation,
+            inputOf(operation, request),
+            restContext(state.principal, state.correlationId, operation.rest?.withinTenant),
+          );
           return await reply.status(spec.status).send(result);
         } catch (error) {
           // Routes whose specification fixes its own error objects answer the operation's errors in them.

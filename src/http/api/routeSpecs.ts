@@ -1,8 +1,6 @@
 import { z } from 'zod';
 import type { Scope } from '../../domain/auth.js';
 import { rateClassOf, requiredScope, type Operation, type RateClass } from '../../operations.js';
-import { FORGET_ROUTE_SPECS } from './forgetRoutes.js';
-import { AUDIT_ROUTE_SPECS } from './auditRoutes.js';
 import { ROUTE_SURFACES } from '../../modules/apiSurfaces.js';
 import * as s from './schemas.js';
 import { PER_OPERATION, type RouteSpec } from './routeSpec.js';
@@ -25,8 +23,6 @@ const HANDLED_SPECS = [
     status: 200,
     response: s.OperationOutputSchema,
   },
-  ...FORGET_ROUTE_SPECS,
-  ...AUDIT_ROUTE_SPECS,
 ] as const satisfies readonly RouteSpec[];
 
 type Spec = (typeof HANDLED_SPECS)[number];
@@ -51,9 +47,10 @@ export const operationRouteSpec = (operation: Pick<Operation, 'toolset' | 'write
   const bodyShape = Object.fromEntries(Object.entries(shape).filter(([field]) => !taken.has(field)));
   // An operation without input takes no body.
   const withBody = route.method !== 'GET' && route.method !== 'DELETE' && Object.keys(shape).length > 0;
-  // A strict input keeps its body strict.
+  // A strict input keeps its body and its query string strict.
   const { catchall } = operation.input.def;
-  const body = catchall ? z.object(bodyShape).catchall(catchall) : z.object(bodyShape);
+  const strict = (fields: Record<string, z.ZodType>) => (catchall ? z.object(fields).catchall(catchall) : z.object(fields));
+  const body = strict(bodyShape);
   const status = route.status ?? 200;
   return {
     method: route.method,
@@ -62,7 +59,7 @@ export const operationRouteSpec = (operation: Pick<Operation, 'toolset' | 'write
     scope: route.anonymous ? null : (requiredScope(operation) as Scope),
     rateClass: route.rateClass === null ? null : rateClassOf(operation),
     ...(params.length ? { params: z.object(Object.fromEntries(params.map((p) => [p, shape[fieldOf(p)] ?? z.string()]))) } : {}),
-    ...(query.length ? { query: z.object(Object.fromEntries(query.map((q) => [q, shape[q]!]))) } : {}),
+    ...(query.length ? { query: strict(Object.fromEntries(query.map((q) => [q, shape[q]!]))) } : {}),
     ...(withBody ? { body } : {}),
     status,
     response: status === 204 ? null : operation.output,

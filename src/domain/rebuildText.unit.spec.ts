@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { START } from '../domain/position.js';
+import { START } from './position.js';
 import type { RebuildProgress } from '../engine/projectionRunner.js';
-import { formatDuration, formatRebuildProgress } from './format.js';
+import { formatDuration, formatRebuildProgress } from './rebuildText.js';
 
 const progress = (overrides: Partial<RebuildProgress>): RebuildProgress => ({
   processedEvents: 0,
