@@ -273,13 +273,14 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
 
   const runFollowed = async (given: Record<string, unknown>, json: boolean | undefined, self: Command, how: CliFollow) => {
     const input = verb.prepare ? verb.prepare(given) : given;
-    const started = await withLedger(self, async (ledger) => {
+    const ran = await withLedger(self, async (ledger) => {
       const answer = await ledger.run(name, input);
       return { answer, status: await follow(ledger, how, answer) };
     });
-    printFollowed(how, started.status, started.answer, json);
+    printFollowed(how, ran.status, ran.answer, json);
   };
 
+  /** Runs the verb's operation; when it does not know the name given, the other one, following the work that one starts. */
   const runOrOtherwise = async (given: Record<string, unknown>, json: boolean | undefined, self: Command, otherwise: CliOtherwise) => {
     const input = verb.prepare ? verb.prepare(given) : given;
     const ran = await withLedger(self, async (ledger) => {
