@@ -68,6 +68,45 @@ export const forgetSurfaces = {
     // Anonymous REST callers of a deployment without authentication forget only in the default tenant.
     withinTenant: true,
   },
+  cli: [
+    {
+      command: ['forget', 'document'],
+      description: "erase a document's body and chunks (every version), its index entries and cached embeddings",
+      arguments: [{ name: 'id', field: 'document_id', description: 'the document id' }],
+      options: [{ flags: '--reason <reason>', field: 'reason', description: 'why; kept in the audit event' }],
+      catchUp: true,
+      print: {
+        fields: {
+          forgotten: '{forgotten}',
+          document_id: '{document_id}',
+          newly_forgotten: '{newly_forgotten}',
+          contents_erased: '{contents_erased}',
+          contents_kept: '{contents_kept}',
+          position: '{position}',
+        },
+      },
+    },
+    {
+      command: ['forget', 'subject'],
+      description: 'make every annotation note and summary this subject wrote unreadable, by deleting their keys',
+      arguments: [{ name: 'subject', field: 'subject', description: 'the author, as events name them (actor subject)' }],
+      options: [
+        { flags: '--tenant <tenant>', field: 'tenant', description: 'only in this tenant (default: every tenant)' },
+        { flags: '--reason <reason>', field: 'reason', description: 'why; kept in the audit event' },
+      ],
+      catchUp: true,
+      print: {
+        fields: {
+          forgotten: '{forgotten}',
+          subject: '{subject}',
+          tenant: '{tenant}',
+          keys_forgotten: '{keys_forgotten}',
+          plaintext_notes: '{plaintext_notes}',
+          position: '{position}',
+        },
+      },
+    },
+  ],
 } as const satisfies RouteSurfaces;
 
 export const forgetOperation = (deps: ForgetDeps) =>

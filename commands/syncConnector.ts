@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import type { ConnectorEventSchemas, ConnectorSyncEventSchemas } from '../src/domain/connectors.js';
 import { streamId, type StoredEvent } from '../src/domain/events.js';
-import { DuplicateJobError } from '../src/domain/jobs.js';
+import { DuplicateJobError, isTerminal } from '../src/domain/jobs.js';
+import type { JobStatusResponse } from '../src/domain/jobResponses.js';
 import { handleCommand, type CommandContext, type Decider } from '../src/engine/commands.js';
 import { NotFoundError, ValidationError } from '../src/errors.js';
-import { defineOperation, type OperationSurfaces } from '../src/operations.js';
+import { defineOperation, type CliOtherwise, type OperationSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 import type { JobRunner } from '../src/ports/jobRunner.js';
 import type { RemoteSource, SyncCursor } from '../src/ports/remoteSource.js';
@@ -114,6 +115,29 @@ export const syncConnectorSurfaces = {
     rateClass: 'connectors',
   },
 } as const satisfies OperationSurfaces;
+
+type SyncStarted = z.infer<typeof SyncConnectorOutputSchema>;
+
+/** `ctx sync NAME` for a remote connector: it starts the sync, then follows the job to its end. */
+export const syncRemoteConnector = {
+  operation: syncConnectorSurfaces.name,
+  input: ({ name }: { name: string }) => ({ connector: name }),
+  notFound: ({ name }: { name: string }) => `No Lua connector named '${name}', nor a remote connector with that name or id`,
+  follow: {
+    operation: 'get_job_status',
+    input: (started: SyncStarted) => ({ job_id: started.job_id }),
+    progress: (status: JobStatusResponse) => `${status.status}: ${status.progress_message}`,
+    done: (status: JobStatusResponse) => isTerminal(status.status),
+    failed: (status: JobStatusResponse) => status.status !== 'completed',
+    shown: (status: JobStatusResponse, started: SyncStarted) => ({
+      job_id: status.job_id,
+      connector_id: started.connector_id,
+      status: status.status,
+      message: status.error_message ?? status.progress_message,
+    }),
+    print: { fields: { job: '{job_id}', connector: '{connector_id}', status: '{status}', message: '{message}' } },
+  },
+} as const satisfies CliOtherwise;
 
 export interface SyncConnectorDeps {
   store: EventStore;

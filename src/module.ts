@@ -77,5 +77,4 @@ export interface LedgerModule {
   surfaces?: readonly OperationSurfaces[];
   /** Descriptions of the command groups its verbs make (`annotations`). */
   commandGroups?: Readonly<Record<string, string>>;
-  cli?(program: Command, withLedger: WithLedger): void;
 }

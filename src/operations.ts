@@ -171,6 +171,8 @@ export interface CliVerb {
   allPages?: { items: string; cursor: string; input: string };
   /** An option that, once the operation has answered, follows what it started until it ends. */
   follow?: CliFollow;
+  /** What the verb runs when its operation finds nothing by the name given. */
+  otherwise?: CliOtherwise;
 }
 
 /** Polls an operation with a progress line until its answer says the work has ended; prints that last answer. */
@@ -184,7 +186,19 @@ export interface CliFollow {
   done: (status: never) => boolean;
   /** An ending that is not a success makes the exit code 1. */
   failed: (status: never) => boolean;
+  /** What is printed of the last status, knowing the operation's answer; the status itself when absent. */
+  shown?: (status: never, started: never) => unknown;
   print: CliPrint;
+}
+
+/** Another operation, for names the verb's own does not know (another kind of connector): it starts work the verb follows to its end. */
+export interface CliOtherwise {
+  operation: string;
+  /** Its input, from the verb's. */
+  input: (input: never) => Record<string, unknown>;
+  /** The message when neither operation knows the name. */
+  notFound: (input: never) => string;
+  follow: Omit<CliFollow, 'flags' | 'description'>;
 }
 
 /** What an operation shows each surface, known before any ledger opens: the CLI builds its verbs from it. */

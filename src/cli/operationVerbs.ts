@@ -1,10 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
-import { ValidationError } from '../errors.js';
+import { AppError, NotFoundError, ValidationError } from '../errors.js';
 import type { LedgerHandle, WithLedger } from '../module.js';
 import { toStorableText } from '../domain/text.js';
 import { ScopeSchema, type Scope } from '../domain/auth.js';
-import type { CliArgument, CliFollow, CliOption, CliPrint, CliText, CliVerb, OperationSurfaces } from '../operations.js';
+import type { CliArgument, CliFollow, CliOption, CliOtherwise, CliPrint, CliText, CliVerb, OperationSurfaces } from '../operations.js';
 import { fields, table } from './format.js';
 import { printResult } from './output.js';
 import { progressLine } from './progress.js';
@@ -169,8 +169,12 @@ const everyPage = async (ledger: LedgerHandle, operation: string, input: Record<
 
 const POLL_MS = 250;
 
+type Following = Omit<CliFollow, 'flags' | 'description'>;
+
+const isNotFound = (error: unknown) => error instanceof AppError && error.statusCode === 404;
+
 /** Polls until the work ends, showing its progress on one line; its last status is the verb's result. */
-const follow = async (ledger: LedgerHandle, how: CliFollow, started: unknown) => {
+const follow = async (ledger: LedgerHandle, how: Following, started: unknown) => {
   if (!ledger.server) await ledger.startWork();
   const line = progressLine();
   for (;;) {
@@ -236,6 +240,7 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
       setAt(input, option.field, option.value ?? parsed(value, option.parse, option.field));
     }
     if (verb.follow && options[new Option(verb.follow.flags).attributeName()]) return runFollowed(input, json, self, verb.follow);
+    if (verb.otherwise) return runOrOtherwise(input, json, self, verb.otherwise);
     return run(name, verb, input, json, self);
   });
 
@@ -268,10 +273,39 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
 
   const runFollowed = async (given: Record<string, unknown>, json: boolean | undefined, self: Command, how: CliFollow) => {
     const input = verb.prepare ? verb.prepare(given) : given;
-    const status = await withLedger(self, async (ledger) => follow(ledger, how, await ledger.run(name, input)));
-    printResult(status, json, (value) => printText(how.print, value));
-    if ((how.failed as (value: unknown) => boolean)(status)) process.exitCode = 1;
+    const ran = await withLedger(self, async (ledger) => {
+      const answer = await ledger.run(name, input);
+      return { answer, status: await follow(ledger, how, answer) };
+    });
+    printFollowed(how, ran.status, ran.answer, json);
   };
+
+  /** Runs the verb's operation; when it does not know the name given, the other one, following the work that one starts. */
+  const runOrOtherwise = async (given: Record<string, unknown>, json: boolean | undefined, self: Command, otherwise: CliOtherwise) => {
+    const input = verb.prepare ? verb.prepare(given) : given;
+    const ran = await withLedger(self, async (ledger) => {
+      try {
+        return { own: await ledger.run(name, input) };
+      } catch (error) {
+        if (!isNotFound(error)) throw error;
+      }
+      const answer = await ledger
+        .run(otherwise.operation, (otherwise.input as (value: unknown) => Record<string, unknown>)(input))
+        .catch((error: unknown) => {
+          throw isNotFound(error) ? new NotFoundError((otherwise.notFound as (value: unknown) => string)(input)) : error;
+        });
+      return { answer, status: await follow(ledger, otherwise.follow, answer) };
+    });
+    if ('own' in ran) printResult(ran.own, json, (value) => printText(verb.print, value));
+    else printFollowed(otherwise.follow, ran.status, ran.answer, json);
+  };
+};
+
+/** Prints how followed work ended; an ending that is not a success makes the exit code 1. */
+const printFollowed = (how: Following, status: unknown, started: unknown, json: boolean | undefined) => {
+  const shown = how.shown ? (how.shown as (value: unknown, answer: unknown) => unknown)(status, started) : status;
+  printResult(shown, json, (value) => printText(how.print, value));
+  if ((how.failed as (value: unknown) => boolean)(status)) process.exitCode = 1;
 };
 
 /** Every operation of the catalogue that declares a verb becomes a `ctx` command. */

@@ -198,11 +198,9 @@ export const buildCli = (): Command => {
       process.stdin.on('close', () => stop());
     });
 
-  for (const module of MODULES) {
+  for (const module of MODULES)
     for (const [group, description] of Object.entries(module.commandGroups ?? {}))
       program.command(group).description(description);
-    module.cli?.(program, withLedger);
-  }
   mountVerbs(program, MODULES.flatMap((module) => module.surfaces ?? []), withLedger);
   migrateCli(program, withOwnLedger);
   backupCli(program, (command) => {

@@ -2,6 +2,7 @@ import type { McpServer } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { recordScriptedSourceSync } from '../../commands/recordScriptedSourceSync.js';
+import { syncRemoteConnector } from '../../commands/syncConnector.js';
 import { recordToolCalls } from '../../commands/recordToolCalls.js';
 import type { Agent } from '../../infra/lua/agents.js';
 import { createExtensionRegistry } from '../../infra/lua/extensionRegistry.js';
@@ -19,7 +20,7 @@ import { scriptedSourceStreamKey } from '../domain/tools.js';
 import { commandContext } from '../engine/commands.js';
 import { NotFoundError, UnavailableError } from '../errors.js';
 import type { LedgerModule, ModuleContext, ModuleParts } from '../module.js';
-import { defineOperation, type Operation } from '../operations.js';
+import { defineOperation, type Operation, type OperationSurfaces } from '../operations.js';
 import type { ContextTools } from '../ports/contextTools.js';
 import type { DocumentSink } from '../ports/documentSink.js';
 import { documentSinkFromOperations } from './documentSinkFromOperations.js';
@@ -69,6 +70,23 @@ export const SyncOutputSchema = z.object({
   unchanged: z.number().int(),
   cursor: z.string().nullable(),
 });
+
+type Synced = z.infer<typeof SyncOutputSchema>;
+
+/** `ctx sync NAME`: a Lua connector syncs in the call itself; any other name is a remote connector's. */
+const syncSurfaces = {
+  name: 'extensions.sync',
+  cli: {
+    command: ['sync'],
+    description: 'sync a connector: a Lua connector, or a remote one (GitHub, …) as a job it follows to the end',
+    arguments: [{ name: 'name', field: 'name', description: 'the connector’s name (or a remote connector’s id)' }],
+    print: {
+      line: (s: Synced) =>
+        `synced ${s.connector}: ${s.documents} documents in ${s.pages} pages (${s.created} created, ${s.updated} updated, ${s.unchanged} unchanged)`,
+    },
+    otherwise: syncRemoteConnector,
+  },
+} as const satisfies OperationSurfaces;
 
 const ToolResultSchema = z.object({ result: z.unknown() });
 
@@ -125,7 +143,7 @@ const setupExtensions = async (context: ModuleContext, options: ExtensionsModule
   };
 
   const syncOperation = defineOperation({
-    name: 'extensions.sync',
+    ...syncSurfaces,
     title: 'Sync a Lua connector',
     description: 'Runs a Lua connector from where its last sync stopped and ingests the documents it returns.',
     toolset: 'extensions',
@@ -226,6 +244,7 @@ export const registerAgentPrompt = (server: McpServer, agent: Agent, host: () =>
 export const createExtensionsModule = (options: ExtensionsModuleOptions = {}): LedgerModule => ({
   name: 'extensions',
   setup: (context) => setupExtensions(context, options),
+  surfaces: [syncSurfaces],
 });
 
 export const extensionsModule = createExtensionsModule();

@@ -14,7 +14,6 @@ import { createWorkerChunker } from '../ingestion/workerChunker.js';
 import { createJobRunner } from '../jobs/jobRunner.js';
 import { runConnectorSync } from '../jobs/runConnectorSync.js';
 import { connectorSyncWiring } from './connectorSync.js';
-import { mountSyncCli } from './syncCli.js';
 import type { LedgerModule } from '../module.js';
 
 export interface JobsModuleOptions {
@@ -87,7 +86,6 @@ export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule 
         },
       };
     },
-  cli: mountSyncCli,
   surfaces: [startIndexingSurfaces, listBackgroundJobsSurfaces, getJobStatusSurfaces, cancelJobSurfaces, syncConnectorSurfaces],
 });
 
