@@ -36,13 +36,15 @@ export const withEmbeddingCache = (embedder: Embedder, cache: EmbeddingCache): E
       if (!found.has(hash)) missing.set(hash, texts[i]!);
     });
     const pending = [...missing];
-    for (let start = 0; start < pending.length; start += EMBEDDING_SLICE) {
-      const slice = pending.slice(start, start + EMBEDDING_SLICE);
-      const vectors = await trackEmbedding(slice.length, () => embedder.embed(slice.map(([, text]) => text), kind));
-      const fresh = new Map(slice.map(([hash], i) => [hash, vectors[i]!]));
-      await cache.put(space, fresh);
-      for (const [hash, vector] of fresh) found.set(hash, vector);
-    }
+    await trackEmbedding(pending.length, async () => {
+      for (let start = 0; start < pending.length; start += EMBEDDING_SLICE) {
+        const slice = pending.slice(start, start + EMBEDDING_SLICE);
+        const vectors = await embedder.embed(slice.map(([, text]) => text), kind);
+        const fresh = new Map(slice.map(([hash], i) => [hash, vectors[i]!]));
+        await cache.put(space, fresh);
+        for (const [hash, vector] of fresh) found.set(hash, vector);
+      }
+    });
     return hashes.map((hash) => found.get(hash)!);
   },
   close: () => embedder.close(),
