@@ -108,6 +108,8 @@ export const openPgliteThread = async (dataDir?: string): Promise<ThreadedDataba
       const exited = new Promise((resolve) => worker.once('exit', resolve));
       await Promise.allSettled(busy);
       await call({ op: 'close' });
+      // Answered, the thread is unreferenced: it must hold the process until it has exited.
+      worker.ref();
       await exited;
     },
     terminate: async () => {
