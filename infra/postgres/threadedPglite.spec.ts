@@ -1,6 +1,8 @@
+import { execFile } from 'node:child_process';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { promisify } from 'node:util';
 import { messages } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseUnavailableError } from '../../src/errors.js';
@@ -126,5 +128,27 @@ describe('an embedded database thread that dies', () => {
     await expect(transaction).rejects.toBeInstanceOf(DatabaseUnavailableError);
     await expect(db.query('SELECT 3')).rejects.toBeInstanceOf(DatabaseUnavailableError);
     await expect(db.textRows!('SELECT 4', [])).rejects.toBeInstanceOf(DatabaseUnavailableError);
+  });
+});
+
+describe('a process with the embedded database in a thread', () => {
+  /** Runs `body` in a fresh node process (from source, through tsx) with `db` opened in `dataDir`. */
+  const runProcess = (dataDir: string, body: string) =>
+    promisify(execFile)(process.execPath, [
+      '--import',
+      import.meta.resolve('tsx'),
+      '--input-type=module',
+      '-e',
+      `const { openPgliteThread } = await import(${JSON.stringify(new URL('./threadedPglite.ts', import.meta.url).href)});
+       const db = await openPgliteThread(${JSON.stringify(dataDir)});
+       ${body}`,
+    ]);
+
+  it('ends once it has closed the database, or when it has nothing left to do', async () => {
+    const dataDir = mkdtempSync(path.join(tmpdir(), 'ctx-thread-'));
+    const closed = await runProcess(dataDir, `await db.exec('CREATE TABLE t (v int)'); await db.close(); console.log('closed');`);
+    expect(closed.stdout.trim()).toBe('closed');
+    const idle = await runProcess(dataDir, `console.log((await db.query('SELECT count(*)::int AS n FROM t'))[0].n);`);
+    expect(idle.stdout.trim()).toBe('0');
   });
 });
