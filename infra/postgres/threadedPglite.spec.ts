@@ -98,11 +98,15 @@ describe('the embedded database in its own thread', () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'ctx-thread-'));
     const first = await openPgliteThread(dataDir);
     await first.exec('CREATE TABLE kept (v text)');
-    const write = first.query(`INSERT INTO kept VALUES ('in flight at close')`);
+    const write = first.transaction(async (tx) => {
+      await tx.query(`INSERT INTO kept VALUES ('in flight')`);
+      await new Promise((resolve) => setImmediate(resolve));
+      await tx.query(`INSERT INTO kept VALUES ('at close')`);
+    });
     await first.close();
     await write;
     const again = await openPgliteThread(dataDir);
-    expect(await again.query('SELECT v FROM kept')).toEqual([{ v: 'in flight at close' }]);
+    expect(await again.query('SELECT v FROM kept')).toEqual([{ v: 'in flight' }, { v: 'at close' }]);
     await again.close();
   });
 });
