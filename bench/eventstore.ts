@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createPostgresEventStore } from '../infra/eventstore/postgresEventStore.js';
 import { connectPostgres, openPglite, type Database } from '../infra/postgres/database.js';
+import { openPgliteThread } from '../infra/postgres/threadedPglite.js';
 import { START } from '../src/domain/position.js';
 import { postgresDocumentProjection } from '../infra/postgres/documentReadModels.js';
 import { streamSummaries } from '../projections/streamSummaries.js';
@@ -174,6 +175,20 @@ const TARGETS: Target[] = [
     open: async () => {
       const dir = await mkdtemp(join(tmpdir(), 'ctx-bench-'));
       const db = await openPglite(dir);
+      return {
+        db,
+        dispose: async () => {
+          await db.close();
+          await rm(dir, { recursive: true, force: true });
+        },
+      };
+    },
+  },
+  {
+    name: 'PGlite (data dir, own thread)',
+    open: async () => {
+      const dir = await mkdtemp(join(tmpdir(), 'ctx-bench-'));
+      const db = await openPgliteThread(dir);
       return {
         db,
         dispose: async () => {

@@ -1,7 +1,8 @@
 import path from 'node:path';
 import { pino, type Logger as PinoLogger } from 'pino';
 import type { FastifyInstance } from 'fastify';
-import { connectPostgres, openPglite, type Database } from '../infra/postgres/database.js';
+import { connectPostgres, type Database } from '../infra/postgres/database.js';
+import { openPgliteThread } from '../infra/postgres/threadedPglite.js';
 import { createAdvisoryLocks } from '../infra/postgres/advisoryLocks.js';
 import { advertiseServer, dataDirHolder, lockDataDir } from '../infra/postgres/dataDirLock.js';
 import { postgresReadModels } from '../infra/postgres/documentReadModels.js';
@@ -50,10 +51,11 @@ export interface OpenLedgerOptions {
   modules?: readonly LedgerModule[];
 }
 
+// The embedded database runs in its own thread, so its statements never hold the one that answers requests.
 const openDatabase = async (config: Config): Promise<Database> =>
   config.storage.postgresUrl
     ? connectPostgres(config.storage.postgresUrl)
-    : openPglite(path.join(config.storage.dataDir, 'pgdata'));
+    : openPgliteThread(path.join(config.storage.dataDir, 'pgdata'));
 
 /** The composition root: opens the stores, then lets every module wire itself in. */
 export const openLedger = async (config: Config, options: OpenLedgerOptions = {}): Promise<Ledger> => {

@@ -19,7 +19,7 @@ const errorOf = (error: unknown): RpcError => ({ name: (error as Error).name, me
  * Starts a worker module given as its URL without extension: the built .js directly; from source
  * (tests, tsx) through tsx's loader, since a worker's entry does not go through the parent's.
  */
-const spawn = (module: URL, data: unknown): Worker => {
+export const spawn = (module: URL, data: unknown): Worker => {
   if (import.meta.url.endsWith('.js')) return new Worker(new URL(`${module.href}.js`), { workerData: data });
   // tsx's ESM build of its API: the CommonJS one cannot register its loader inside a worker.
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;

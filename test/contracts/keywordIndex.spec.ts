@@ -1,18 +1,24 @@
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'vitest';
 import { openPglite } from '../../infra/postgres/database.js';
+import { openPgliteThread } from '../../infra/postgres/threadedPglite.js';
 import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
 import { connectMeilisearch, createMeiliKeywordIndex } from '../../infra/search/meiliKeywordIndex.js';
 import { createPgTextsearchKeywordIndex } from '../../infra/search/pgTextsearchKeywordIndex.js';
 import { describeKeywordIndexContract } from './keywordIndex.contract.js';
 import { reachableMeilisearch } from './meiliServer.js';
 
-describeKeywordIndexContract('pg_textsearch on PGlite', async () => {
-  const db = await openPglite();
-  const content = await createPostgresContentStore(db);
-  const { projection, index } = await createPgTextsearchKeywordIndex(db, content);
-  return { projection, index, content, cleanup: () => db.close() };
-});
+for (const [engine, open] of [
+  ['PGlite', () => openPglite()],
+  ['PGlite in its own thread', () => openPgliteThread()],
+] as const) {
+  describeKeywordIndexContract(`pg_textsearch on ${engine}`, async () => {
+    const db = await open();
+    const content = await createPostgresContentStore(db);
+    const { projection, index } = await createPgTextsearchKeywordIndex(db, content);
+    return { projection, index, content, cleanup: () => db.close() };
+  });
+}
 
 const meili = await reachableMeilisearch();
 if ('url' in meili) {

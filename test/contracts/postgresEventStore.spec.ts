@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendStatement, createPostgresEventStore, prepareAppend } from '../../infra/eventstore/postgresEventStore.js';
 import { serverParam } from '../../infra/eventstore/postgresEventRows.js';
 import { connectPostgres, openPglite } from '../../infra/postgres/database.js';
+import { openPgliteThread } from '../../infra/postgres/threadedPglite.js';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { positionParts } from '../../src/domain/position.js';
 import type { EventStore } from '../../src/ports/eventStore.js';
@@ -13,21 +14,26 @@ import { describeEventStoreContract, type OpenAppend } from './eventStore.contra
 import { describeWith, POSTGRES_SERVER } from '../support/requirements.js';
 
 // One PGlite instance for the whole file (opening one takes seconds); tests isolate by fresh stream ids.
-describeEventStoreContract(
-  'postgres on PGlite (in memory)',
-  async () => {
-    const db = await openPglite();
-    const store = await createPostgresEventStore(db, { pollIntervalMs: 100 });
-    return {
-      store,
-      cleanup: async () => {
-        await store.close();
-        await db.close();
-      },
-    };
-  },
-  { concurrentRaces: true },
-);
+for (const [engine, open] of [
+  ['PGlite (in memory)', () => openPglite()],
+  ['PGlite in its own thread', () => openPgliteThread()],
+] as const) {
+  describeEventStoreContract(
+    `postgres on ${engine}`,
+    async () => {
+      const db = await open();
+      const store = await createPostgresEventStore(db, { pollIntervalMs: 100 });
+      return {
+        store,
+        cleanup: async () => {
+          await store.close();
+          await db.close();
+        },
+      };
+    },
+    { concurrentRaces: true },
+  );
+}
 
 const serverUrl = testPostgresUrl();
 if (serverUrl) {

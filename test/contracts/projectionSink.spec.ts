@@ -1,14 +1,20 @@
 import { describe, it } from 'vitest';
 import { connectPostgres, openPglite } from '../../infra/postgres/database.js';
+import { openPgliteThread } from '../../infra/postgres/threadedPglite.js';
 import { postgresDocumentProjection, postgresReadModels } from '../../infra/postgres/documentReadModels.js';
 import { createTestDatabase, testPostgresUrl } from '../support/postgres.js';
 import { POSTGRES_SERVER } from '../support/requirements.js';
 import { describeProjectionSinkContract } from './projectionSink.contract.js';
 
-describeProjectionSinkContract('postgres document read models on PGlite', async () => {
-  const db = await openPglite();
-  return { run: (projection) => postgresDocumentProjection(db, projection), readModels: postgresReadModels(db), cleanup: () => db.close() };
-});
+for (const [engine, open] of [
+  ['PGlite', () => openPglite()],
+  ['PGlite in its own thread', () => openPgliteThread()],
+] as const) {
+  describeProjectionSinkContract(`postgres document read models on ${engine}`, async () => {
+    const db = await open();
+    return { run: (projection) => postgresDocumentProjection(db, projection), readModels: postgresReadModels(db), cleanup: () => db.close() };
+  });
+}
 
 const serverUrl = testPostgresUrl();
 if (serverUrl) {

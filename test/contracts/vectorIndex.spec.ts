@@ -1,15 +1,21 @@
 import { openPglite } from '../../infra/postgres/database.js';
+import { openPgliteThread } from '../../infra/postgres/threadedPglite.js';
 import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
 import { createPgvectorIndex, openPgvectorSnapshot } from '../../infra/search/pgvectorIndex.js';
 import { describeVectorIndexContract, wordAxesEmbedder } from './vectorIndex.contract.js';
 
 // The PostgreSQL server on these machines has no pgvector: both adapters run on PGlite.
-describeVectorIndexContract('pgvector (HNSW) on PGlite', async () => {
-  const db = await openPglite();
-  const content = await createPostgresContentStore(db);
-  const { projection, index } = await createPgvectorIndex(db, content, wordAxesEmbedder);
-  return { index, sink: projection.live, content, cleanup: () => db.close() };
-});
+for (const [engine, open] of [
+  ['PGlite', () => openPglite()],
+  ['PGlite in its own thread', () => openPgliteThread()],
+] as const) {
+  describeVectorIndexContract(`pgvector (HNSW) on ${engine}`, async () => {
+    const db = await open();
+    const content = await createPostgresContentStore(db);
+    const { projection, index } = await createPgvectorIndex(db, content, wordAxesEmbedder);
+    return { index, sink: projection.live, content, cleanup: () => db.close() };
+  });
+}
 
 describeVectorIndexContract('pgvector snapshot (exact scan) on PGlite', async () => {
   const db = await openPglite();

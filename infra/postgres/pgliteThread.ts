@@ -1,0 +1,130 @@
+import { parentPort, workerData } from 'node:worker_threads';
+import type { Sql } from '../../src/ports/database.js';
+import { openPglite } from './database.js';
+import type { PreparedParam } from './preparedQuery.js';
+import { sendError, type SentError } from './threadErrors.js';
+
+/**
+ * The embedded database's own thread: opens PGlite in the data directory it is given and answers
+ * the database port's calls posted by infra/postgres/threadedPglite.ts. Calls are served as they
+ * arrive, not one after another: PGlite queues statements itself, and an open transaction's
+ * statements must reach it while other calls wait behind the transaction.
+ */
+
+export type DatabaseCall =
+  | { op: 'query'; sql: string; params?: readonly unknown[]; tx?: number }
+  | { op: 'exec'; script: string }
+  | { op: 'textRows'; sql: string; params: readonly PreparedParam[] }
+  | { op: 'begin' }
+  | { op: 'commit' | 'rollback'; tx: number }
+  | { op: 'listen'; channel: string }
+  | { op: 'unlisten'; listener: number }
+  | { op: 'availableExtensions' }
+  | { op: 'purge'; tables: readonly string[] }
+  | { op: 'close' };
+
+export type DatabaseReply =
+  | { type: 'ready' }
+  | { type: 'failed'; error: SentError }
+  | { type: 'result'; id: number; result: unknown }
+  | { type: 'error'; id: number; error: SentError }
+  | { type: 'notify'; listener: number; payload: string };
+
+/** Thrown inside PGlite's transaction so that it rolls back. */
+const ROLLBACK = new Error('rolled back by the caller');
+
+const port = parentPort!;
+const post = (reply: DatabaseReply) => port.postMessage(reply);
+
+let db: Awaited<ReturnType<typeof openPglite>>;
+try {
+  db = await openPglite(workerData as string | undefined);
+  post({ type: 'ready' });
+} catch (error) {
+  post({ type: 'failed', error: sendError(error) });
+  process.exit(0);
+}
+
+interface OpenTransaction {
+  tx: Sql;
+  end: (how: 'commit' | 'rollback') => void;
+  ended: Promise<void>;
+}
+const transactions = new Map<number, OpenTransaction>();
+let nextTransaction = 0;
+const unlisteners = new Map<number, () => Promise<void>>();
+let nextListener = 0;
+/** Calls being answered, so that closing waits for every write in flight. */
+const inFlight = new Set<Promise<unknown>>();
+
+/** Opens a transaction and answers its id once BEGIN has run; it stays open until commit or rollback. */
+const begin = () =>
+  new Promise<number>((opened, failed) => {
+    const id = nextTransaction++;
+    let end!: (how: 'commit' | 'rollback') => void;
+    const decided = new Promise<'commit' | 'rollback'>((resolve) => (end = resolve));
+    const ended = db.transaction(async (tx) => {
+      transactions.set(id, { tx, end, ended });
+      opened(id);
+      if ((await decided) === 'rollback') throw ROLLBACK;
+    });
+    ended.catch(failed).finally(() => transactions.delete(id));
+  });
+
+const openTransaction = (id: number): OpenTransaction => {
+  const open = transactions.get(id);
+  if (!open) throw new Error(`No open transaction ${id}`);
+  return open;
+};
+
+const answer = async (call: DatabaseCall): Promise<unknown> => {
+  switch (call.op) {
+    case 'query':
+      return call.tx === undefined ? db.query(call.sql, call.params) : openTransaction(call.tx).tx.query(call.sql, call.params);
+    case 'exec':
+      return db.exec(call.script);
+    case 'textRows':
+      return db.textRows!(call.sql, call.params);
+    case 'begin':
+      return begin();
+    case 'commit': {
+      const open = openTransaction(call.tx);
+      open.end('commit');
+      return open.ended;
+    }
+    case 'rollback': {
+      const open = openTransaction(call.tx);
+      open.end('rollback');
+      return open.ended.catch((error: unknown) => {
+        if (error !== ROLLBACK) throw error;
+      });
+    }
+    case 'listen': {
+      const listener = nextListener++;
+      unlisteners.set(listener, await db.listen(call.channel, (payload) => post({ type: 'notify', listener, payload })));
+      return listener;
+    }
+    case 'unlisten': {
+      const unlisten = unlisteners.get(call.listener);
+      unlisteners.delete(call.listener);
+      return unlisten?.();
+    }
+    case 'availableExtensions':
+      return [...(await db.availableExtensions())];
+    case 'purge':
+      return db.purge(call.tables);
+    case 'close':
+      await Promise.allSettled(inFlight);
+      return db.close();
+  }
+};
+
+port.on('message', ({ id, call }: { id: number; call: DatabaseCall }) => {
+  const work = answer(call).then(
+    (result) => post({ type: 'result', id, result }),
+    (error: unknown) => post({ type: 'error', id, error: sendError(error) }),
+  );
+  if (call.op === 'close') return void work.finally(() => process.exit(0));
+  inFlight.add(work);
+  void work.finally(() => inFlight.delete(work));
+});
