@@ -40,13 +40,17 @@ export interface WorkerRpc<Req, Res, Info> {
 
 export const openWorkerRpc = <Req, Res, Info>(module: URL, data: unknown): WorkerRpc<Req, Res, Info> => {
   const worker = spawn(module, data);
-  worker.unref();
   const pending = new Map<number, { resolve: (v: Res) => void; reject: (e: Error) => void }>();
   let nextId = 0;
   let ended: Error | undefined;
+  let closing = false;
   let settleReady!: { resolve: (info: Info) => void; reject: (e: Error) => void };
   const ready = new Promise<Info>((resolve, reject) => (settleReady = { resolve, reject }));
-  ready.catch(() => undefined);
+  // Setting up (loading a model) holds the process like a call does; an idle thread then does not.
+  ready.then(
+    () => pending.size === 0 && !closing && worker.unref(),
+    () => undefined,
+  );
   const end = (error: Error) => {
     ended ??= error;
     settleReady.reject(error);
@@ -58,7 +62,8 @@ export const openWorkerRpc = <Req, Res, Info>(module: URL, data: unknown): Worke
     if (reply.type === 'failed') return end(rethrown(reply.error));
     const waiting = pending.get(reply.id);
     pending.delete(reply.id);
-    if (pending.size === 0) worker.unref();
+    // A closing thread holds the process until it has exited, answers in flight or not.
+    if (pending.size === 0 && !closing) worker.unref();
     if (reply.type === 'result') waiting?.resolve(reply.result);
     else waiting?.reject(rethrown(reply.error));
   });
@@ -80,6 +85,7 @@ export const openWorkerRpc = <Req, Res, Info>(module: URL, data: unknown): Worke
     close: async () => {
       if (ended) return;
       const exited = new Promise((resolve) => worker.once('exit', resolve));
+      closing = true;
       worker.ref();
       worker.postMessage({ close: true });
       await exited;

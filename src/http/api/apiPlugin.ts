@@ -3,7 +3,7 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { AuthorizationError } from '../../domain/auth.js';
 import type { Actor } from '../../domain/metadata.js';
-import { AppError, classifyError, NotFoundError, RateLimitError } from '../../errors.js';
+import { AppError, classifyError, NotFoundError, RateLimitError, UnavailableError } from '../../errors.js';
 import { callOperation, type Operation, type OperationContext } from '../../operations.js';
 import { parseInput } from '../../validation.js';
 import { refuseOtherMethod } from '../allowedMethods.js';
@@ -15,6 +15,7 @@ import { correlationIdOf, toApiError } from './apiErrors.js';
 import { OPEN_PRINCIPAL, type Authenticator, type Principal } from './authenticator.js';
 import { SELF_AUTHENTICATING } from './guardOtherSurfaces.js';
 import {
+  DECLARED_ROUTE_KEYS,
   operationRouteSpec,
   PER_OPERATION,
   ROUTE_SPECS,
@@ -259,6 +260,18 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
   for (const spec of ROUTE_SPECS) {
     if (mounted.has(routeKeyOf(spec))) continue;
     const handler = (handlers as Partial<Record<string, RouteHandler>>)[routeKeyOf(spec)];
+    if (!handler && DECLARED_ROUTE_KEYS.has(routeKeyOf(spec))) {
+      // A route whose operation's module this deployment leaves out answers that it is not available.
+      api.route({
+        method: spec.method,
+        url: spec.url.replace(/\{(\w+)\}/g, ':$1'),
+        config: { spec, ...SELF_AUTHENTICATING },
+        handler: () => {
+          throw new UnavailableError(`${spec.method} /api/v1${spec.url} is not available in this deployment`);
+        },
+      });
+      continue;
+    }
     if (!handler) throw new Error(`No operation or handler answers ${routeKeyOf(spec)}`);
     api.route({
       method: spec.method,
