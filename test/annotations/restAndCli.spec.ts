@@ -62,6 +62,10 @@ describe('annotations over REST', () => {
       expect(missing.statusCode).toBe(404);
       expect(missing.json()).toMatchObject({ error: { code: 'not_found' } });
       expect((await inject('POST', '', { config: { chunks: [] } })).statusCode).toBe(400);
+      // A route whose module this deployment leaves out says so, in the API's error format.
+      const forget = await server.app.inject({ method: 'POST', url: '/api/v1/forget', payload: { subject: 'bob' } });
+      expect(forget.statusCode).toBe(503);
+      expect(forget.json<{ error: { detail: string } }>().error.detail).toMatch(/not available in this deployment/);
     } finally {
       await server.close();
     }

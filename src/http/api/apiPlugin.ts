@@ -90,6 +90,9 @@ const inputOf = (operation: Operation, request: FastifyRequest): Record<string, 
   return { ...body, ...fromQuery, ...fromPath };
 };
 
+/** A route's path as fastify writes it: `/connectors/{id}` is `/connectors/:id`. */
+const fastifyPath = (url: string) => url.replace(/\{(\w+)\}/g, ':$1');
+
 const NO_FIELDS = z.object({}).strict();
 
 /** A route whose query is strict refuses a query field it does not declare, as its input would refuse it. */
@@ -234,7 +237,7 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
     mounted.add(routeKeyOf(spec));
     api.route({
       method: spec.method,
-      url: spec.url.replace(/\{(\w+)\}/g, ':$1'),
+      url: fastifyPath(spec.url),
       bodyLimit: options.bodyLimitBytes,
       config: { spec, ...SELF_AUTHENTICATING, ...(spec.rateClass ? {} : { rateLimit: false }) },
       handler: async (request, reply) => {
@@ -264,7 +267,7 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
       // A route whose operation's module this deployment leaves out answers that it is not available.
       api.route({
         method: spec.method,
-        url: spec.url.replace(/\{(\w+)\}/g, ':$1'),
+        url: fastifyPath(spec.url),
         config: { spec, ...SELF_AUTHENTICATING },
         handler: () => {
           throw new UnavailableError(`${spec.method} /api/v1${spec.url} is not available in this deployment`);
@@ -275,7 +278,7 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
     if (!handler) throw new Error(`No operation or handler answers ${routeKeyOf(spec)}`);
     api.route({
       method: spec.method,
-      url: spec.url.replace(/\{(\w+)\}/g, ':$1'),
+      url: fastifyPath(spec.url),
       bodyLimit: options.bodyLimitBytes,
       config: { spec, ...SELF_AUTHENTICATING, ...(spec.rateClass ? {} : { rateLimit: false }) },
       handler: async (request, reply) => {
