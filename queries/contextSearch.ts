@@ -38,7 +38,7 @@ export const formatSearchResults = (query: string, output: SearchResponse): stri
     ].join('\n');
   });
   const more = output.pagination.has_more
-    ? `\n\n${output.pagination.total_results - output.results.length} more results: pass pagination.cursor "${output.pagination.next_cursor}".`
+    ? `\n\nMore results: pass pagination.cursor "${output.pagination.next_cursor}" for the next page.`
     : '';
   return `Context for "${query}" (${output.results.length} of ${output.pagination.total_results} results, ${output.query_metadata.sources_searched} sources):\n\n${blocks.join('\n\n')}${more}`;
 };

@@ -7,7 +7,7 @@ import { defineOperation, type OperationContext, type OperationSurfaces } from '
 import type { ContentStore } from '../src/ports/contentStore.js';
 import type { Embedder } from '../src/ports/embedder.js';
 import type { ReadModels } from '../src/ports/projections.js';
-import type { KeywordIndex, ScoredChunk, SearchFilters, VectorIndex } from '../src/ports/searchIndex.js';
+import type { DocumentCount, KeywordIndex, ScoredChunk, SearchFilters, VectorIndex } from '../src/ports/searchIndex.js';
 import { parseInput } from '../src/validation.js';
 import { fuse, type DocumentRank } from './fusion.js';
 import type { SearchAsOf, SearchModel, SearchView } from './searchAsOf.js';
@@ -168,6 +168,16 @@ const rankDocuments = async (
     input.mode === 'hybrid' ? input.fusion : input.mode === 'keyword' ? 'keyword' : 'semantic',
   ).slice(0, limit);
 
+  // Counted while the results are read: the count needs only which documents semantic search alone found.
+  const semanticOnly = new Set(top.filter((hit) => !hit.keyword).map((hit) => hit.documentId));
+  const countDocuments = view.keyword?.countDocuments?.bind(view.keyword);
+  const counting =
+    input.count && input.mode !== 'semantic' && degraded?.unavailable !== 'keyword' && countDocuments
+      ? countDocuments(input.query, filters, [...semanticOnly])
+      : undefined;
+  // Settled even when reading the results fails first, so that no rejection goes unhandled.
+  counting?.catch(() => undefined);
+
   const byId = await view.documents(top.map((hit) => hit.documentId));
   const documents = top.map((hit) => byId.get(hit.documentId));
   const chunkHashes = top.map((hit, i) => documents[i]?.chunks.find((c) => c.id === hit.chunkId)?.textHash);
@@ -198,23 +208,16 @@ const rankDocuments = async (
       },
     ];
   });
-  const matches =
-    input.count && input.mode !== 'semantic' && degraded?.unavailable !== 'keyword' && view.keyword?.countDocuments
-      ? await countMatches(view.keyword.countDocuments.bind(view.keyword), input.query, filters, results, top)
-      : undefined;
+  const matches = counting && matchesPerSource(await counting, results, semanticOnly);
   return { results, ...(degraded ? { degraded } : {}), ...(matches ? { matches } : {}) };
 };
 
 /** Documents with the query's terms, per source, and those among the results only semantic search found. */
-const countMatches = async (
-  countDocuments: NonNullable<KeywordIndex['countDocuments']>,
-  query: string,
-  filters: SearchFilters,
+const matchesPerSource = (
+  counted: DocumentCount,
   results: readonly SearchOutput['results'][number][],
-  top: readonly { documentId: string; keyword: DocumentRank | null }[],
-): Promise<Record<string, number>> => {
-  const semanticOnly = new Set(top.filter((hit) => !hit.keyword).map((hit) => hit.documentId));
-  const counted = await countDocuments(query, filters, [...semanticOnly]);
+  semanticOnly: ReadonlySet<string>,
+): Record<string, number> => {
   for (const result of results) {
     if (semanticOnly.has(result.id) && !counted.among.has(result.id))
       counted.bySource.set(result.source, (counted.bySource.get(result.source) ?? 0) + 1);

@@ -1,6 +1,7 @@
 import { contentHash } from '../../src/domain/ids.js';
 import type { Embedder, EmbeddingCache, EmbeddingKind } from '../../src/ports/embedder.js';
 import { trackEmbedding } from './embeddingActivity.js';
+import { createMemoryEmbeddingCache } from './memoryEmbeddingCache.js';
 
 /** The cache key of a text: sha256 of its UTF-8 bytes, as hex. */
 export { contentHash };
@@ -18,16 +19,26 @@ const cacheSpace = (model: string, kind: EmbeddingKind): string =>
  */
 export const EMBEDDING_SLICE = 128;
 
+/** Search queries remembered in memory: a repeated query is embedded once. */
+const QUERY_CACHE_ENTRIES = 1_000;
+
 /**
- * Answers from `cache` what it holds and embeds only the rest, each distinct text once, in slices
- * whose vectors are put in the cache as each one is done.
+ * Answers from a cache what it holds and embeds only the rest, each distinct text once, in slices
+ * whose vectors are put in the cache as each one is done. Passages go to `documents` (kept across
+ * restarts); queries to `queries`, in memory by default: a search must not wait for the database to
+ * look its query up while indexing writes to it.
  */
-export const withEmbeddingCache = (embedder: Embedder, cache: EmbeddingCache): Embedder => ({
+export const withEmbeddingCache = (
+  embedder: Embedder,
+  documents: EmbeddingCache,
+  queries: EmbeddingCache = createMemoryEmbeddingCache({ maxEntries: QUERY_CACHE_ENTRIES }),
+): Embedder => ({
   model: embedder.model,
   dimensions: embedder.dimensions,
   async embed(texts: readonly string[], kind: EmbeddingKind): Promise<Float32Array[]> {
     if (texts.length === 0) return [];
     const space = cacheSpace(embedder.model, kind);
+    const cache = kind === 'document' ? documents : queries;
     const hashes = texts.map(contentHash);
     const found = await cache.get(space, [...new Set(hashes)]);
 

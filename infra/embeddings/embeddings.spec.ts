@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UnavailableError, ValidationError } from '../../src/errors.js';
-import type { Embedder, EmbeddingKind } from '../../src/ports/embedder.js';
+import type { Embedder, EmbeddingCache, EmbeddingKind } from '../../src/ports/embedder.js';
 import { openPglite } from '../postgres/database.js';
 import type { Database } from '../postgres/database.js';
 import { contentHash, EMBEDDING_SLICE, withEmbeddingCache } from './cachedEmbedder.js';
@@ -370,6 +370,23 @@ describe('embedding cache decorator', () => {
     const [asQuery] = await cached.embed(['alpha'], 'query');
     expect(calls).toHaveLength(2);
     expect(asQuery).not.toEqual(asDocument);
+  });
+
+  it('keeps query vectors out of the document cache, and embeds a repeated query once', async () => {
+    const { embedder, calls } = createCountingEmbedder();
+    const documents = createMemoryEmbeddingCache();
+    const asked: string[] = [];
+    const watched: EmbeddingCache = {
+      get: (model, hashes) => (asked.push(model), documents.get(model, hashes)),
+      put: (model, entries) => (asked.push(model), documents.put(model, entries)),
+    };
+    const cached = withEmbeddingCache(embedder, watched);
+    await cached.embed(['how are tokens refreshed'], 'query');
+    await cached.embed(['how are tokens refreshed'], 'query');
+    expect(calls).toHaveLength(1);
+    expect(asked).toEqual([]);
+    await cached.embed(['a passage'], 'document');
+    expect(asked).toEqual([embedder.model, embedder.model]);
   });
 
   it('forgets the least recently used vectors beyond its capacity', async () => {

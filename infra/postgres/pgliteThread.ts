@@ -6,9 +6,14 @@ import { sendError, type SentError } from './threadErrors.js';
 
 /**
  * The embedded database's own thread: opens PGlite in the data directory it is given and answers
- * the database port's calls posted by infra/postgres/threadedPglite.ts. Calls are served as they
- * arrive, not one after another: PGlite queues statements itself, and an open transaction's
- * statements must reach it while other calls wait behind the transaction.
+ * the database port's calls posted by infra/postgres/threadedPglite.ts.
+ *
+ * PGlite has one connection. Calls take it in turn, one at a time: a statement, or a whole
+ * transaction, whose own statements run as they come while every other call waits. The next turn
+ * goes to a request's call before background work's (projections and jobs writing what they
+ * index), so a search waits for at most the one write in progress, not for a queue of them; a
+ * background call that has waited BACKGROUND_PATIENCE_MS goes first, so that a busy client cannot
+ * stall indexing.
  */
 
 export type DatabaseCall =
@@ -32,6 +37,15 @@ export type DatabaseReply =
 
 /** Thrown inside PGlite's transaction so that it rolls back. */
 const ROLLBACK = new Error('rolled back by the caller');
+
+/** A call posted to this thread; `background` when posted by background work (see `inBackground`). */
+export interface PostedCall {
+  id: number;
+  call: DatabaseCall;
+  background: boolean;
+}
+
+const BACKGROUND_PATIENCE_MS = 1_000;
 
 const port = parentPort!;
 const post = (reply: DatabaseReply) => port.postMessage(reply);
@@ -119,8 +133,57 @@ const answer = async (call: DatabaseCall): Promise<unknown> => {
   }
 };
 
-port.on('message', ({ id, call }: { id: number; call: DatabaseCall }) => {
-  const work = answer(call).then(
+interface Turn {
+  background: boolean;
+  queuedAt: number;
+  /** Runs the call; settles once the connection is free again. */
+  take: () => Promise<unknown>;
+}
+const turns: Turn[] = [];
+let taken = false;
+
+/** The request's turn that came first, unless background work has waited too long. */
+const nextTurn = (): Turn | undefined => {
+  const background = turns.find((t) => t.background);
+  const request = turns.find((t) => !t.background);
+  const pick = request && !(background && Date.now() - background.queuedAt >= BACKGROUND_PATIENCE_MS) ? request : background;
+  if (pick) turns.splice(turns.indexOf(pick), 1);
+  return pick;
+};
+
+const takeTurns = () => {
+  if (taken) return;
+  const turn = nextTurn();
+  if (!turn) return;
+  taken = true;
+  void turn.take().finally(() => {
+    taken = false;
+    takeTurns();
+  });
+};
+
+/** Answers a call once its turn comes; a transaction keeps the turn until it ends. */
+const inTurn = (background: boolean, call: DatabaseCall): Promise<unknown> =>
+  new Promise((resolve, reject) => {
+    turns.push({
+      background,
+      queuedAt: Date.now(),
+      take: async () => {
+        const answered = answer(call);
+        answered.then(resolve, reject);
+        const id = await answered.catch(() => undefined);
+        if (call.op === 'begin' && id !== undefined) await transactions.get(id as number)?.ended.catch(() => undefined);
+      },
+    });
+    takeTurns();
+  });
+
+/** A transaction's statements and its end run in its turn, at once; every other call waits for one. */
+const ownsTurn = (call: DatabaseCall) =>
+  (call.op === 'query' && call.tx !== undefined) || call.op === 'commit' || call.op === 'rollback' || call.op === 'close';
+
+port.on('message', ({ id, call, background }: PostedCall) => {
+  const work = (ownsTurn(call) ? answer(call) : inTurn(background, call)).then(
     (result) => post({ type: 'result', id, result }),
     (error: unknown) => post({ type: 'error', id, error: sendError(error) }),
   );

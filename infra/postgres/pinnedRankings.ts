@@ -23,13 +23,12 @@ export const createPinnedRankings = async <T>(
   return {
     async pin(owner, pinned) {
       const id = randomUUID();
-      await db.query('DELETE FROM search_pinned_rankings WHERE expires_at <= $1', [at(now())]);
-      await db.query('INSERT INTO search_pinned_rankings (id, owner, pinned, expires_at) VALUES ($1, $2, $3, $4)', [
-        id,
-        owner,
-        JSON.stringify(pinned),
-        at(now() + ttlMs),
-      ]);
+      // One statement: expired rankings go as a new one is pinned.
+      await db.query(
+        `WITH expired AS (DELETE FROM search_pinned_rankings WHERE expires_at <= $5)
+         INSERT INTO search_pinned_rankings (id, owner, pinned, expires_at) VALUES ($1, $2, $3, $4)`,
+        [id, owner, JSON.stringify(pinned), at(now() + ttlMs), at(now())],
+      );
       return id;
     },
     async get(id, owner) {

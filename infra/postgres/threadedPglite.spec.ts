@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { messages } from '@electric-sql/pglite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DatabaseUnavailableError } from '../../src/errors.js';
+import { inBackground } from '../../src/ports/database.js';
 import { openPgliteThread, type ThreadedDatabase } from './threadedPglite.js';
 
 describe('the embedded database in its own thread', () => {
@@ -80,6 +81,29 @@ describe('the embedded database in its own thread', () => {
     const order = (await db.query<{ tx: string }>('SELECT tx FROM steps ORDER BY n')).map((r) => r.tx).join('');
     expect(order.replace('outside', '')).toMatch(/^(aaaaabbbbb|bbbbbaaaaa)$/);
     expect(order).toMatch(/^(outside)?[ab]{5}(outside)?[ab]{5}(outside)?$/);
+  });
+
+  it("gives a request's call the next turn, before background work queued earlier", async () => {
+    await db.exec('CREATE TABLE turns (n serial PRIMARY KEY, who text NOT NULL)');
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let begun!: () => void;
+    const holding = new Promise<void>((resolve) => (begun = resolve));
+    const writing = inBackground(() =>
+      db.transaction(async (tx) => {
+        await tx.query(`INSERT INTO turns (who) VALUES ('holder')`);
+        begun();
+        await held;
+      }),
+    );
+    await holding;
+    const queued = [1, 2, 3].map((i) => inBackground(() => db.query('INSERT INTO turns (who) VALUES ($1)', [`background ${i}`])));
+    const request = db.query(`INSERT INTO turns (who) VALUES ('request')`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    release();
+    await Promise.all([writing, ...queued, request]);
+    const order = (await db.query<{ who: string }>('SELECT who FROM turns ORDER BY n')).map((r) => r.who);
+    expect(order).toEqual(['holder', 'request', 'background 1', 'background 2', 'background 3']);
   });
 
   it('delivers notifications to the listener until it unlistens', async () => {

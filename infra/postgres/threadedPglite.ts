@@ -1,8 +1,8 @@
 import { DatabaseUnavailableError } from '../../src/errors.js';
-import type { Sql } from '../../src/ports/database.js';
+import { isBackground, type Sql } from '../../src/ports/database.js';
 import { spawn } from '../workers/workerRpc.js';
 import type { Database } from './database.js';
-import type { DatabaseCall, DatabaseReply } from './pgliteThread.js';
+import type { DatabaseCall, DatabaseReply, PostedCall } from './pgliteThread.js';
 import { receiveError } from './threadErrors.js';
 
 /** The embedded database in its own thread; `terminate` stops the thread at once, as a crash would. */
@@ -54,7 +54,7 @@ export const openPgliteThread = async (dataDir?: string): Promise<ThreadedDataba
       const id = nextId++;
       pending.set(id, { resolve: resolve as (v: unknown) => void, reject });
       worker.ref();
-      worker.postMessage({ id, call: message });
+      worker.postMessage({ id, call: message, background: isBackground() } satisfies PostedCall);
     });
   const tracked = <T>(work: Promise<T>): Promise<T> => {
     busy.add(work);

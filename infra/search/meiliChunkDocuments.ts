@@ -25,7 +25,7 @@ export const CHUNK_INDEX_SETTINGS = {
   searchableAttributes: ['title', 'text'],
   filterableAttributes: ['project', 'source', 'tags', 'updated_at', 'document_id', 'id'],
   sortableAttributes: ['updated_at'],
-  displayedAttributes: ['id', 'document_id', 'title', 'text'],
+  displayedAttributes: ['id', 'document_id', 'source', 'title', 'text'],
   typoTolerance: { enabled: true },
   stopWords: [...STOP_WORDS],
 };

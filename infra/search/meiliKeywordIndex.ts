@@ -54,6 +54,8 @@ export const HIGHLIGHT = { pre: '**', post: '**' } as const;
 const SNIPPET_WORDS = 32;
 /** Chunks fetched per query word: enough that the best chunks of a search contain its rarer words. */
 const HITS_PER_TERM = 200;
+/** Chunks each word of a query is counted over, as the embedded index counts its best 400. */
+const COUNT_PER_TERM = 400;
 /** What Meilisearch is asked to put around matches: private-use characters no text carries, unlike markdown's `**`. */
 const MATCH = { pre: '\uE000', post: '\uE001' } as const;
 const MATCHED = /\uE000([^\uE001]*)\uE001([\p{Ll}\p{M}]*)/gu;
@@ -215,6 +217,38 @@ export const createMeiliKeywordIndex = async ({
   };
 
   const index: KeywordIndex = {
+    /** The documents holding any of the query's words: the union of each word's matches, up to COUNT_PER_TERM chunks each. */
+    async countDocuments(query, filters, among) {
+      const terms = queryTerms(query);
+      const bySource = new Map<string, number>();
+      const matchedAmong = new Set<string>();
+      if (terms.length === 0) return { bySource, among: matchedAmong };
+      const filter = searchFilter(filters);
+      try {
+        // An index made before `source` was displayed gets the settings that show it.
+        await ensureIndex(indexUid);
+        const { results } = await client.multiSearch<MultiSearchParams, MeiliChunkDocument>({
+          queries: terms.map((term) => ({
+            indexUid,
+            q: term,
+            filter,
+            limit: COUNT_PER_TERM,
+            matchingStrategy: 'all' as const,
+            attributesToRetrieve: ['document_id', 'source'],
+          })),
+        });
+        const sourceOf = new Map(results.flatMap((result) => result.hits.map((hit) => [hit.document_id, hit.source] as const)));
+        const wanted = new Set(among);
+        for (const [documentId, source] of sourceOf) {
+          bySource.set(source, (bySource.get(source) ?? 0) + 1);
+          if (wanted.has(documentId)) matchedAmong.add(documentId);
+        }
+        return { bySource, among: matchedAmong };
+      } catch (error) {
+        if (isIndexNotFound(error)) return { bySource, among: matchedAmong };
+        throw translateMeiliError(error);
+      }
+    },
     async search(query, filters, limit): Promise<MeiliScoredChunk[]> {
       const terms = queryTerms(query);
       if (terms.length === 0) return [];

@@ -35,8 +35,10 @@ const cosineSearch = (db: Database, table: string): VectorIndex => ({
   search: (vector, filters, limit) =>
     db.transaction(async (tx) => {
       // Filters are applied while walking the graph, so a narrow filter still fills the page.
-      await tx.query(`SET LOCAL hnsw.iterative_scan = relaxed_order`);
-      await tx.query(`SET LOCAL hnsw.ef_search = ${Math.max(40, Math.min(1000, limit * 2))}`);
+      // Both settings in one statement: each is a turn on an embedded database's connection.
+      await tx.query(`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true)`, [
+        String(Math.max(40, Math.min(1000, limit * 2))),
+      ]);
       const params: unknown[] = [literal(vector)];
       const where = filterConditions(filters, params);
       params.push(limit);

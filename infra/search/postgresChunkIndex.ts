@@ -62,15 +62,24 @@ const lastChanges = (events: readonly StoredEvent[]) => {
   return byDocument;
 };
 
-const write = async (
-  tx: Sql,
-  table: string,
-  valueType: string,
-  documentIds: string[],
-  chunks: SearchChunk[],
-  values: string[],
-) => {
-  await tx.query(`DELETE FROM ${table} WHERE document_id = ANY($1::text[])`, [documentIds]);
+/**
+ * Rows written per transaction. A BM25 or vector-graph insert costs about a millisecond a row on
+ * the embedded database's one connection, where searches wait for the transaction in progress: a
+ * large document (thousands of chunks) is written in slices, so that no search waits for long.
+ */
+export const WRITE_SLICE = 32;
+
+const COLUMNS = ['document_id', 'project', 'source', 'source_id', 'title', 'tags', 'updated_at', 'chunk_index', 'value'];
+
+/** Removes the rows of `documentIds` that are not among `keep`: chunks the documents no longer have. */
+const deleteStale = (tx: Sql, table: string, documentIds: string[], keep: string[]) =>
+  tx.query(`DELETE FROM ${table} WHERE document_id = ANY($1::text[]) AND NOT (chunk_id = ANY($2::text[]))`, [
+    documentIds,
+    keep,
+  ]);
+
+/** Inserts or replaces rows; a row that is already as given is left alone, and its index entries with it. */
+const upsert = async (tx: Sql, table: string, valueType: string, chunks: SearchChunk[], values: string[]) => {
   if (chunks.length === 0) return;
   const rows = chunks.map((c, i) => ({
     chunk_id: c.chunkId,
@@ -84,41 +93,60 @@ const write = async (
     chunk_index: c.chunkIndex,
     value: values[i],
   }));
+  const current = (prefix: string) => COLUMNS.map((column) => `${prefix}.${column}`).join(', ');
   await tx.query(
-    `INSERT INTO ${table} SELECT x.chunk_id, x.document_id, x.project, x.source, x.source_id, x.title,
+    `INSERT INTO ${table} AS t SELECT x.chunk_id, x.document_id, x.project, x.source, x.source_id, x.title,
        ARRAY(SELECT jsonb_array_elements_text(x.tags)), x.updated_at, x.chunk_index, x.value::${valueType}
      FROM jsonb_to_recordset($1::jsonb) AS x(chunk_id text, document_id text, project text, source text,
        source_id text, title text, tags jsonb, updated_at timestamptz, chunk_index integer, value text)
-     ON CONFLICT (chunk_id) DO UPDATE SET value = excluded.value`,
+     ON CONFLICT (chunk_id) DO UPDATE SET (${COLUMNS.join(', ')}) = (${current('excluded')})
+     WHERE (${current('t')}) IS DISTINCT FROM (${current('excluded')})`,
     [JSON.stringify(rows)],
   );
 };
 
-/** Applies a batch to a chunk table: values first, then the rows and `record` in one transaction. */
+/** Where a batch stands against the stored checkpoint: checked before its first write, moved with its last. */
+interface BatchCheckpoint {
+  check(tx: Sql): Promise<void>;
+  advance(tx: Sql): Promise<void>;
+}
+
+/**
+ * Applies a batch to a chunk table. Values are computed first (embedding can be slow); then the rows
+ * are written in slices of WRITE_SLICE, each in its own transaction: the first checks the
+ * checkpoint, so that a batch another runner has applied writes nothing, and the last moves it.
+ * Every slice is idempotent, so a batch cut short by a crash is written again whole from its
+ * checkpoint; until then a search may see part of a document's new chunks beside its old ones.
+ */
 const applyChanges = async (
   db: Database,
   content: ContentStore,
   spec: ChunkTableSpec,
   target: string,
   events: readonly StoredEvent[],
-  record: (tx: Sql) => Promise<void>,
+  checkpoint: BatchCheckpoint,
 ) => {
   const changes = lastChanges(events);
   const chunks = [...changes.values()].flat();
   const texts = await content.get(chunks.map((c) => c.textHash));
   const present = chunks.filter((c) => texts.has(c.textHash));
   const values = await spec.values(present, texts);
-  await writingProjection(() =>
-    db.transaction(async (tx) => {
-      await record(tx);
-      if (changes.size > 0) await write(tx, target, spec.valueType, [...changes.keys()], present, values);
-    }),
-  );
+  const slices = Math.max(1, Math.ceil(present.length / WRITE_SLICE));
+  for (let slice = 0; slice < slices; slice++) {
+    const from = slice * WRITE_SLICE;
+    await writingProjection(() =>
+      db.transaction(async (tx) => {
+        await (slice === slices - 1 ? checkpoint.advance(tx) : slice === 0 ? checkpoint.check(tx) : undefined);
+        if (slice === 0 && changes.size > 0)
+          await deleteStale(tx, target, [...changes.keys()], present.map((c) => c.chunkId));
+        await upsert(tx, target, spec.valueType, present.slice(from, from + WRITE_SLICE), values.slice(from, from + WRITE_SLICE));
+      }),
+    );
+  }
 };
 
 /**
- * A search index kept in a Postgres table of chunks, fed from document events. The batch's values
- * are computed first; then the rows and the checkpoint are written in one transaction.
+ * A search index kept in a Postgres table of chunks, fed from document events (see applyChanges).
  */
 export const postgresChunkIndexProjection = async (
   db: Database,
@@ -137,7 +165,10 @@ export const postgresChunkIndexProjection = async (
   const sink = (target: string, slot: 'live' | 'shadow'): ProjectionSink => ({
     checkpoint: () => checkpoints.read(slot),
     apply: (events, from, to) =>
-      applyChanges(db, content, spec, target, events, (tx) => checkpoints.advance(tx, slot, from, to)),
+      applyChanges(db, content, spec, target, events, {
+        check: (tx) => checkpoints.advance(tx, slot, from, from),
+        advance: (tx) => checkpoints.advance(tx, slot, from, to),
+      }),
     quarantine: (event, error, from, to) => checkpoints.quarantine(slot, event, error, from, to),
   });
 
@@ -207,7 +238,7 @@ export const openChunkTableSnapshot = async (
       apply: async (events, from, to) => {
         if (from !== checkpoint)
           throw new CheckpointMovedError(`Snapshot of '${spec.name}' is at ${checkpoint}, not ${from}`);
-        await applyChanges(db, content, spec, table, events, () => Promise.resolve());
+        await applyChanges(db, content, spec, table, events, { check: async () => {}, advance: async () => {} });
         checkpoint = to;
       },
       // A snapshot is thrown away after use: what it skipped is only logged by its builder.

@@ -6,6 +6,7 @@ import type { EventStore, Subscription } from '../ports/eventStore.js';
 import type { Logger } from '../ports/logger.js';
 import type { ProjectionSink, QuarantinedEvent, RunnableProjection } from '../ports/projections.js';
 import { soleReplica, type ReplicaLocks } from '../ports/replicaLocks.js';
+import { inBackground } from '../ports/database.js';
 import { applyBatch, type OnQuarantine } from './applyBatch.js';
 
 export interface RebuildProgress {
@@ -212,14 +213,14 @@ export const createProjectionRunner = (
   const riders = () => [...lives.values()].filter((live) => live.following && !live.retry.timer);
 
   const subscribeFor = (group: () => Live[], from: Position) =>
-    store.subscribe(
+    inBackground(() => store.subscribe(
       // Together: each projection's writes are independent, and on an embedded database one after
       // another they would spread a batch's cost over the commands that come in between.
       async (events) => {
         await Promise.all(group().map((live) => deliver(live, events)));
       },
       { from, batchSize },
-    );
+    ));
 
   /** Stops the feeds, makes `change` while nothing is delivered, and starts them again where the riders need them. */
   const changeFeed = (change: () => void | Promise<void>): Promise<void> => {
@@ -369,7 +370,7 @@ export const createProjectionRunner = (
       startedAt: new Date().toISOString(),
     };
     live.rebuild = progress;
-    return fillAndSwap(live, progress, onProgress).finally(() => {
+    return inBackground(() => fillAndSwap(live, progress, onProgress)).finally(() => {
       live.rebuild = null;
     });
   };

@@ -6,6 +6,7 @@ import { commandContext } from '../engine/commands.js';
 import { ConcurrencyError, IllegalStateError, UnavailableError } from '../errors.js';
 import type { Position } from '../domain/position.js';
 import { soleReplica, type ReplicaLocks } from '../ports/replicaLocks.js';
+import { inBackground } from '../ports/database.js';
 import { backoff, type Backoff } from './backoff.js';
 import { openJobStream, type JobStream } from './jobStream.js';
 import { connectorOfSyncJob } from '../../commands/syncConnector.js';
@@ -93,14 +94,15 @@ export const createJobRunner = ({ maxConcurrent, runnerId = newId(), locks = sol
   const execute = (job: Tracked, stream: JobStream) => {
     job.status = 'running';
     const run = syncConnector && connectorOfSyncJob(job.repoPath) ? syncConnector : runIndexingJob.bind(null, deps);
-    job.run = run(stream, {
+    // The job's reads and writes give way to requests' on an embedded database.
+    job.run = inBackground(() => run(stream, {
       runnerId,
       cancelRequested: () => job.cancel,
       stopping: () => stopping,
       waiting: (reason) => {
         job.outage = reason;
       },
-    })
+    }))
       .catch((error: unknown) => deps.logger.error({ jobId: job.jobId, err: error }, 'indexing job crashed'))
       .finally(() => {
         active.delete(job.jobId);

@@ -57,6 +57,28 @@ import type { LedgerModule, ModuleContext } from '../module.js';
 import { callOperation, DEFAULT_PROJECT, isTool, rateClassOf, requiredScope, type OperationContext } from '../operations.js';
 import { PRODUCT_VERSION } from '../http/api/version.js';
 
+/**
+ * How long a project's count of sources is reused by searches. Counting reads every document of the
+ * project, on the connection that indexing writes through; the count changes only when a new
+ * source is ingested.
+ */
+const SOURCE_COUNT_TTL_MS = 5_000;
+
+/** `read`, answered from its last result for the same key while that is younger than `ttlMs`. */
+const recentFor = <T>(ttlMs: number, read: (key: string) => Promise<T>) => {
+  const recent = new Map<string, { at: number; value: Promise<T> }>();
+  return (key: string): Promise<T> => {
+    const now = Date.now();
+    const hit = recent.get(key);
+    if (hit && now - hit.at < ttlMs) return hit.value;
+    for (const [old, { at }] of recent) if (now - at >= ttlMs) recent.delete(old);
+    const value = read(key);
+    recent.set(key, { at: now, value });
+    value.catch(() => recent.delete(key));
+    return value;
+  };
+};
+
 const wire = async (context: ModuleContext) => {
   const { config, logger, db, store, readModels, content, keyring, secrets } = context;
   const jwt = await createJwtCodec(config.auth);
@@ -77,7 +99,7 @@ const wire = async (context: ModuleContext) => {
     operation('search').run(input, operationContext) as Promise<SearchOutput>;
   const searchDeps: WorkContextSearchDeps = {
     search,
-    sourcesSearched: async (project) => (await readModels.count('documents', 'source', { project })).size,
+    sourcesSearched: recentFor(SOURCE_COUNT_TTL_MS, async (project) => (await readModels.count('documents', 'source', { project })).size),
     limits: async (project) => {
       const { search } = await settings.forTenant(project);
       return { defaultTopK: search.default_top_k, maxResults: search.max_results };

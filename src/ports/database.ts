@@ -1,3 +1,5 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
+
 /** Something that runs one SQL statement: the database itself, or an open transaction. */
 export interface Sql {
   query<R = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<R[]>;
@@ -26,3 +28,14 @@ export interface Database extends Sql {
   purge(tables: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }
+
+const background = new AsyncLocalStorage<true>();
+
+/**
+ * Runs `work`, and all it starts, as background work (projections, indexing jobs). An engine with a
+ * single connection gives requests' statements their turn first; others ignore the mark.
+ */
+export const inBackground = <T>(work: () => T): T => background.run(true, work);
+
+/** Whether the caller runs inside `inBackground`. */
+export const isBackground = (): boolean => background.getStore() === true;

@@ -110,6 +110,19 @@ describe('MCP over Streamable HTTP with authentication', () => {
     expect(output.results[0]!.metadata.boosted_by).toEqual(['active_file']);
   });
 
+  it('context.search tells the LLM how to read the next page, and the last page says no more', async () => {
+    const first = await acme.callTool({ name: 'context.search', arguments: { query: 'chargeInvoice', top_k: 1 } });
+    const cursor = (structured(first) as { pagination: { next_cursor: string } }).pagination.next_cursor;
+    expect(textOf(first)).toMatch(/^Context for "chargeInvoice" \(1 of 2 results, 1 sources\):/);
+    expect(textOf(first)).toContain(`More results: pass pagination.cursor "${cursor}" for the next page.`);
+    const last = await acme.callTool({
+      name: 'context.search',
+      arguments: { query: 'chargeInvoice', top_k: 1, pagination: { cursor } },
+    });
+    expect(textOf(last)).toMatch(/^Context for "chargeInvoice" \(1 of 2 results/);
+    expect(textOf(last)).not.toContain('More results');
+  });
+
   it("context.search sees only the caller's tenant", async () => {
     const theirs = structured(
       await globex.callTool({ name: 'context.search', arguments: { query: 'chargeInvoice' } }),

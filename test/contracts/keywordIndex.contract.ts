@@ -162,6 +162,30 @@ export const describeKeywordIndexContract = (
       expect(even).toEqual(all.filter((hit) => evenIds.has(hit.chunkId)));
     });
 
+    it('counts, per source, the documents holding any word of the query, within the filters', async () => {
+      const project = `p-${randomUUID()}`;
+      const docs = await Promise.all([
+        ingested({ project, source: 'wiki', chunks: ['rotation of signing keys', 'keys are rotated monthly'] }),
+        ingested({ project, source: 'wiki', chunks: ['certificate rotation'] }),
+        ingested({ project, source: 'git', chunks: ['rotate the keys with ctx keys rotate'] }),
+        ingested({ project, source: 'git', chunks: ['nothing to see here'] }),
+        ingested({ project: `${project}-elsewhere`, source: 'wiki', chunks: ['signing keys elsewhere'] }),
+      ]);
+      await apply(docs.map((d) => d.event));
+      const idOf = (i: number) => (docs[i]!.event.data as { documentId: string }).documentId;
+      expect('countDocuments' in fixture.index, 'a keyword index counts its matches').toBe(true);
+      const count = (query: string, filters: SearchFilters, among: string[]) =>
+        fixture.index.countDocuments!(query, filters, among);
+
+      const all = await count('signing keys', { project }, [idOf(1), idOf(2), idOf(3)]);
+      expect(Object.fromEntries(all.bySource)).toEqual({ wiki: 1, git: 1 });
+      expect([...all.among]).toEqual([idOf(2)]);
+      const anyWord = await count('certificate keys', { project }, []);
+      expect(Object.fromEntries(anyWord.bySource)).toEqual({ wiki: 2, git: 1 });
+      const narrowed = await count('certificate keys', { project, source: 'git' }, []);
+      expect(Object.fromEntries(narrowed.bySource)).toEqual({ git: 1 });
+    });
+
     it('applies project, source, every tag and the update-time range as filters', async () => {
       const project = `p-${randomUUID()}`;
       const docs = await Promise.all([

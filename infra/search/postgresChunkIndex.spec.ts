@@ -1,0 +1,137 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { StoredEvent } from '../../src/domain/events.js';
+import { position, START, type Position } from '../../src/domain/position.js';
+import { CheckpointMovedError, type RunnableProjection } from '../../src/ports/projections.js';
+import { testMetadata } from '../../test/support/events.js';
+import { openPglite, type Database } from '../postgres/database.js';
+import { createPostgresContentStore } from '../postgres/postgresContentStore.js';
+import { postgresChunkIndexProjection, WRITE_SLICE, type ChunkTableSpec } from './postgresChunkIndex.js';
+
+/** A chunk table whose value is the chunk's text, indexed by nothing but its key. */
+const TEXT_TABLE: ChunkTableSpec = {
+  name: 'sliced_text',
+  version: 1,
+  table: 'sliced_text',
+  valueType: 'text',
+  valueIndex: (table, index) => `CREATE INDEX ${index} ON ${table} (chunk_id)`,
+  values: (chunks, texts) => Promise.resolve(chunks.map((c) => texts.get(c.textHash)!)),
+};
+
+/** The database, counting the transactions begun through it; `failAt` makes that one (counted from 1) fail. */
+const counting = (db: Database) => {
+  const seen = { transactions: 0, failAt: 0 };
+  const wrapped: Database = {
+    ...db,
+    query: (sql, params) => db.query(sql, params),
+    transaction: (fn) => {
+      seen.transactions++;
+      if (seen.transactions === seen.failAt) return Promise.reject(new Error('the process died here'));
+      return db.transaction(fn);
+    },
+  };
+  return { wrapped, seen };
+};
+
+describe('chunk tables written in slices', () => {
+  let db: Database;
+  let seen: { transactions: number; failAt: number };
+  let projection: RunnableProjection;
+  let content: Awaited<ReturnType<typeof createPostgresContentStore>>;
+  let sequence = 0n;
+  const next = (): Position => position(1, (sequence += 1n));
+
+  beforeAll(async () => {
+    db = await openPglite();
+    const count = counting(db);
+    seen = count.seen;
+    content = await createPostgresContentStore(db);
+    projection = await postgresChunkIndexProjection(count.wrapped, content, TEXT_TABLE);
+  });
+  afterAll(() => db.close());
+
+  const ingested = async (documentId: string, texts: string[], chunkIds: string[] = texts.map(() => randomUUID())) => {
+    const hashes = await content.put(texts);
+    return {
+      type: 'DocumentIngested',
+      schemaVersion: 1,
+      data: {
+        documentId,
+        source: 'filesystem',
+        sourceId: `${documentId}.md`,
+        sourceUrl: null,
+        title: null,
+        author: null,
+        createdAt: '2026-01-01T00:00:00.000Z',
+        updatedAt: '2026-01-01T00:00:00.000Z',
+        contentType: 'text/markdown',
+        tags: [],
+        metadata: {},
+        bodyHash: hashes[0]!,
+        bodyBytes: 1,
+        chunks: chunkIds.map((id, index) => ({ id, index, startLine: null, endLine: null, kind: null, symbol: null, textHash: hashes[index]! })),
+      },
+      streamId: `doc-${documentId}`,
+      revision: 0n,
+      position: next(),
+      metadata: testMetadata(),
+      recordedAt: new Date().toISOString(),
+    } as StoredEvent;
+  };
+  const rowsOf = (documentId: string) =>
+    db.query<{ chunk_id: string; value: string; xmin: string }>(
+      'SELECT chunk_id, value, xmin::text FROM sliced_text WHERE document_id = $1 ORDER BY chunk_index',
+      [documentId],
+    );
+  const apply = async (events: StoredEvent[]) => {
+    const from = await projection.live.checkpoint();
+    await projection.live.apply(events, from, events.at(-1)!.position);
+  };
+  const texts = (n: number, word: string) => Array.from({ length: n }, (_, i) => `${word} ${i}`);
+
+  it('writes a large document in transactions of at most WRITE_SLICE rows, and moves the checkpoint with the last', async () => {
+    const documentId = randomUUID();
+    const event = await ingested(documentId, texts(WRITE_SLICE * 3 + 5, 'large'));
+    const before = seen.transactions;
+    await apply([event]);
+    expect(seen.transactions - before).toBe(4);
+    expect(await rowsOf(documentId)).toHaveLength(WRITE_SLICE * 3 + 5);
+    expect(await projection.live.checkpoint()).toBe(event.position);
+  });
+
+  it('writes nothing of a batch whose checkpoint has moved, however many slices it has', async () => {
+    const documentId = randomUUID();
+    const event = await ingested(documentId, texts(WRITE_SLICE * 2, 'stale'));
+    await expect(projection.live.apply([event], START, event.position)).rejects.toBeInstanceOf(CheckpointMovedError);
+    expect(await rowsOf(documentId)).toEqual([]);
+  });
+
+  it('applies a batch cut short after its first slices whole when it runs again from its checkpoint', async () => {
+    const documentId = randomUUID();
+    const first = await ingested(documentId, texts(WRITE_SLICE * 3, 'old'));
+    await apply([first]);
+    const checkpoint = await projection.live.checkpoint();
+
+    const kept = (first.data as { chunks: { id: string }[] }).chunks.slice(0, 2).map((c) => c.id);
+    const second = await ingested(documentId, texts(WRITE_SLICE + 3, 'new'), [...kept, ...texts(WRITE_SLICE + 1, 'x').map(() => randomUUID())]);
+    seen.failAt = seen.transactions + 2;
+    await expect(apply([second])).rejects.toThrow('the process died here');
+    seen.failAt = 0;
+    expect(await projection.live.checkpoint()).toBe(checkpoint);
+
+    await apply([second]);
+    const rows = await rowsOf(documentId);
+    expect(rows.map((r) => r.value)).toEqual(texts(WRITE_SLICE + 3, 'new'));
+    expect(rows.slice(0, 2).map((r) => r.chunk_id)).toEqual(kept);
+    expect(await projection.live.checkpoint()).toBe(second.position);
+  });
+
+  it('leaves a row as it is when a batch gives it again unchanged', async () => {
+    const documentId = randomUUID();
+    const event = await ingested(documentId, texts(3, 'same'));
+    await apply([event]);
+    const before = await rowsOf(documentId);
+    await apply([{ ...event, position: next() }]);
+    expect(await rowsOf(documentId)).toEqual(before);
+  });
+});
