@@ -11,9 +11,9 @@ import { sendError, type SentError } from './threadErrors.js';
  * PGlite has one connection. Calls take it in turn, one at a time: a statement, or a whole
  * transaction, whose own statements run as they come while every other call waits. The next turn
  * goes to a request's call before background work's (projections and jobs writing what they
- * index), so a search waits for at most the one write in progress, not for a queue of them; a
- * background call that has waited BACKGROUND_PATIENCE_MS goes first, so that a busy client cannot
- * stall indexing.
+ * index), so a search waits for at most the one write in progress, not for a queue of them, and
+ * keeps the connection for REQUEST_GRACE_MS after each of its calls for the next one. A background
+ * call that has waited BACKGROUND_PATIENCE_MS goes first, so that a busy client cannot stall indexing.
  */
 
 export type DatabaseCall =
@@ -151,13 +151,30 @@ const nextTurn = (): Turn | undefined => {
   return pick;
 };
 
+/**
+ * How long the connection stays a request's after its call: the request's next statement usually
+ * follows within a millisecond or two, and would otherwise wait behind a background write.
+ */
+const REQUEST_GRACE_MS = 2;
+let requestEndedAt = 0;
+let graceOver: NodeJS.Timeout | undefined;
+
 const takeTurns = () => {
-  if (taken) return;
+  if (taken || turns.length === 0) return;
+  const grace = REQUEST_GRACE_MS - (Date.now() - requestEndedAt);
+  if (grace > 0 && !turns.some((t) => !t.background)) {
+    graceOver ??= setTimeout(() => {
+      graceOver = undefined;
+      takeTurns();
+    }, grace);
+    return;
+  }
   const turn = nextTurn();
   if (!turn) return;
   taken = true;
   void turn.take().finally(() => {
     taken = false;
+    if (!turn.background) requestEndedAt = Date.now();
     takeTurns();
   });
 };
