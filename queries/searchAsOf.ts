@@ -36,7 +36,8 @@ interface Indexes {
 export interface SearchView {
   keyword: KeywordIndex | null;
   semantic: VectorIndex | null;
-  documents(ids: readonly string[]): Promise<Map<string, DocumentView>>;
+  /** The documents of `ids`, each with at least the chunks of `chunkIds` it has. */
+  documents(ids: readonly string[], chunkIds: readonly string[]): Promise<Map<string, DocumentView>>;
 }
 
 export interface AsOfBuildProgress extends Record<string, unknown> {

@@ -178,7 +178,10 @@ const rankDocuments = async (
   // Settled even when reading the results fails first, so that no rejection goes unhandled.
   counting?.catch(() => undefined);
 
-  const byId = await view.documents(top.map((hit) => hit.documentId));
+  const byId = await view.documents(
+    top.map((hit) => hit.documentId),
+    top.map((hit) => hit.chunkId),
+  );
   const documents = top.map((hit) => byId.get(hit.documentId));
   const chunkHashes = top.map((hit, i) => documents[i]?.chunks.find((c) => c.id === hit.chunkId)?.textHash);
   const texts = await deps.content.get(chunkHashes.filter((h): h is string => h !== undefined));
@@ -280,7 +283,8 @@ const searchInMode = async (
     return rankDocuments(deps, input, context.project, {
       keyword: deps.keyword,
       semantic: 'index' in deps.semantic ? deps.semantic.index : null,
-      documents: (ids) => deps.readModels.getMany<DocumentView>('documents', ids),
+      // A document's list of chunks can run to thousands: only the hits' are read.
+      documents: (ids, chunkIds) => deps.readModels.getMany<DocumentView>('documents', ids, { field: 'chunks', ids: chunkIds }),
     });
   }
   if (!deps.asOf)

@@ -4,6 +4,7 @@ import {
   handle,
   type DocumentProjection,
   type FindQuery,
+  type OnlyElements,
   type ProjectionSink,
   type ReadModels,
   type RunnableProjection,
@@ -142,11 +143,16 @@ export const postgresReadModels = (db: Sql): ReadModels => ({
     const [row] = await db.query<{ doc: Doc }>(`SELECT doc FROM ${tableOf(collection)} WHERE id = $1`, [id]);
     return row?.doc ?? null;
   },
-  async getMany<Doc>(collection: string, ids: readonly string[]) {
+  async getMany<Doc>(collection: string, ids: readonly string[], only?: OnlyElements) {
     if (ids.length === 0) return new Map<string, Doc>();
+    const field = only && checked(FIELD, only.field);
     const rows = await db.query<{ id: string; doc: Doc }>(
-      `SELECT id, doc FROM ${tableOf(collection)} WHERE id = ANY($1::text[])`,
-      [[...new Set(ids)]],
+      only
+        ? `SELECT id, jsonb_set(doc, '{${field}}', COALESCE((SELECT jsonb_agg(element ORDER BY n) FROM
+             jsonb_array_elements(doc->'${field}') WITH ORDINALITY AS e(element, n) WHERE element->>'id' = ANY($2::text[])), '[]'))
+           AS doc FROM ${tableOf(collection)} WHERE id = ANY($1::text[])`
+        : `SELECT id, doc FROM ${tableOf(collection)} WHERE id = ANY($1::text[])`,
+      only ? [[...new Set(ids)], [...new Set(only.ids)]] : [[...new Set(ids)]],
     );
     return new Map(rows.map((r) => [r.id, r.doc]));
   },

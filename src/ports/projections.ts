@@ -98,11 +98,20 @@ export interface FindQuery {
   offset?: number;
 }
 
+/** Of an array field of objects, the elements whose `id` is listed: the rest of a long array is not read out. */
+export interface OnlyElements {
+  field: string;
+  ids: readonly string[];
+}
+
 /** Reads document read models for queries. */
 export interface ReadModels {
   get<Doc>(collection: string, id: string): Promise<Doc | null>;
-  /** Several documents in one read, by id; missing ids are absent from the map. */
-  getMany<Doc>(collection: string, ids: readonly string[]): Promise<Map<string, Doc>>;
+  /**
+   * Several documents in one read, by id; missing ids are absent from the map. With `only`, that
+   * array field of each holds just the listed elements, in their order.
+   */
+  getMany<Doc>(collection: string, ids: readonly string[], only?: OnlyElements): Promise<Map<string, Doc>>;
   find<Doc>(collection: string, query?: FindQuery): Promise<{ items: Doc[]; total: number }>;
   /** How many documents have each value of a top-level field. */
   count(collection: string, field: string, where?: FindQuery['where']): Promise<Map<string, number>>;

@@ -98,6 +98,25 @@ export const describeProjectionSinkContract = (name: string, factory: () => Prom
       ]);
     });
 
+    it('reads several documents at once, with only the listed elements of an array field when asked', async () => {
+      const name = `contract_${randomUUID().slice(0, 8)}`;
+      const runnable = await fixture.run<{ documentId: string; parts: { id: string; n: number }[] }>({
+        ...tallies(name),
+        evolve: (_doc, _event, id) => ({ documentId: id, parts: ['p1', 'p2', 'p3'].map((part, n) => ({ id: `${id}-${part}`, n })) }),
+      });
+      const events = [removal('a'), removal('b')];
+      await runnable.live.apply(events, START, events.at(-1)!.position);
+      const whole = await fixture.readModels.getMany<{ parts: unknown[] }>(name, ['a', 'b', 'missing']);
+      expect([...whole.keys()].sort()).toEqual(['a', 'b']);
+      expect(whole.get('a')!.parts).toHaveLength(3);
+      const picked = await fixture.readModels.getMany<{ documentId: string; parts: { id: string }[] }>(name, ['a', 'b'], {
+        field: 'parts',
+        ids: ['a-p3', 'a-p1', 'nowhere'],
+      });
+      expect(picked.get('a')).toEqual({ documentId: 'a', parts: [{ id: 'a-p1', n: 0 }, { id: 'a-p3', n: 2 }] });
+      expect(picked.get('b')).toEqual({ documentId: 'b', parts: [] });
+    });
+
     it('fills a shadow from the start beside the live model, and promoting swaps it in with its checkpoint', async () => {
       const runnable = await projection();
       const events = [removal('a'), removal('a')];
