@@ -12,8 +12,9 @@ import { sendError, type SentError } from './threadErrors.js';
  * transaction, whose own statements run as they come while every other call waits. The next turn
  * goes to a request's call before background work's (projections and jobs writing what they
  * index), so a search waits for at most the one write in progress, not for a queue of them, and
- * keeps the connection for REQUEST_GRACE_MS after each of its calls for the next one. A background
- * call that has waited BACKGROUND_PATIENCE_MS goes first, so that a busy client cannot stall indexing.
+ * keeps the connection for REQUEST_GRACE_MS after each of its calls for the next one. Once requests
+ * have had it for REQUEST_SHARE_MS while background work waits, background work has the next turn,
+ * so that busy clients slow indexing down but never stall it.
  */
 
 export type DatabaseCall =
@@ -45,7 +46,8 @@ export interface PostedCall {
   background: boolean;
 }
 
-const BACKGROUND_PATIENCE_MS = 1_000;
+/** Time on the connection requests may take in a row while background work waits for it. */
+const REQUEST_SHARE_MS = 25;
 
 const port = parentPort!;
 const post = (reply: DatabaseReply) => port.postMessage(reply);
@@ -135,18 +137,20 @@ const answer = async (call: DatabaseCall): Promise<unknown> => {
 
 interface Turn {
   background: boolean;
-  queuedAt: number;
   /** Runs the call; settles once the connection is free again. */
   take: () => Promise<unknown>;
 }
 const turns: Turn[] = [];
 let taken = false;
 
-/** The request's turn that came first, unless background work has waited too long. */
+/** Time requests have had the connection since background work last had it. */
+let requestTimeSinceBackground = 0;
+
+/** The request's turn that came first, unless requests have had their share while background work waits. */
 const nextTurn = (): Turn | undefined => {
   const background = turns.find((t) => t.background);
   const request = turns.find((t) => !t.background);
-  const pick = request && !(background && Date.now() - background.queuedAt >= BACKGROUND_PATIENCE_MS) ? request : background;
+  const pick = request && !(background && requestTimeSinceBackground >= REQUEST_SHARE_MS) ? request : background;
   if (pick) turns.splice(turns.indexOf(pick), 1);
   return pick;
 };
@@ -172,9 +176,14 @@ const takeTurns = () => {
   const turn = nextTurn();
   if (!turn) return;
   taken = true;
+  const startedAt = Date.now();
   void turn.take().finally(() => {
     taken = false;
-    if (!turn.background) requestEndedAt = Date.now();
+    if (turn.background) requestTimeSinceBackground = 0;
+    else {
+      requestEndedAt = Date.now();
+      requestTimeSinceBackground += requestEndedAt - startedAt;
+    }
     takeTurns();
   });
 };
@@ -184,7 +193,6 @@ const inTurn = (background: boolean, call: DatabaseCall): Promise<unknown> =>
   new Promise((resolve, reject) => {
     turns.push({
       background,
-      queuedAt: Date.now(),
       take: async () => {
         const answered = answer(call);
         answered.then(resolve, reject);
