@@ -46,9 +46,6 @@ export interface PostedCall {
   background: boolean;
 }
 
-/** Time on the connection requests may take in a row while background work waits for it. */
-const REQUEST_SHARE_MS = 25;
-
 const port = parentPort!;
 const post = (reply: DatabaseReply) => port.postMessage(reply);
 
@@ -135,6 +132,14 @@ const answer = async (call: DatabaseCall): Promise<unknown> => {
   }
 };
 
+/** Time on the connection requests may take in a row while background work waits for it. */
+const REQUEST_SHARE_MS = 25;
+/**
+ * How long the connection stays a request's after its call: the request's next statement usually
+ * follows within a millisecond or two, and would otherwise wait behind a background write.
+ */
+const REQUEST_GRACE_MS = 2;
+
 interface Turn {
   background: boolean;
   /** Runs the call; settles once the connection is free again. */
@@ -155,17 +160,12 @@ const nextTurn = (): Turn | undefined => {
   return pick;
 };
 
-/**
- * How long the connection stays a request's after its call: the request's next statement usually
- * follows within a millisecond or two, and would otherwise wait behind a background write.
- */
-const REQUEST_GRACE_MS = 2;
-let requestEndedAt = 0;
+let requestEndedAt = Number.NEGATIVE_INFINITY;
 let graceOver: NodeJS.Timeout | undefined;
 
 const takeTurns = () => {
   if (taken || turns.length === 0) return;
-  const grace = REQUEST_GRACE_MS - (Date.now() - requestEndedAt);
+  const grace = REQUEST_GRACE_MS - (performance.now() - requestEndedAt);
   if (grace > 0 && !turns.some((t) => !t.background)) {
     graceOver ??= setTimeout(() => {
       graceOver = undefined;
@@ -176,12 +176,12 @@ const takeTurns = () => {
   const turn = nextTurn();
   if (!turn) return;
   taken = true;
-  const startedAt = Date.now();
+  const startedAt = performance.now();
   void turn.take().finally(() => {
     taken = false;
     if (turn.background) requestTimeSinceBackground = 0;
     else {
-      requestEndedAt = Date.now();
+      requestEndedAt = performance.now();
       requestTimeSinceBackground += requestEndedAt - startedAt;
     }
     takeTurns();

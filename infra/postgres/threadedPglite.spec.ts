@@ -106,6 +106,27 @@ describe('the embedded database in its own thread', () => {
     expect(order).toEqual(['holder', 'request', 'background 1', 'background 2', 'background 3']);
   });
 
+  it('gives background work a turn once requests have had the connection for a while, however many wait', async () => {
+    await db.exec('CREATE TABLE shares (n serial PRIMARY KEY, who text NOT NULL)');
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let begun!: () => void;
+    const holding = new Promise<void>((resolve) => (begun = resolve));
+    const writing = inBackground(() => db.transaction(async () => (begun(), held)));
+    await holding;
+    const background = inBackground(() => db.query(`INSERT INTO shares (who) VALUES ('background')`));
+    // Each request holds the connection some 15 ms: four of them are more than requests' share.
+    const requests = [1, 2, 3, 4].map((i) =>
+      db.query('INSERT INTO shares (who) SELECT $1 FROM pg_sleep(0.015)', [`request ${i}`]),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    release();
+    await Promise.all([writing, background, ...requests]);
+    const order = (await db.query<{ who: string }>('SELECT who FROM shares ORDER BY n')).map((r) => r.who);
+    expect(order.indexOf('background')).toBeGreaterThan(order.indexOf('request 1'));
+    expect(order.indexOf('background')).toBeLessThan(order.indexOf('request 4'));
+  });
+
   it('delivers notifications to the listener until it unlistens', async () => {
     const received: string[] = [];
     const unlisten = await db.listen('changes', (payload) => received.push(payload));

@@ -36,9 +36,11 @@ const cosineSearch = (db: Database, table: string): VectorIndex => ({
     db.transaction(async (tx) => {
       // Filters are applied while walking the graph, so a narrow filter still fills the page.
       // Both settings in one statement: each is a turn on an embedded database's connection.
-      await tx.query(`SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true)`, [
-        String(Math.max(40, Math.min(1000, limit * 2))),
-      ]);
+      const efSearch = String(Math.max(40, Math.min(1000, limit * 2)));
+      await tx.query(
+        `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true)`,
+        [efSearch],
+      );
       const params: unknown[] = [literal(vector)];
       const where = filterConditions(filters, params);
       params.push(limit);

@@ -63,9 +63,10 @@ const lastChanges = (events: readonly StoredEvent[]) => {
 };
 
 /**
- * Rows written per transaction. A BM25 or vector-graph insert costs about a millisecond a row on
- * the embedded database's one connection, where searches wait for the transaction in progress: a
- * large document (thousands of chunks) is written in slices, so that no search waits for long.
+ * Rows written per transaction. A BM25 or vector-graph insert costs up to a millisecond a row while
+ * indexing keeps the machine busy, and on the embedded database's one connection a search waits for
+ * the transaction in progress: a large document (thousands of chunks) is written in slices, so that
+ * no search waits for long.
  */
 export const WRITE_SLICE = 32;
 

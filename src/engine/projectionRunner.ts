@@ -212,15 +212,18 @@ export const createProjectionRunner = (
   let feedChanges = Promise.resolve();
   const riders = () => [...lives.values()].filter((live) => live.following && !live.retry.timer);
 
+  /** A feed, with its reads and writes marked as background work (see `inBackground`). */
   const subscribeFor = (group: () => Live[], from: Position) =>
-    inBackground(() => store.subscribe(
-      // Together: each projection's writes are independent, and on an embedded database one after
-      // another they would spread a batch's cost over the commands that come in between.
-      async (events) => {
-        await Promise.all(group().map((live) => deliver(live, events)));
-      },
-      { from, batchSize },
-    ));
+    inBackground(() =>
+      store.subscribe(
+        // Together: each projection's writes are independent, and on an embedded database one after
+        // another they would spread a batch's cost over the commands that come in between.
+        async (events) => {
+          await Promise.all(group().map((live) => deliver(live, events)));
+        },
+        { from, batchSize },
+      ),
+    );
 
   /** Stops the feeds, makes `change` while nothing is delivered, and starts them again where the riders need them. */
   const changeFeed = (change: () => void | Promise<void>): Promise<void> => {

@@ -94,15 +94,16 @@ export const createJobRunner = ({ maxConcurrent, runnerId = newId(), locks = sol
   const execute = (job: Tracked, stream: JobStream) => {
     job.status = 'running';
     const run = syncConnector && connectorOfSyncJob(job.repoPath) ? syncConnector : runIndexingJob.bind(null, deps);
-    // The job's reads and writes give way to requests' on an embedded database.
-    job.run = inBackground(() => run(stream, {
+    const control: RunControl = {
       runnerId,
       cancelRequested: () => job.cancel,
       stopping: () => stopping,
       waiting: (reason) => {
         job.outage = reason;
       },
-    }))
+    };
+    // The job's reads and writes give way to requests' on an embedded database.
+    job.run = inBackground(() => run(stream, control))
       .catch((error: unknown) => deps.logger.error({ jobId: job.jobId, err: error }, 'indexing job crashed'))
       .finally(() => {
         active.delete(job.jobId);
