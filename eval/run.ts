@@ -22,9 +22,10 @@ const FUSIONS = ['adaptive', 'rrf', 'weighted'] as const;
 /**
  * `npm run eval -- beir DIR` (or `scifact` for BEIR SciFact in the shared data folder): ingests a
  * BEIR-layout corpus into an embedded ledger and prints, per mode (keyword, semantic, hybrid once
- * per fusion), nDCG@10 over the test queries, recall@100, search latency p50/p95 (query embedding
- * included), then ingest time and documents/s. The embedding model comes from
- * `embeddings.model_dir` (CTX_EMBEDDINGS__MODEL_DIR); without one, semantic and hybrid are skipped.
+ * per fusion), nDCG@10 over the test queries, recall@100, search latency p50/p95 (with the query
+ * embedding in the first hybrid mode, which embeds each query first), then ingest time and
+ * documents/s. The embedding model comes from `embeddings.model_dir` (CTX_EMBEDDINGS__MODEL_DIR);
+ * without one, semantic and hybrid are skipped.
  */
 const main = async () => {
   const [name, ...args] = process.argv.slice(2);
@@ -64,12 +65,15 @@ const main = async () => {
     const semantic =
       ledger.operations().some((o) => o.name === 'search') && process.env.CTX_EMBEDDINGS__MODEL_DIR;
     if (semantic) console.log(`embeddings: ${(await vectorSpaces(ledger)).join(', ')}`);
+    // Query vectors are cached in memory: the first mode that embeds a query pays for it, so hybrid
+    // search with the first fusion asked for (the default, adaptive, unless --fusion) goes first.
     const runs: { mode: ModeFigures['mode']; fusion: string }[] = [
       { mode: 'keyword', fusion: 'rrf' },
       ...(semantic
         ? [
+            ...fusions.slice(0, 1).map((fusion) => ({ mode: 'hybrid', fusion }) as const),
             { mode: 'semantic', fusion: 'rrf' } as const,
-            ...fusions.map((fusion) => ({ mode: 'hybrid', fusion }) as const),
+            ...fusions.slice(1).map((fusion) => ({ mode: 'hybrid', fusion }) as const),
           ]
         : []),
     ];
@@ -81,8 +85,8 @@ const main = async () => {
         `${label.padEnd(19)} ${f.ndcg10.toFixed(4)}  ${f.recall100.toFixed(4)}  ${f.p50Ms.toFixed(1).padStart(6)}  ${f.p95Ms.toFixed(1).padStart(6)}`,
       );
     }
-    if (!semantic)
-      console.log('semantic, hybrid: skipped (no embedding model: set CTX_EMBEDDINGS__MODEL_DIR)');
+    if (semantic) console.log(`(query embedding timed in hybrid (${fusions[0]}) only; the modes after it reuse the vectors)`);
+    else console.log('semantic, hybrid: skipped (no embedding model: set CTX_EMBEDDINGS__MODEL_DIR)');
     // Measured on this run: with `--data-dir` over an ingested corpus, only what changed is indexed.
     console.log(
       `ingest + indexing: ${seconds.toFixed(1)} s (${(corpus.documents.length / seconds).toFixed(1)} documents/s)`,
