@@ -83,20 +83,26 @@ describe('the embedded database in its own thread', () => {
     expect(order).toMatch(/^(outside)?[ab]{5}(outside)?[ab]{5}(outside)?$/);
   });
 
-  it("gives a request's call the next turn, before background work queued earlier", async () => {
-    await db.exec('CREATE TABLE turns (n serial PRIMARY KEY, who text NOT NULL)');
+  /** A background transaction that has run `statement` and holds the connection until released. */
+  const holdInBackground = async (statement: string) => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     let begun!: () => void;
     const holding = new Promise<void>((resolve) => (begun = resolve));
     const writing = inBackground(() =>
       db.transaction(async (tx) => {
-        await tx.query(`INSERT INTO turns (who) VALUES ('holder')`);
+        await tx.query(statement);
         begun();
         await held;
       }),
     );
     await holding;
+    return { release, writing };
+  };
+
+  it("gives a request's call the next turn, before background work queued earlier", async () => {
+    await db.exec('CREATE TABLE turns (n serial PRIMARY KEY, who text NOT NULL)');
+    const { release, writing } = await holdInBackground(`INSERT INTO turns (who) VALUES ('holder')`);
     const queued = [1, 2, 3].map((i) => inBackground(() => db.query('INSERT INTO turns (who) VALUES ($1)', [`background ${i}`])));
     const request = db.query(`INSERT INTO turns (who) VALUES ('request')`);
     await new Promise((resolve) => setTimeout(resolve, 50));
@@ -108,12 +114,7 @@ describe('the embedded database in its own thread', () => {
 
   it('gives background work a turn once requests have had the connection for a while, however many wait', async () => {
     await db.exec('CREATE TABLE shares (n serial PRIMARY KEY, who text NOT NULL)');
-    let release!: () => void;
-    const held = new Promise<void>((resolve) => (release = resolve));
-    let begun!: () => void;
-    const holding = new Promise<void>((resolve) => (begun = resolve));
-    const writing = inBackground(() => db.transaction(async () => (begun(), held)));
-    await holding;
+    const { release, writing } = await holdInBackground('SELECT 1');
     const background = inBackground(() => db.query(`INSERT INTO shares (who) VALUES ('background')`));
     // Each request holds the connection some 15 ms: four of them are more than requests' share.
     const requests = [1, 2, 3, 4].map((i) =>

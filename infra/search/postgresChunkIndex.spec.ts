@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { position, START, type Position } from '../../src/domain/position.js';
 import { CheckpointMovedError, type RunnableProjection } from '../../src/ports/projections.js';
-import { testMetadata } from '../../test/support/events.js';
+import { chunkIdsOf, storedIngestion } from '../../test/support/events.js';
 import { openPglite, type Database } from '../postgres/database.js';
 import { createPostgresContentStore } from '../postgres/postgresContentStore.js';
 import { postgresChunkIndexProjection, WRITE_SLICE, type ChunkTableSpec } from './postgresChunkIndex.js';
@@ -50,34 +50,8 @@ describe('chunk tables written in slices', () => {
   });
   afterAll(() => db.close());
 
-  const ingested = async (documentId: string, texts: string[], chunkIds: string[] = texts.map(() => randomUUID())) => {
-    const hashes = await content.put(texts);
-    return {
-      type: 'DocumentIngested',
-      schemaVersion: 1,
-      data: {
-        documentId,
-        source: 'filesystem',
-        sourceId: `${documentId}.md`,
-        sourceUrl: null,
-        title: null,
-        author: null,
-        createdAt: '2026-01-01T00:00:00.000Z',
-        updatedAt: '2026-01-01T00:00:00.000Z',
-        contentType: 'text/markdown',
-        tags: [],
-        metadata: {},
-        bodyHash: hashes[0]!,
-        bodyBytes: 1,
-        chunks: chunkIds.map((id, index) => ({ id, index, startLine: null, endLine: null, kind: null, symbol: null, textHash: hashes[index]! })),
-      },
-      streamId: `doc-${documentId}`,
-      revision: 0n,
-      position: next(),
-      metadata: testMetadata(),
-      recordedAt: new Date().toISOString(),
-    } as StoredEvent;
-  };
+  const ingested = async (documentId: string, texts: string[], chunkIds?: string[]) =>
+    storedIngestion({ documentId, hashes: await content.put(texts), chunkIds, position: next() });
   const rowsOf = (documentId: string) =>
     db.query<{ chunk_id: string; value: string; xmin: string }>(
       'SELECT chunk_id, value, xmin::text FROM sliced_text WHERE document_id = $1 ORDER BY chunk_index',
@@ -112,8 +86,9 @@ describe('chunk tables written in slices', () => {
     await apply([first]);
     const checkpoint = await projection.live.checkpoint();
 
-    const kept = (first.data as { chunks: { id: string }[] }).chunks.slice(0, 2).map((c) => c.id);
-    const second = await ingested(documentId, texts(WRITE_SLICE + 3, 'new'), [...kept, ...texts(WRITE_SLICE + 1, 'x').map(() => randomUUID())]);
+    // The first two chunks keep their ids; the rest are new.
+    const kept = chunkIdsOf(first).slice(0, 2);
+    const second = await ingested(documentId, texts(WRITE_SLICE + 3, 'new'), kept);
     seen.failAt = seen.transactions + 2;
     await expect(apply([second])).rejects.toThrow('the process died here');
     seen.failAt = 0;

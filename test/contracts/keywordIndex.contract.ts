@@ -5,7 +5,7 @@ import { position, type Position } from '../../src/domain/position.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import { CheckpointMovedError, type RunnableProjection } from '../../src/ports/projections.js';
 import type { KeywordIndex, SearchFilters } from '../../src/ports/searchIndex.js';
-import { testMetadata } from '../support/events.js';
+import { chunkIdsOf, storedIngestion, testMetadata } from '../support/events.js';
 
 export interface KeywordIndexFixture {
   index: KeywordIndex;
@@ -43,43 +43,13 @@ export const describeKeywordIndexContract = (
     const nextPosition = (): Position => position(1, (sequence += 1n));
 
     const ingested = async (doc: TestDocument): Promise<{ event: StoredEvent; chunkIds: string[] }> => {
-      const documentId = doc.documentId ?? randomUUID();
-      const hashes = await fixture.content.put(doc.chunks);
-      const chunkIds = doc.chunks.map(() => randomUUID());
-      const event = {
-        type: 'DocumentIngested',
-        schemaVersion: 1,
-        data: {
-          documentId,
-          source: doc.source ?? 'filesystem',
-          sourceId: `${documentId}.md`,
-          sourceUrl: null,
-          title: doc.title ?? null,
-          author: null,
-          createdAt: '2026-01-01T00:00:00.000Z',
-          updatedAt: doc.updatedAt ?? '2026-01-01T00:00:00.000Z',
-          contentType: 'text/markdown',
-          tags: doc.tags ?? [],
-          metadata: {},
-          bodyHash: hashes[0]!,
-          bodyBytes: 1,
-          chunks: chunkIds.map((id, index) => ({
-            id,
-            index,
-            startLine: null,
-            endLine: null,
-            kind: null,
-            symbol: null,
-            textHash: hashes[index]!,
-          })),
-        },
-        streamId: `doc-${documentId}`,
-        revision: 0n,
+      const event = storedIngestion({
+        ...doc,
+        documentId: doc.documentId ?? randomUUID(),
+        hashes: await fixture.content.put(doc.chunks),
         position: nextPosition(),
-        metadata: testMetadata({ project: doc.project }),
-        recordedAt: new Date().toISOString(),
-      } as StoredEvent;
-      return { event, chunkIds };
+      });
+      return { event, chunkIds: chunkIdsOf(event) };
     };
 
     const removed = (documentId: string, project: string): StoredEvent => ({

@@ -17,11 +17,10 @@ import {
   translateMeiliError,
   type MeiliScoredChunk,
 } from '../../infra/search/meiliKeywordIndex.js';
-import type { StoredEvent } from '../../src/domain/events.js';
 import { START, position } from '../../src/domain/position.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import { UnavailableError } from '../../src/errors.js';
-import { testMetadata } from '../support/events.js';
+import { chunkIdsOf, storedIngestion } from '../support/events.js';
 import { reachableMeilisearch } from './meiliServer.js';
 
 const chunk = (documentId: string, index: number, textHash = `h-${documentId}-${index}`): SearchChunk => ({
@@ -244,43 +243,11 @@ describe('Meilisearch projection checkpoint', () => {
 
   it('moves the checkpoint only after Meilisearch reports the batch’s tasks succeeded', async () => {
     const content = await createPostgresContentStore(db);
-    const [hash] = await content.put(['some text']);
-    const documentId = randomUUID();
-    const event = {
-      type: 'DocumentIngested',
-      schemaVersion: 1,
-      data: {
-        documentId,
-        source: 'filesystem',
-        sourceId: 'a.md',
-        sourceUrl: null,
-        title: null,
-        author: null,
-        createdAt: '2026-01-01T00:00:00Z',
-        updatedAt: '2026-01-01T00:00:00Z',
-        contentType: 'text/markdown',
-        tags: [],
-        metadata: {},
-        bodyHash: hash!,
-        bodyBytes: 9,
-        chunks: [
-          {
-            id: randomUUID(),
-            index: 0,
-            startLine: null,
-            endLine: null,
-            kind: null,
-            symbol: null,
-            textHash: hash!,
-          },
-        ],
-      },
-      streamId: `doc-${documentId}`,
-      revision: 0n,
+    const event = storedIngestion({
+      documentId: randomUUID(),
+      hashes: await content.put(['some text']),
       position: position(1, 1),
-      metadata: testMetadata(),
-      recordedAt: new Date().toISOString(),
-    } as StoredEvent;
+    });
     const { projection } = await createMeiliKeywordIndex({
       client: connectMeilisearch({ url }),
       db,
@@ -320,44 +287,14 @@ if ('url' in meili) {
     let sequence = 0n;
     /** A one-chunk document ingested into `project`, with the chunk's id. */
     const ingested = async (content: ContentStore, text: string, project: string) => {
-      const [hash] = await content.put([text]);
-      const documentId = randomUUID();
-      const chunkId = randomUUID();
-      const event = {
-        type: 'DocumentIngested',
-        schemaVersion: 1,
-        data: {
-          documentId,
-          source: 'filesystem',
-          sourceId: `${documentId}.md`,
-          sourceUrl: null,
-          title: 'Certificates',
-          author: null,
-          createdAt: '2026-01-01T00:00:00Z',
-          updatedAt: '2026-01-01T00:00:00Z',
-          contentType: 'text/markdown',
-          tags: [],
-          metadata: {},
-          bodyHash: hash!,
-          bodyBytes: text.length,
-          chunks: [
-            {
-              id: chunkId,
-              index: 0,
-              startLine: null,
-              endLine: null,
-              kind: null,
-              symbol: null,
-              textHash: hash!,
-            },
-          ],
-        },
-        streamId: `doc-${documentId}`,
-        revision: 0n,
+      const event = storedIngestion({
+        documentId: randomUUID(),
+        hashes: await content.put([text]),
+        title: 'Certificates',
+        project,
         position: position(1, (sequence += 1n)),
-        metadata: testMetadata({ project }),
-        recordedAt: new Date().toISOString(),
-      } as StoredEvent;
+      });
+      const [chunkId] = chunkIdsOf(event);
       return { event, chunkId };
     };
 

@@ -6,7 +6,7 @@ import type { ContentStore } from '../../src/ports/contentStore.js';
 import type { Embedder } from '../../src/ports/embedder.js';
 import type { ProjectionSink } from '../../src/ports/projections.js';
 import type { SearchFilters, VectorIndex } from '../../src/ports/searchIndex.js';
-import { testMetadata } from '../support/events.js';
+import { storedIngestion } from '../support/events.js';
 
 export interface VectorIndexFixture {
   index: VectorIndex;
@@ -60,31 +60,7 @@ export const describeVectorIndexContract = (name: string, factory: () => Promise
     };
 
     const ingestedEvent = (doc: (typeof documents)[number], hash: string): StoredEvent =>
-      ({
-        type: 'DocumentIngested',
-        schemaVersion: 1,
-        data: {
-          documentId: doc.documentId,
-          source: doc.source ?? 'filesystem',
-          sourceId: `${doc.documentId}.md`,
-          sourceUrl: null,
-          title: null,
-          author: null,
-          createdAt: '2026-01-01T00:00:00.000Z',
-          updatedAt: doc.updatedAt ?? '2026-01-01T00:00:00.000Z',
-          contentType: 'text/markdown',
-          tags: doc.tags ?? [],
-          metadata: {},
-          bodyHash: hash,
-          bodyBytes: doc.text.length,
-          chunks: [{ id: doc.chunkId, index: 0, startLine: null, endLine: null, kind: null, symbol: null, textHash: hash }],
-        },
-        streamId: `doc-${doc.documentId}`,
-        revision: 0n,
-        position: nextPosition(),
-        metadata: testMetadata({ project: doc.project }),
-        recordedAt: new Date().toISOString(),
-      });
+      storedIngestion({ ...doc, hashes: [hash], chunkIds: [doc.chunkId], position: nextPosition() });
 
     beforeAll(async () => {
       fixture = await factory();
