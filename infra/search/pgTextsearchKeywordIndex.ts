@@ -32,8 +32,8 @@ const KEYWORD_TABLE: ChunkTableSpec = {
 export const KEYWORD_TEXT_TABLES = [KEYWORD_TABLE.table, shadowTableOf(KEYWORD_TABLE.table)];
 
 /**
- * Chunks a count of matches looks at, best first: each costs a BM25 score on the thread that
- * answers requests, so a query matching most of a large corpus is counted up to here.
+ * Chunks a count of matches looks at, best first: each costs a BM25 score on the database's one
+ * connection, which every search shares, so a query matching most of a large corpus is counted up to here.
  */
 const COUNT_LIMIT = 400;
 
