@@ -101,6 +101,33 @@ const contribution = (
   return fusion === kind ? rank.score : 0;
 };
 
+export interface ChunkRankings {
+  keyword: readonly ScoredChunk[];
+  semantic: readonly ScoredChunk[];
+}
+
+/** The semantic ranking's share of an adaptive fusion of these rankings (see `semanticShare`). */
+export const adaptiveShare = (lists: ChunkRankings): number =>
+  semanticShare([...documentRanks(lists.keyword).values()], [...documentRanks(lists.semantic).values()]);
+
+/** Documents whose chunks refine the semantic query, and the weight of their mean vector. */
+export const FEEDBACK_DOCUMENTS = 3;
+export const FEEDBACK_WEIGHT = 0.5;
+
+/**
+ * The chunks to refine the semantic query with, or null: when both rankings put the same document
+ * first, that agreement makes the first fused documents likely answers, and the query vector is
+ * moved toward their chunks (those semantic search found, else the ones shown). Measured with
+ * `npm run eval`: on SciFact hybrid nDCG@10 0.7439 → 0.75, on code (cosqa-dev) level; moved on
+ * every query, code search lost 0.01–0.02, as keyword search on code is a poor judge of the
+ * first documents.
+ */
+export const feedbackChunks = (fused: readonly FusedDocument[]): string[] | null => {
+  const first = fused[0];
+  if (first?.keyword?.rank !== 1 || first.semantic?.rank !== 1) return null;
+  return fused.slice(0, FEEDBACK_DOCUMENTS).map((document) => document.semantic?.chunkId ?? document.chunkId);
+};
+
 /**
  * Merges the keyword and semantic rankings of chunks into one ranking of documents, best first.
  * Each ranking is first read as a ranking of documents (a document stands where its best chunk
@@ -108,17 +135,14 @@ const contribution = (
  * min-max normalised best-chunk scores, giving the semantic ranking a share set per query by how
  * sure each ranking is of its first document (see `semanticShare`); `rrf` sums 1/(RRF_K + rank);
  * `weighted` averages min-max normalised best-chunk scores; `keyword` and `semantic` keep one
- * ranking.
+ * ranking. `adaptive.share`, when given, sets the adaptive share rather than these rankings.
  */
-export const fuse = (
-  lists: { keyword: readonly ScoredChunk[]; semantic: readonly ScoredChunk[] },
-  fusion: Fusion,
-): FusedDocument[] => {
+export const fuse = (lists: ChunkRankings, fusion: Fusion, adaptive?: { share: number }): FusedDocument[] => {
   const fused = new Map<string, FusedDocument>();
   const rankings = { keyword: documentRanks(lists.keyword), semantic: documentRanks(lists.semantic) };
   const share =
     fusion === 'adaptive'
-      ? semanticShare([...rankings.keyword.values()], [...rankings.semantic.values()])
+      ? (adaptive?.share ?? semanticShare([...rankings.keyword.values()], [...rankings.semantic.values()]))
       : 0.5;
   for (const kind of ['keyword', 'semantic'] as const) {
     if (fusion === 'keyword' && kind !== 'keyword') continue;

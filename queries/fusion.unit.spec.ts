@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fuse, RRF_K, semanticShare } from './fusion.js';
+import { adaptiveShare, FEEDBACK_DOCUMENTS, feedbackChunks, fuse, RRF_K, semanticShare } from './fusion.js';
 
 /** A chunk hit; `chunkId` is `<document>/<n>`, so chunks of one document share the part before the slash. */
 const hit = (chunkId: string, score: number, snippet?: string) => ({
@@ -131,6 +131,37 @@ describe('fusion of keyword and semantic rankings into documents', () => {
         const parts = (document.keyword?.contribution ?? 0) + (document.semantic?.contribution ?? 0);
         expect(parts).toBeCloseTo(document.score, 10);
       }
+    });
+
+    it('fuses at a share it is given rather than the one the rankings would set', () => {
+      const lists = { keyword: unsure(['k', ...others]), semantic: sure('s', [...others, 'k']) };
+      expect(adaptiveShare(lists)).toBeGreaterThan(0.6);
+      const keywordOnly = fuse(lists, 'adaptive', { share: 0 });
+      expect(keywordOnly.map((f) => f.documentId).slice(0, 2)).toEqual(['k', 'o0']);
+      expect(keywordOnly.every((f) => (f.semantic?.contribution ?? 0) === 0)).toBe(true);
+      expect(fuse(lists, 'adaptive', { share: adaptiveShare(lists) })).toEqual(fuse(lists, 'adaptive'));
+    });
+  });
+
+  describe('feedback for the semantic query', () => {
+    it('names the first fused documents’ chunks when both rankings put the same document first', () => {
+      const agreeing = fuse(
+        {
+          keyword: [hit('a/1', 9), hit('b/1', 8), hit('c/2', 7), hit('d/1', 6)],
+          semantic: [hit('a/2', 0.9), hit('b/3', 0.8), hit('e/1', 0.7)],
+        },
+        'adaptive',
+      );
+      expect(agreeing.slice(0, FEEDBACK_DOCUMENTS).map((f) => f.documentId)).toEqual(['a', 'b', 'c']);
+      // The chunks semantic search found; c's, which it did not find, from keyword search.
+      expect(feedbackChunks(agreeing)).toEqual(['a/2', 'b/3', 'c/2']);
+    });
+
+    it('names none when the rankings disagree on their first document, or one is empty', () => {
+      const disagreeing = fuse({ keyword: [hit('a/1', 9), hit('b/1', 8)], semantic: [hit('b/1', 0.9), hit('a/1', 0.8)] }, 'adaptive');
+      expect(feedbackChunks(disagreeing)).toBeNull();
+      expect(feedbackChunks(fuse({ keyword: [hit('a/1', 9)], semantic: [] }, 'adaptive'))).toBeNull();
+      expect(feedbackChunks([])).toBeNull();
     });
   });
 });

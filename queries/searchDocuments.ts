@@ -9,7 +9,7 @@ import type { Embedder } from '../src/ports/embedder.js';
 import type { ReadModels } from '../src/ports/projections.js';
 import type { DocumentCount, KeywordIndex, ScoredChunk, SearchFilters, VectorIndex } from '../src/ports/searchIndex.js';
 import { parseInput } from '../src/validation.js';
-import { fuse, type DocumentRank } from './fusion.js';
+import { adaptiveShare, FEEDBACK_WEIGHT, feedbackChunks, fuse, type DocumentRank } from './fusion.js';
 import type { SearchAsOf, SearchModel, SearchView } from './searchAsOf.js';
 import { snippetOf } from './snippet.js';
 
@@ -151,10 +151,11 @@ const rankDocuments = async (
     until: input.filters?.until ?? undefined,
   };
   const want = input.mode === 'keyword' ? limit * 3 : candidatesFor(limit);
+  let queryVector: Float32Array | undefined;
   const semanticSearch = async (index: VectorIndex): Promise<ScoredChunk[]> => {
     if ('disabled' in deps.semantic) throw new EmbeddingsDisabledError(deps.semantic.disabled);
-    const [vector] = await deps.semantic.embedder.embed([input.query], 'query');
-    return index.search(vector!, filters, want);
+    [queryVector] = await deps.semantic.embedder.embed([input.query], 'query');
+    return index.search(queryVector!, filters, want);
   };
   const rankings = await Promise.allSettled([
     input.mode === 'semantic' || !view.keyword
@@ -163,10 +164,22 @@ const rankDocuments = async (
     input.mode === 'keyword' || !view.semantic ? [] : semanticSearch(view.semantic),
   ]);
   const { keyword, semantic, degraded } = survivingRankings(input.mode, rankings);
-  const top = fuse(
-    { keyword, semantic },
-    input.mode === 'hybrid' ? input.fusion : input.mode === 'keyword' ? 'keyword' : 'semantic',
-  ).slice(0, limit);
+  const fusion = input.mode === 'hybrid' ? input.fusion : input.mode === 'keyword' ? 'keyword' : 'semantic';
+  let fused = fuse({ keyword, semantic }, fusion);
+  const feedback = fusion === 'adaptive' ? feedbackChunks(fused) : null;
+  if (feedback && view.semantic && queryVector) {
+    // The semantic ranking again, from the query moved toward the first documents (see
+    // feedbackChunks), fused at the share the first rankings set; the first fusion stands if the
+    // index has just become unavailable.
+    const refined = await view.semantic
+      .search(queryVector, filters, want, { chunkIds: feedback, weight: FEEDBACK_WEIGHT })
+      .catch((error: unknown) => {
+        if (error instanceof UnavailableError) return null;
+        throw error;
+      });
+    if (refined) fused = fuse({ keyword, semantic: refined }, fusion, { share: adaptiveShare({ keyword, semantic }) });
+  }
+  const top = fused.slice(0, limit);
 
   // Counted while the results are read: the count needs only which documents semantic search alone found.
   const semanticOnly = new Set(top.filter((hit) => !hit.keyword).map((hit) => hit.documentId));

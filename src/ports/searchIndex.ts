@@ -33,7 +33,15 @@ export interface DocumentCount {
   among: Set<string>;
 }
 
+/** Chunks whose vectors pull a query toward them (pseudo-relevance feedback). */
+export interface VectorFeedback {
+  chunkIds: readonly string[];
+  /** The mean of their vectors is added to the query's at this weight (both of unit length). */
+  weight: number;
+}
+
 /** Nearest chunks by embedding (cosine similarity). */
 export interface VectorIndex {
-  search(vector: Float32Array, filters: SearchFilters, limit: number): Promise<ScoredChunk[]>;
+  /** The chunks nearest `vector`, or, with `feedback`, nearest `vector` moved toward the feedback chunks. */
+  search(vector: Float32Array, filters: SearchFilters, limit: number, feedback?: VectorFeedback): Promise<ScoredChunk[]>;
 }

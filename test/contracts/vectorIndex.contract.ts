@@ -5,7 +5,7 @@ import { position, type Position } from '../../src/domain/position.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import type { Embedder } from '../../src/ports/embedder.js';
 import type { ProjectionSink } from '../../src/ports/projections.js';
-import type { SearchFilters, VectorIndex } from '../../src/ports/searchIndex.js';
+import type { SearchFilters, VectorFeedback, VectorIndex } from '../../src/ports/searchIndex.js';
 import { storedIngestion } from '../support/events.js';
 
 export interface VectorIndexFixture {
@@ -89,6 +89,17 @@ export const describeVectorIndexContract = (name: string, factory: () => Promise
       expect(hits[0]!.score).toBeGreaterThan(0.9);
       expect(hits[0]!.documentId).toBe(nearest.documentId);
       expect(await chunkIdsFor('harbour', { project: ranked }, 2)).toEqual([nearest.chunkId, middle.chunkId]);
+    });
+
+    it('with feedback, ranks by the query moved toward the feedback chunks, by their weight', async () => {
+      const harbour = await query('harbour');
+      const search = async (feedback?: VectorFeedback) =>
+        (await fixture.index.search(harbour, { project: ranked }, 10, feedback)).map((hit) => hit.chunkId);
+      // harbour + 1 × (invoice billing monthly): the chunk with both words comes first.
+      expect(await search({ chunkIds: [far.chunkId], weight: 1 })).toEqual([middle.chunkId, far.chunkId, nearest.chunkId]);
+      expect(await search({ chunkIds: [far.chunkId], weight: 0.1 })).toEqual([nearest.chunkId, middle.chunkId, far.chunkId]);
+      // Chunks the index does not hold leave the query as it is.
+      expect(await search({ chunkIds: [randomUUID()], weight: 1 })).toEqual(await search());
     });
 
     const filtered = `p-${randomUUID()}`;
