@@ -120,8 +120,9 @@ describe('background indexing jobs over MCP', () => {
     const first = await ok('start_indexing_background', { repo_path: repo, project_id: 'dup' }, 'StartIndexingBackgroundResponse');
     const error = await fails('start_indexing_background', { repo_path: repo, project_id: 'dup' }, 'DUPLICATE_JOB');
     expect(error.details).toMatchObject({ job_id: first.job_id });
-    await ok('start_indexing_background', { repo_path: repo, project_id: 'dup-other' }, 'StartIndexingBackgroundResponse');
-    await ok('cancel_job', { job_id: first.job_id }, 'CancelJobResponse');
+    const other = await ok('start_indexing_background', { repo_path: repo, project_id: 'dup-other' }, 'StartIndexingBackgroundResponse');
+    // Both cancelled, so that no 300-file job runs on beside the tests after this one.
+    for (const job of [first, other]) await ok('cancel_job', { job_id: job.job_id }, 'CancelJobResponse');
   });
 
   it('answers bad input with seed 004 error objects and changes nothing', async () => {
