@@ -168,11 +168,12 @@ const rankDocuments = async (
   let fused = fuse({ keyword, semantic }, fusion);
   const feedback = fusion === 'adaptive' ? feedbackChunks(fused) : null;
   if (feedback && view.semantic && queryVector) {
-    // The semantic ranking again, from the query moved toward the first documents (see
+    // Both rankings' chunks ranked again by the query moved toward the first documents (see
     // feedbackChunks), fused at the share the first rankings set; the first fusion stands if the
     // index has just become unavailable.
+    const candidates = [...new Set([...keyword, ...semantic].map((hit) => hit.chunkId))];
     const refined = await view.semantic
-      .search(queryVector, filters, want, { chunkIds: feedback, weight: FEEDBACK_WEIGHT })
+      .rerank(queryVector, candidates, { chunkIds: feedback, weight: FEEDBACK_WEIGHT })
       .catch((error: unknown) => {
         if (error instanceof UnavailableError) return null;
         throw error;

@@ -1,7 +1,7 @@
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import type { Embedder } from '../../src/ports/embedder.js';
 import type { RunnableProjection } from '../../src/ports/projections.js';
-import type { VectorFeedback, VectorIndex } from '../../src/ports/searchIndex.js';
+import type { VectorIndex } from '../../src/ports/searchIndex.js';
 import type { Database } from '../postgres/database.js';
 import {
   filterConditions,
@@ -30,20 +30,9 @@ const semanticTable = (embedder: Embedder): ChunkTableSpec => ({
   },
 });
 
-/**
- * The vector to search near, as SQL over the query vector `$1`: with feedback, `$1` is the query
- * divided by the feedback's weight and the feedback chunks' mean vector is added to it, which points
- * where query + weight × mean does, and cosine distance reads only the direction.
- */
-const target = (table: string, feedback: VectorFeedback | undefined, params: unknown[]): string => {
-  if (!feedback) return '$1::vector';
-  params.push(feedback.chunkIds);
-  return `(SELECT coalesce($1::vector + avg(value), $1::vector) FROM ${table} WHERE chunk_id = ANY($${params.length}::text[]))`;
-};
-
 /** Cosine nearest neighbours over the chunk embeddings of `table` (schema-qualified or not). */
 const cosineSearch = (db: Database, table: string): VectorIndex => ({
-  search: (vector, filters, limit, feedback) =>
+  search: (vector, filters, limit) =>
     db.transaction(async (tx) => {
       // Filters are applied while walking the graph, so a narrow filter still fills the page.
       // Both settings in one statement: each is a turn on an embedded database's connection.
@@ -52,18 +41,29 @@ const cosineSearch = (db: Database, table: string): VectorIndex => ({
         `SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true), set_config('hnsw.ef_search', $1, true)`,
         [efSearch],
       );
-      const params: unknown[] = [literal(feedback ? vector.map((x) => x / feedback.weight) : vector)];
-      const near = target(table, feedback, params);
+      const params: unknown[] = [literal(vector)];
       const where = filterConditions(filters, params);
       params.push(limit);
-      // The feedback subquery runs once, before the scan, so the HNSW index still orders the rows.
       const rows = await tx.query<{ chunk_id: string; document_id: string; distance: number }>(
-        `SELECT chunk_id, document_id, value <=> ${near} AS distance FROM ${table}
-         WHERE ${where.join(' AND ')} ORDER BY value <=> ${near} LIMIT $${params.length}`,
+        `SELECT chunk_id, document_id, value <=> $1::vector AS distance FROM ${table}
+         WHERE ${where.join(' AND ')} ORDER BY value <=> $1::vector LIMIT $${params.length}`,
         params,
       );
       return rows.map((r) => ({ chunkId: r.chunk_id, documentId: r.document_id, score: 1 - r.distance }));
     }),
+  // $1 is the query divided by the feedback's weight, plus the feedback chunks' mean vector: that
+  // points where query + weight × mean does, and cosine distance reads only the direction.
+  rerank: async (vector, chunkIds, feedback) => {
+    const rows = await db.query<{ chunk_id: string; document_id: string; distance: number }>(
+      `WITH near AS (
+         SELECT coalesce($1::vector + avg(value), $1::vector) AS vector FROM ${table} WHERE chunk_id = ANY($2::text[])
+       )
+       SELECT chunk_id, document_id, value <=> near.vector AS distance FROM ${table}, near
+       WHERE chunk_id = ANY($3::text[]) ORDER BY distance`,
+      [literal(vector.map((x) => x / feedback.weight)), feedback.chunkIds, chunkIds],
+    );
+    return rows.map((r) => ({ chunkId: r.chunk_id, documentId: r.document_id, score: 1 - r.distance }));
+  },
 });
 
 /** Cosine nearest neighbours over chunk embeddings with pgvector's HNSW index. */

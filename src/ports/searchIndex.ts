@@ -42,6 +42,10 @@ export interface VectorFeedback {
 
 /** Nearest chunks by embedding (cosine similarity). */
 export interface VectorIndex {
-  /** The chunks nearest `vector`, or, with `feedback`, nearest `vector` moved toward the feedback chunks. */
-  search(vector: Float32Array, filters: SearchFilters, limit: number, feedback?: VectorFeedback): Promise<ScoredChunk[]>;
+  search(vector: Float32Array, filters: SearchFilters, limit: number): Promise<ScoredChunk[]>;
+  /**
+   * The chunks among `chunkIds`, nearest first to `vector` moved toward the feedback chunks: a
+   * query refined by its first answers ranks again the candidates already found.
+   */
+  rerank(vector: Float32Array, chunkIds: readonly string[], feedback: VectorFeedback): Promise<ScoredChunk[]>;
 }

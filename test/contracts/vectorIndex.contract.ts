@@ -91,15 +91,21 @@ export const describeVectorIndexContract = (name: string, factory: () => Promise
       expect(await chunkIdsFor('harbour', { project: ranked }, 2)).toEqual([nearest.chunkId, middle.chunkId]);
     });
 
-    it('with feedback, ranks by the query moved toward the feedback chunks, by their weight', async () => {
+    it('ranks candidates again by the query moved toward feedback chunks, by their weight', async () => {
       const harbour = await query('harbour');
-      const search = async (feedback?: VectorFeedback) =>
-        (await fixture.index.search(harbour, { project: ranked }, 10, feedback)).map((hit) => hit.chunkId);
+      const candidates = [far.chunkId, nearest.chunkId, middle.chunkId];
+      const rerank = async (feedback: VectorFeedback, among = candidates) =>
+        (await fixture.index.rerank(harbour, among, feedback)).map((hit) => hit.chunkId);
       // harbour + 1 × (invoice billing monthly): the chunk with both words comes first.
-      expect(await search({ chunkIds: [far.chunkId], weight: 1 })).toEqual([middle.chunkId, far.chunkId, nearest.chunkId]);
-      expect(await search({ chunkIds: [far.chunkId], weight: 0.1 })).toEqual([nearest.chunkId, middle.chunkId, far.chunkId]);
-      // Chunks the index does not hold leave the query as it is.
-      expect(await search({ chunkIds: [randomUUID()], weight: 1 })).toEqual(await search());
+      expect(await rerank({ chunkIds: [far.chunkId], weight: 1 })).toEqual([middle.chunkId, far.chunkId, nearest.chunkId]);
+      expect(await rerank({ chunkIds: [far.chunkId], weight: 0.1 })).toEqual([nearest.chunkId, middle.chunkId, far.chunkId]);
+      // Only the candidates; feedback chunks the index does not hold leave the query as it is.
+      expect(await rerank({ chunkIds: [far.chunkId], weight: 1 }, [nearest.chunkId, far.chunkId])).toEqual([far.chunkId, nearest.chunkId]);
+      const plain = await fixture.index.rerank(harbour, candidates, { chunkIds: [randomUUID()], weight: 1 });
+      const searched = await fixture.index.search(harbour, { project: ranked }, 10);
+      expect(plain.map((hit) => hit.chunkId)).toEqual(searched.map((hit) => hit.chunkId));
+      plain.forEach((hit, i) => expect(hit.score).toBeCloseTo(searched[i]!.score, 5));
+      expect(plain[0]!.documentId).toBe(nearest.documentId);
     });
 
     const filtered = `p-${randomUUID()}`;
