@@ -9,7 +9,15 @@ import type { Embedder } from '../src/ports/embedder.js';
 import type { ReadModels } from '../src/ports/projections.js';
 import type { DocumentCount, KeywordIndex, ScoredChunk, SearchFilters, VectorIndex } from '../src/ports/searchIndex.js';
 import { parseInput } from '../src/validation.js';
-import { adaptiveShare, FEEDBACK_WEIGHT, feedbackChunks, fuse, type DocumentRank } from './fusion.js';
+import {
+  adaptiveShare,
+  FEEDBACK_WEIGHT,
+  feedbackChunks,
+  fuse,
+  type ChunkRankings,
+  type DocumentRank,
+  type FusedDocument,
+} from './fusion.js';
 import type { SearchAsOf, SearchModel, SearchView } from './searchAsOf.js';
 import { snippetOf } from './snippet.js';
 
@@ -165,21 +173,10 @@ const rankDocuments = async (
   ]);
   const { keyword, semantic, degraded } = survivingRankings(input.mode, rankings);
   const fusion = input.mode === 'hybrid' ? input.fusion : input.mode === 'keyword' ? 'keyword' : 'semantic';
-  let fused = fuse({ keyword, semantic }, fusion);
-  const feedback = fusion === 'adaptive' ? feedbackChunks(fused) : null;
-  if (feedback && view.semantic && queryVector) {
-    // Both rankings' chunks ranked again by the query moved toward the first documents (see
-    // feedbackChunks), fused at the share the first rankings set; the first fusion stands if the
-    // index has just become unavailable.
-    const candidates = [...new Set([...keyword, ...semantic].map((hit) => hit.chunkId))];
-    const refined = await view.semantic
-      .rerank(queryVector, candidates, { chunkIds: feedback, weight: FEEDBACK_WEIGHT })
-      .catch((error: unknown) => {
-        if (error instanceof UnavailableError) return null;
-        throw error;
-      });
-    if (refined) fused = fuse({ keyword, semantic: refined }, fusion, { share: adaptiveShare({ keyword, semantic }) });
-  }
+  const fused =
+    fusion === 'adaptive'
+      ? await fuseAdaptive({ keyword, semantic }, view.semantic, queryVector)
+      : fuse({ keyword, semantic }, fusion);
   const top = fused.slice(0, limit);
 
   // Counted while the results are read: the count needs only which documents semantic search alone found.
@@ -227,6 +224,31 @@ const rankDocuments = async (
   });
   const matches = counting && matchesPerSource(await counting, results, semanticOnly);
   return { results, ...(degraded ? { degraded } : {}), ...(matches ? { matches } : {}) };
+};
+
+/**
+ * Adaptive fusion, refined when both rankings agree on their first document (see feedbackChunks):
+ * both rankings' chunks are ranked again by the query moved toward the first fused documents, and
+ * fused at the share the first rankings set. The first fusion stands if the index has just become
+ * unavailable.
+ */
+const fuseAdaptive = async (
+  lists: ChunkRankings,
+  index: VectorIndex | null,
+  queryVector: Float32Array | undefined,
+): Promise<FusedDocument[]> => {
+  const share = adaptiveShare(lists);
+  const fused = fuse(lists, 'adaptive', { share });
+  const feedback = feedbackChunks(fused);
+  if (!feedback || !index || !queryVector) return fused;
+  const candidates = [...new Set([...lists.keyword, ...lists.semantic].map((hit) => hit.chunkId))];
+  const refined = await index
+    .rerank(queryVector, candidates, { chunkIds: feedback, weight: FEEDBACK_WEIGHT })
+    .catch((error: unknown) => {
+      if (error instanceof UnavailableError) return null;
+      throw error;
+    });
+  return refined ? fuse({ keyword: lists.keyword, semantic: refined }, 'adaptive', { share }) : fused;
 };
 
 /** Documents with the query's terms, per source, and those among the results only semantic search found. */
