@@ -359,11 +359,53 @@ export const loadConfig = ({ file, env = process.env, overrides = {}, flags = {}
     }
   }
   const parsed = ConfigSchema.safeParse(merged);
-  if (!parsed.success) throw new ConfigError(parsed.error.issues.flatMap((issue) => describeSetting(issue, origins)));
+  if (!parsed.success)
+    throw new ConfigError(parsed.error.issues.flatMap((issue) => describeSetting(issue, origins, merged)));
   return Object.freeze(parsed.data);
 };
 
-const describeSetting = (issue: z.core.$ZodIssue, origins: Origins): string[] => {
+/** The object schema under wrappers such as `.prefault({})` and `.optional()`, if there is one. */
+const objectSchema = (schema: z.core.$ZodType | undefined): z.ZodObject | undefined => {
+  let current = schema;
+  while (current && !(current instanceof z.ZodObject)) {
+    const inner = (current._zod.def as { innerType?: z.core.$ZodType }).innerType;
+    if (!inner) return undefined;
+    current = inner;
+  }
+  return current;
+};
+
+/** The settings (camelCase) an object in the configuration may hold, at a path from the root. */
+const knownSettings = (at: readonly PropertyKey[]): string[] => {
+  let schema: z.ZodObject | undefined = ConfigSchema;
+  for (const part of at) schema = objectSchema(schema?.shape[String(part)]);
+  return schema ? Object.keys(schema.shape) : [];
+};
+
+const editDistance = (a: string, b: string): number => {
+  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j++)
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    previous = current;
+  }
+  return previous[b.length]!;
+};
+
+/** The known setting a misspelt one most likely meant: within two edits, or a third of its length. */
+const closestSetting = (key: string, known: string[]): string | undefined => {
+  const ranked = known
+    .map((name) => ({ name, distance: editDistance(snake(key), snake(name)) }))
+    .sort((a, b) => a.distance - b.distance);
+  const best = ranked[0];
+  return best && best.distance <= Math.max(2, Math.floor(key.length / 3)) ? best.name : undefined;
+};
+
+const valueAt = (root: unknown, at: readonly PropertyKey[]): unknown =>
+  at.reduce<unknown>((value, part) => (value && typeof value === 'object' ? (value as Record<PropertyKey, unknown>)[part] : undefined), root);
+
+const describeSetting = (issue: z.core.$ZodIssue, origins: Origins, given: unknown): string[] => {
   const origin = (path: readonly PropertyKey[]) => {
     const section = String(path[0]);
     const found =
@@ -376,8 +418,15 @@ const describeSetting = (issue: z.core.$ZodIssue, origins: Origins): string[] =>
   if (issue.code === 'unrecognized_keys') {
     return issue.keys.map((key) => {
       const at = [...issue.path, key];
-      return `${tomlKey(at)}: not a setting${issue.path.length ? ` of [${tomlKey(issue.path)}]` : ''}${origin(at)}`;
+      const meant = closestSetting(key, knownSettings(issue.path));
+      const suggestion = meant ? ` (did you mean ${issue.path.length ? tomlKey([...issue.path, meant]) : `[${snake(meant)}]`}?)` : '';
+      return `${tomlKey(at)}: not a setting${issue.path.length ? ` of [${tomlKey(issue.path)}]` : ''}${suggestion}${origin(at)}`;
     });
   }
-  return [`${issue.path.length ? tomlKey(issue.path) : '(root)'}: ${issue.message}${origin(issue.path)}`];
+  // `z.coerce.number()` reports text such as "abc" as NaN: say what was given instead.
+  const message =
+    issue.code === 'invalid_type' && issue.expected === 'number'
+      ? `expected a number, got ${JSON.stringify(valueAt(given, issue.path))}`
+      : issue.message;
+  return [`${issue.path.length ? tomlKey(issue.path) : '(root)'}: ${message}${origin(issue.path)}`];
 };

@@ -63,9 +63,24 @@ describe('loadConfig', () => {
     expect((error as ConfigError).problems).toEqual([
       expect.stringMatching(new RegExp(`^server\\.bind: expected host:port.* \\(from --bind\\)$`)),
       `server.body_limit_bytes: Too small: expected number to be >0 (in ${file})`,
-      expect.stringMatching(/^projections\.batch_size: .* \(from CTX_PROJECTIONS__BATCH_SIZE\)$/),
-      `embeddings.batch_sise: not a setting of [embeddings] (in ${file})`,
+      'projections.batch_size: expected a number, got "lots" (from CTX_PROJECTIONS__BATCH_SIZE)',
+      `embeddings.batch_sise: not a setting of [embeddings] (did you mean embeddings.batch_size?) (in ${file})`,
       expect.stringMatching(/^search\.as_of_cache: .* \(from CTX_SEARCH__AS_OF_CACHE\)$/),
+    ]);
+  });
+
+  it('suggests the setting or section a misspelt one most likely meant, and none for a stranger', () => {
+    const file = tomlFile('[serch]\ndefault_limit = 5\n[search]\ndefalt_limit = 5\n[zzz]\nq = 1\n');
+    let error: unknown;
+    try {
+      loadConfig({ file, env: {} });
+    } catch (e) {
+      error = e;
+    }
+    expect((error as ConfigError).problems).toEqual([
+      `search.defalt_limit: not a setting of [search] (did you mean search.default_limit?) (in ${file})`,
+      `serch: not a setting (did you mean [search]?) (in ${file})`,
+      `zzz: not a setting (in ${file})`,
     ]);
   });
 
