@@ -56,6 +56,13 @@ const mountConsole = (app: FastifyInstance, assets: Record<AssetName, string>) =
       .header('referrer-policy', 'no-referrer')
       .header('cache-control', 'no-cache')
       .send(assets[name]);
+  // A browser opening the server's address finds the console; an MCP client pointed at `/` asks for
+  // an event stream there, which this server does not offer (405, as MCP's transport allows).
+  app.get('/', (request, reply) =>
+    (request.headers.accept ?? '').includes('text/event-stream')
+      ? reply.status(405).header('allow', 'POST').send()
+      : reply.redirect('/admin', 302),
+  );
   app.get('/admin', (_request, reply) => send(reply, 'index.html'));
   app.get('/admin/', (_request, reply) => send(reply, 'index.html'));
   app.get('/admin/console.js', (_request, reply) => send(reply, 'console.js'));

@@ -162,6 +162,19 @@ describe('HTTP server hardening', () => {
     });
     afterAll(() => server.close());
 
+    it("sends a browser opening the server's address to the admin console", async () => {
+      const page = await send('GET', '/', { headers: { accept: 'text/html' } });
+      expect(page.status).toBe(302);
+      expect(page.headers.location).toBe('/admin');
+      expect((await send('GET', page.headers.location)).status).toBe(200);
+    });
+
+    it('tells an MCP client asking for an event stream at / that there is none (405)', async () => {
+      const stream = await send('GET', '/', { headers: { accept: 'text/event-stream' } });
+      expect(stream.status).toBe(405);
+      expect(stream.headers.allow).toBe('POST');
+    });
+
     describe('refuses a Host it is not known by (DNS rebinding)', () => {
       const host = () => `rebind.attacker.example:${port()}`;
 
