@@ -378,7 +378,7 @@ const objectSchema = (schema: z.core.$ZodType | undefined): z.ZodObject | undefi
 /** The settings (camelCase) an object in the configuration may hold, at a path from the root. */
 const knownSettings = (at: readonly PropertyKey[]): string[] => {
   let schema: z.ZodObject | undefined = ConfigSchema;
-  for (const part of at) schema = objectSchema(schema?.shape[String(part)]);
+  for (const part of at) schema = objectSchema(schema?.shape[String(part)] as z.core.$ZodType | undefined);
   return schema ? Object.keys(schema.shape) : [];
 };
 

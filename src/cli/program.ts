@@ -5,6 +5,7 @@ import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { discoverConfigFile, loadConfig, type Config } from '../config.js';
 import { configTemplate } from '../configTemplate.js';
 import { ValidationError } from '../errors.js';
+import { ensureFreeAddress } from './freePort.js';
 import { openLedger, runningServerUrl, startServer, PRODUCT, type Ledger } from '../main.js';
 import { deploymentAccess } from '../mcp/server.js';
 import type { WithLedger } from '../module.js';
@@ -162,6 +163,7 @@ export const buildCli = (): Command => {
     .option('-b, --bind <host:port>', 'address to listen on (default 127.0.0.1:7331)')
     .action(async (_surface: string | undefined, _options: object, command: Command) => {
       const config = configOf(command);
+      await ensureFreeAddress(config.server.bind);
       const ledger = await openLedger(config, { logger: cliLogger(config.log.level, 1) });
       try {
         const server = await startServer(ledger);

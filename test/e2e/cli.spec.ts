@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -15,6 +16,33 @@ describe('ctx CLI', () => {
     expect(stderr).toContain(`server.bind: expected host:port, e.g. 127.0.0.1:7331 (in ${file})`);
     expect(stderr).toContain(`projections.batch_size: Too small: expected number to be >=1 (in ${file})`);
     expect(stderr).toContain('server.body_limit_bytes: Too small: expected number to be >0 (from CTX_SERVER__BODY_LIMIT_BYTES)');
+  });
+
+  it('says what was given where a number was expected, and which setting a misspelt one meant', async () => {
+    const { code, stderr } = await runCtx(['sources', '--data-dir', path.join(tempDataDir(), 'd')], {
+      CTX_SERVER__BODY_LIMIT_BYTES: 'abc',
+      CTX_SERCH__DEFAULT_LIMIT: '5',
+    });
+    expect(code).toBe(2);
+    expect(stderr).toContain('server.body_limit_bytes: expected a number, got "abc" (from CTX_SERVER__BODY_LIMIT_BYTES)');
+    expect(stderr).toContain('serch: not a setting (did you mean [search]?) (from CTX_SERCH__DEFAULT_LIMIT)');
+  });
+
+  it('refuses to serve on a port another program holds, saying so before it creates the data directory', async () => {
+    const holder = createServer();
+    await new Promise<void>((resolve) => holder.listen(0, '127.0.0.1', resolve));
+    const bind = `127.0.0.1:${(holder.address() as AddressInfo).port}`;
+    const dataDir = path.join(tempDataDir(), 'never-made');
+    try {
+      const { code, stderr } = await runCtx(['serve', '--data-dir', dataDir, '--bind', bind]);
+      expect(code).toBe(1);
+      expect(stderr).toBe(
+        `ctx: ${bind} is in use by another program (another ctx serve?): stop it, or listen elsewhere with --bind 127.0.0.1:PORT or [server] bind in ctx.toml\n`,
+      );
+      expect(existsSync(dataDir)).toBe(false);
+    } finally {
+      holder.close();
+    }
   });
 
   it('reads ./ctx.toml from the working directory, and --config instead of it', async () => {

@@ -166,7 +166,7 @@ describe('HTTP server hardening', () => {
       const page = await send('GET', '/', { headers: { accept: 'text/html' } });
       expect(page.status).toBe(302);
       expect(page.headers.location).toBe('/admin');
-      expect((await send('GET', page.headers.location)).status).toBe(200);
+      expect((await send("GET", String(page.headers.location))).status).toBe(200);
     });
 
     it('tells an MCP client asking for an event stream at / that there is none (405)', async () => {
