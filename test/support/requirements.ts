@@ -41,6 +41,13 @@ export const EMBEDDING_MODEL: Requirement = {
   missing: `no embedding model in ${process.env.CTX_EMBEDDINGS__MODEL_DIR || DEFAULT_MODEL_DIR} (run \`ctx model fetch\` or set CTX_EMBEDDINGS__MODEL_DIR)`,
 };
 
+/** The default model's int8 weights, beside the fp32 ones (`ctx model fetch --weights q8`). */
+export const EMBEDDING_MODEL_INT8: Requirement = {
+  available:
+    testModelDir !== undefined && existsSync(path.join(testModelDir, DEFAULT_EMBEDDING_MODEL, 'onnx', 'model_quantized.onnx')),
+  missing: `no int8 weights of the embedding model in ${process.env.CTX_EMBEDDINGS__MODEL_DIR || DEFAULT_MODEL_DIR} (run \`ctx model fetch --weights q8\`)`,
+};
+
 const unmet = (title: string, requirement: Requirement) => () => {
   throw new Error(`${title}: ${requirement.missing}, and CTX_TEST_REQUIRE_ALL=1 asks for every test to run`);
 };
