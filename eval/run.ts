@@ -1,10 +1,10 @@
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
 import { openLedger, type Ledger } from '../src/main.js';
-import { SCIFACT_DIR, evaluateMode, ingestCorpus, loadBeir, subset, type ModeFigures } from './scifact.js';
+import { BEIR_FILES, SCIFACT_DIR, evaluateMode, ingestCorpus, loadBeir, subset, type ModeFigures } from './scifact.js';
 
 /** The vector spaces the corpus is embedded in: the model, qualified by its weights unless fp32 (see localEmbedder). */
 const vectorSpaces = async (ledger: Ledger): Promise<string[]> =>
@@ -41,6 +41,14 @@ const main = async () => {
   };
   // Hybrid runs once per fusion unless `--fusion` names one.
   const fusions: readonly string[] = rest.includes('--fusion') ? [rest[rest.indexOf('--fusion') + 1]!] : FUSIONS;
+  const missing = BEIR_FILES.filter((file) => !existsSync(path.join(dir, file)));
+  if (missing.length > 0) {
+    console.error(
+      `${path.resolve(dir)} holds no dataset in the BEIR layout (missing ${missing.join(', ')}). ` +
+        'SciFact and the other BEIR sets are published in that layout: unpack one and run `npm run eval -- beir DIR`.',
+    );
+    return 2;
+  }
   const full = loadBeir(path.resolve(dir));
   const source = path.basename(path.resolve(dir));
   const queries = option('--queries');

@@ -20,6 +20,9 @@ const jsonl = <T>(file: string): T[] =>
     .filter((line) => line.trim())
     .map((line) => JSON.parse(line) as T);
 
+/** The files of a dataset in the BEIR layout. */
+export const BEIR_FILES = ['corpus.jsonl', 'queries.jsonl', 'qrels/test.tsv'] as const;
+
 /** A corpus in the BEIR layout: `corpus.jsonl`, `queries.jsonl` and `qrels/test.tsv`. */
 export const loadBeir = (dir: string): Corpus => {
   const qrels = new Map<string, Set<string>>();
