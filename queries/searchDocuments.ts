@@ -96,6 +96,11 @@ const DegradedSchema = z.object({
 
 export const SearchOutputSchema = z.object({
   results: z.array(SearchResultSchema),
+  mode: z
+    .enum(SEARCH_MODES)
+    .optional()
+    .describe('The mode that ranked the results: a search that names none runs hybrid when a model is loaded, keyword otherwise'),
+  mode_notice: z.string().optional().describe('Why the mode differs from the default, when it does'),
   degraded: DegradedSchema.optional(),
   matches: z
     .record(z.string(), z.number().int())
@@ -304,8 +309,8 @@ export const searchDocuments = async (
   context: Pick<OperationContext, 'project' | 'onProgress'>,
 ): Promise<SearchOutput> => {
   const parsed = parseInput(SearchInputSchema, rawInput);
-  const { found } = await withDefaultMode(parsed.mode, (mode) => searchInMode(deps, { ...parsed, mode }, context));
-  return found;
+  const { found, ...used } = await withDefaultMode(parsed.mode, (mode) => searchInMode(deps, { ...parsed, mode }, context));
+  return { ...found, ...used };
 };
 
 const searchInMode = async (
@@ -347,6 +352,14 @@ const resultText = (r: SearchResult, i: number) =>
     `   ${r.snippet}`,
   ].join('\n');
 
+const searchText = ({ results, mode_notice }: SearchOutput) =>
+  [
+    results.length === 0
+      ? 'No results. `ctx sources` lists what is indexed; `ctx ingest PATH` adds files and folders.'
+      : results.map(resultText).join('\n'),
+    ...(mode_notice ? [`(${mode_notice}; \`ctx model fetch\` adds semantic and hybrid search)`] : []),
+  ].join('\n');
+
 export const searchSurfaces = {
   name: 'search',
   cli: {
@@ -377,7 +390,7 @@ export const searchSurfaces = {
     asOfField: 'asOf',
     progress: (p: Record<string, unknown>) =>
       `building the ${String(p.model)} index as of ${String(p.position)}: ${String(p.processedEvents)} events`,
-    print: { line: ({ results }: SearchOutput) => (results.length === 0 ? 'No results.' : results.map(resultText).join('\n')) },
+    print: { line: (output: SearchOutput) => searchText(output) },
   },
 } as const satisfies OperationSurfaces;
 

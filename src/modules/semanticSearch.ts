@@ -78,10 +78,7 @@ export const createSemanticSearch = async (deps: SemanticSearchDeps): Promise<Se
     }
   };
 
-  if (!off) {
-    const loaded = await load();
-    if ('disabled' in loaded) logger.warn(`semantic search is off: ${loaded.disabled}`);
-  }
+  if (!off) await load();
   const loadedAtStart = projection;
 
   const retry = (): Promise<void> => {
@@ -140,6 +137,8 @@ export const createSemanticSearch = async (deps: SemanticSearchDeps): Promise<Se
         watchProgress();
         return;
       }
+      // Said by a process that serves, not by every one-shot command: a search that needs the model says why itself.
+      if (!off) logger.warn(`semantic search is off: ${state.disabled}`);
       logger.info(
         off
           ? 'embedder: none (embeddings.provider = "none"): keyword search only'
