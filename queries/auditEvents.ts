@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { Instant } from '../src/domain/instant.js';
 import { EVENT_TYPES, type EventType, type StoredEvent } from '../src/domain/events.js';
-import { isPosition, type Position } from '../src/domain/position.js';
+import { compactPosition, readPosition } from '../src/domain/position.js';
 import { defineOperation, type CliPrint, type OperationSurfaces, type RouteSurfaces } from '../src/operations.js';
 import { matchesAllFilter, type AllFilter, type EventStore } from '../src/ports/eventStore.js';
 import { parseInput } from '../src/validation.js';
@@ -79,7 +79,7 @@ export const readEventPage = async (store: EventStore, query: EventPageQuery): P
           fromRevision: cursor === undefined ? undefined : BigInt(cursor) + (backwards ? -1n : 1n),
           maxCount: limit,
         })
-      : await store.readAll({ direction, from: cursor as Position | undefined, maxCount: limit, filter });
+      : await store.readAll({ direction, from: cursor === undefined ? undefined : readPosition(cursor), maxCount: limit, filter });
     let consumed = 0;
     for (const event of page) {
       last = event;
@@ -123,7 +123,7 @@ export const AuditInputSchema = z
     order: z.enum(['newest', 'oldest']).default('newest'),
     cursor: z
       .string()
-      .refine(isPosition, 'not a cursor returned by this query')
+      .refine((v) => readPosition(v) !== undefined, 'not a cursor returned by this query')
       .optional()
       .describe('The nextCursor of a previous page'),
     limit: z.number().int().min(1).max(500).default(50),
@@ -164,14 +164,20 @@ export const auditEvents = async (store: EventStore, rawInput: AuditInput, proje
   });
 };
 
+/** The stream, and the file or item it is about where the event names one (`doc-… (docs:README.md)`). */
+const streamCell = ({ streamId, data }: { streamId: string; data: Record<string, unknown> }) =>
+  typeof data.source === 'string' && typeof data.sourceId === 'string'
+    ? `${streamId} (${data.source}:${data.sourceId})`
+    : streamId;
+
 /** Events at the terminal, a line each, with the cursor of the next page. */
 export const eventTable: CliPrint = {
   table: {
     rows: 'events',
     columns: {
-      position: '{position}',
+      position: ({ position }: { position: string }) => compactPosition(position),
       recorded: '{recordedAt}',
-      stream: '{streamId}',
+      stream: streamCell,
       rev: '#{revision}',
       type: '{type}',
       actor: '{actor.subject} ({actor.via})',
@@ -277,7 +283,7 @@ export const AuditEventsQuerySchema = z
     since: timestamp.optional().describe('Recorded at or after (ISO 8601)'),
     until: timestamp.optional().describe('Recorded at or before (ISO 8601)'),
     order: z.enum(['newest', 'oldest']).default('newest'),
-    cursor: z.string().refine(isPosition, 'not a cursor returned by this endpoint').optional(),
+    cursor: z.string().refine((v) => readPosition(v) !== undefined, 'not a cursor returned by this endpoint').optional(),
     limit: z.coerce.number().int().min(1).max(500).default(50),
   })
   .strict();

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { streamId } from '../src/domain/events.js';
 import { Instant } from '../src/domain/instant.js';
-import { isPosition } from '../src/domain/position.js';
+import { readPosition } from '../src/domain/position.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 import { NotFoundError } from '../src/errors.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
@@ -19,7 +19,7 @@ export const ReadHistoryInputSchema = z
     limit: z.number().int().min(1).max(500).default(50),
   })
   .strict()
-  .refine((input) => input.cursor === undefined || (input.stream ? /^\d+$/.test(input.cursor) : isPosition(input.cursor)), {
+  .refine((input) => input.cursor === undefined || (input.stream ? /^\d+$/.test(input.cursor) : readPosition(input.cursor) !== undefined), {
     message: 'not a cursor returned by this query',
     path: ['cursor'],
   });

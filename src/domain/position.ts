@@ -17,6 +17,21 @@ export const START: Position = position(0, 0);
 
 export const isPosition = (value: string): value is Position => PATTERN.test(value);
 
+const WRITTEN = /^(\d{1,20})-(\d{1,20})$/;
+
+/** A position as people give it back: as stored, or compact as `ctx history` and the console show it (`6566-1022`). */
+export const readPosition = (value: string): Position | undefined => {
+  const parts = WRITTEN.exec(value);
+  return parts ? position(parts[1]!, parts[2]!) : undefined;
+};
+
+/** A position without its padding, for people to read: `6566-1022`. */
+export const compactPosition = (p: string): string =>
+  p
+    .split('-')
+    .map((part) => part.replace(/^0+(?=\d)/, ''))
+    .join('-');
+
 export const parsePosition = (value: string): Position => {
   if (!isPosition(value)) throw new TypeError(`Not a position: '${value}'`);
   return value;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { DomainEvent, StoredEvent } from '../domain/events.js';
-import { isPosition, type Position } from '../domain/position.js';
+import { readPosition, type Position } from '../domain/position.js';
 import type { EventStore } from '../ports/eventStore.js';
 
 /** A past moment: a position in `$all` (as returned by history) or an ISO timestamp. */
@@ -8,11 +8,13 @@ export type AsOf = { position: Position } | { timestamp: string };
 
 export const AsOfSchema = z
   .string()
-  .refine((v) => isPosition(v) || !Number.isNaN(Date.parse(v)), 'expected a position or an ISO timestamp')
+  .refine((v) => readPosition(v) !== undefined || !Number.isNaN(Date.parse(v)), 'expected a position or an ISO timestamp')
   .describe('A past moment: a position from the event history, or an ISO 8601 timestamp');
 
-export const parseAsOf = (value: string): AsOf =>
-  isPosition(value) ? { position: value } : { timestamp: new Date(value).toISOString() };
+export const parseAsOf = (value: string): AsOf => {
+  const position = readPosition(value);
+  return position ? { position } : { timestamp: new Date(value).toISOString() };
+};
 
 export const happenedBy = (event: StoredEvent, asOf: AsOf): boolean =>
   'position' in asOf ? event.position <= asOf.position : Date.parse(event.recordedAt) <= Date.parse(asOf.timestamp);

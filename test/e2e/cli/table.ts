@@ -60,16 +60,22 @@ export const GROUPS: Record<'documents' | 'work' | 'surfaces', Group> = {
         stdout: /"type": "DocumentIngested"/,
         save: { position: (out) => json<{ events: { position: string }[] }>(out).events.at(-1)!.position },
       },
-      { args: ['history', 'doc-{documentId}'], stdout: /DocumentIngested/ },
-      // The positions `search --as-of` takes.
+      { args: ['history', 'doc-{documentId}'], stdout: /doc-[\w-]+ \(filesystem:docs\/auth\.md\) +#\d+ +DocumentIngested/ },
+      // The positions `search --as-of` and `--cursor` take: as stored, and as the table shows them.
       {
         args: ['history', '--backwards', '--limit', '2'],
-        stdout: /^POSITION +RECORDED +STREAM[^\n]*\n\d{20}-\d{20} +\d{4}-/,
+        stdout: /^POSITION +RECORDED +STREAM[^\n]*\n[1-9]\d*-[1-9]\d* +\d{4}-/,
+        save: { compact: (out) => /\n(\d+-\d+) /.exec(out)![1]! },
       },
       {
         args: ['search', 'refresh', 'tokens', '--as-of', '{position}'],
         stdout: /auth\.md|refresh\.ts|No results/,
       },
+      {
+        args: ['search', 'refresh', 'tokens', '--as-of', '{compact}'],
+        stdout: /auth\.md|refresh\.ts|No results/,
+      },
+      { args: ['history', '--backwards', '--limit', '1', '--cursor', '{compact}'], stdout: /^POSITION +RECORDED/ },
       {
         args: ['search', 'refresh', '--as-of', 'yesterday'],
         code: 2,
