@@ -100,7 +100,12 @@ export const getDocumentSurfaces = {
       },
     ],
     catchUp: true,
-    print: { line: (d: GetDocumentOutput) => `# ${d.title ?? d.source_id}\n${d.source}:${d.source_id}\n\n${d.body}` },
+    print: {
+      line: (d: GetDocumentOutput) =>
+        `# ${d.title ?? d.source_id}\n${d.source}:${d.source_id}\n\n${
+          d.forgotten ? '(Its content was forgotten: `ctx history doc-<id>` shows when and why.)' : d.body
+        }`,
+    },
   },
 } as const satisfies OperationSurfaces;
 

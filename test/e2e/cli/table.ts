@@ -95,6 +95,7 @@ export const GROUPS: Record<'documents' | 'work' | 'surfaces', Group> = {
       },
       { args: ['forget', 'document', '{documentId}', '--reason', 'test'], stdout: /newly_forgotten: true/ },
       { args: ['get', '{documentId}', '--json'], stdout: /"forgotten": true/ },
+      { args: ['get', '{documentId}'], stdout: /\n\(Its content was forgotten: `ctx history doc-<id>` shows when and why\.\)\n$/ },
       { args: ['forget', 'subject', 'alice@example.com'], stdout: /subject: +alice@example\.com/ },
       { args: ['backup', './ledger.ctxbak'], stdout: /^backed up \d+ events .* to \.\/ledger\.ctxbak/ },
       {
