@@ -14,7 +14,7 @@ export interface LuaRunner {
 
 export interface LuaPoolOptions {
   limits: LuaLimits;
-  /** Scripts running at once; as many more calls may wait for a slot, up to the timeout. */
+  /** Scripts running at once; as many more calls may wait for a slot. */
   maxConcurrent: number;
 }
 
@@ -53,7 +53,8 @@ const answer = (host: LuaHost, name: HostFunction, args: unknown[]): Promise<unk
 export const createLuaPool = ({ limits, maxConcurrent }: LuaPoolOptions): LuaRunner => {
   const idle: { worker: Worker; timer: NodeJS.Timeout }[] = [];
   const workers = new Set<Worker>();
-  const waiting: { resolve: () => void; reject: (error: Error) => void; timer: NodeJS.Timeout }[] = [];
+  // As many calls wait as run: each running one ends within the timeout, so none waits longer.
+  const waiting: { resolve: () => void; reject: (error: Error) => void }[] = [];
   let running = 0;
   let closed = false;
 
@@ -81,25 +82,14 @@ export const createLuaPool = ({ limits, maxConcurrent }: LuaPoolOptions): LuaRun
       return;
     }
     if (waiting.length >= maxConcurrent) throw new LuaBusyError(maxConcurrent);
-    await new Promise<void>((resolve, reject) => {
-      const entry = {
-        resolve,
-        reject,
-        timer: setTimeout(() => {
-          waiting.splice(waiting.indexOf(entry), 1);
-          reject(new LuaBusyError(maxConcurrent));
-        }, limits.timeoutMs),
-      };
-      waiting.push(entry);
-    });
+    await new Promise<void>((resolve, reject) => waiting.push({ resolve, reject }));
   };
 
   // A freed slot passes to the first waiting call, if any.
   const freeSlot = () => {
     const next = waiting.shift();
-    if (!next) return void running--;
-    clearTimeout(next.timer);
-    next.resolve();
+    if (next) next.resolve();
+    else running--;
   };
 
   const takeWorker = async (): Promise<Worker> => {
@@ -179,10 +169,7 @@ export const createLuaPool = ({ limits, maxConcurrent }: LuaPoolOptions): LuaRun
     },
     close: async () => {
       closed = true;
-      for (const entry of waiting.splice(0)) {
-        clearTimeout(entry.timer);
-        entry.reject(new ToolError('The server is shutting down'));
-      }
+      for (const entry of waiting.splice(0)) entry.reject(new ToolError('The server is shutting down'));
       for (const entry of idle.splice(0)) clearTimeout(entry.timer);
       await Promise.all([...workers].map((worker) => worker.terminate()));
     },
