@@ -20,8 +20,10 @@ export interface LuaPoolOptions {
 
 /** How long past the timeout a worker may take to report it before it is stopped. */
 const GRACE_MS = 500;
-/** An idle worker (and the memory its scripts grew) is released after this long. */
-const IDLE_MS = 10_000;
+/** An idle worker is released after this long. */
+const IDLE_MS = 60_000;
+/** A worker whose Lua memory grew past this (a script used much of its `memory_mb`) is not kept: the memory goes with it. */
+const KEEP_MODULE_BYTES = 32 * 2 ** 20;
 /** The worker's own JavaScript (and, from source, the TypeScript loader) beside what scripts hand over. */
 const HEAP_BASE_MB = 64;
 
@@ -133,7 +135,9 @@ export const createLuaPool = ({ limits, maxConcurrent }: LuaPoolOptions): LuaRun
             );
           return;
         }
-        if (message.type === 'done') finish(message.ok ? { value: message.value } : { error: errorFromWorker(message.error) }, true);
+        if (message.type === 'done') {
+          finish(message.ok ? { value: message.value } : { error: errorFromWorker(message.error) }, message.moduleBytes <= KEEP_MODULE_BYTES);
+        }
       };
       const onError = (error: Error & { code?: string }) =>
         finish(

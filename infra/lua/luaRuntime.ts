@@ -52,6 +52,9 @@ export const loadLuaModule = async (): Promise<void> => {
   await luaFactory().getLuaModule();
 };
 
+/** The Lua module's memory: it grows with the largest state run so far and never shrinks. */
+export const luaModuleBytes = async (): Promise<number> => (await luaFactory().getLuaModule()).module.HEAPU8.byteLength;
+
 type Outcome = { ok: true; value: unknown } | { ok: false; error: string };
 
 /**

@@ -1,5 +1,6 @@
+import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
-import { loadLuaModule, runLua, type LuaHost, type LuaJob, type LuaLimits } from './luaRuntime.js';
+import { loadLuaModule, luaModuleBytes, runLua, type LuaHost, type LuaJob, type LuaLimits } from './luaRuntime.js';
 
 /** What the pool asks of a Lua worker: one run at a time, or the answer to one of its host calls. */
 export type ToWorker =
@@ -13,8 +14,7 @@ export type FromWorker =
   | { type: 'ready' }
   | { type: 'host'; id: number; name: HostFunction; args: unknown[] }
   | { type: 'log'; line: string }
-  | { type: 'done'; ok: true; value: unknown }
-  | { type: 'done'; ok: false; error: { name: string; message: string } };
+  | ({ type: 'done'; moduleBytes: number } & ({ ok: true; value: unknown } | { ok: false; error: { name: string; message: string } }));
 
 /**
  * A worker thread that runs Lua scripts for the pool (luaPool.ts). Host functions (`ctx.search`,
@@ -48,11 +48,19 @@ port.on('message', (message: ToWorker) => {
     else waiting?.reject(new Error(message.outcome.error));
     return;
   }
-  runLua(message.job, hostOf(message.httpGet), message.limits).then(
-    (value) => send({ type: 'done', ok: true, value }),
-    (error: unknown) => send({ type: 'done', ok: false, error: { name: (error as Error).name, message: (error as Error).message } }),
-  );
+  void runLua(message.job, hostOf(message.httpGet), message.limits)
+    .then(
+      (value) => ({ ok: true as const, value }),
+      (error: unknown) => ({ ok: false as const, error: { name: (error as Error).name, message: (error as Error).message } }),
+    )
+    .then(async (outcome) => send({ type: 'done', moduleBytes: await luaModuleBytes(), ...outcome }));
 });
 
+// Scripts yield the cores to the thread answering requests (on Linux this sets the calling thread's priority).
+try {
+  setPriority(0, 10);
+} catch {
+  // Not permitted here: scripts run at the usual priority.
+}
 await loadLuaModule();
 send({ type: 'ready' });
