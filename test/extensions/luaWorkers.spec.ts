@@ -113,7 +113,7 @@ describe('Lua scripts in worker threads', () => {
     }
   });
 
-  it('ends a call that allocates past the memory cap with a clear error, and goes on serving', async () => {
+  it('a call allocating past the memory cap ends with a clear error, and the server goes on serving', async () => {
     const answer = await post('hog');
     expect(answer).toEqual({ status: 500, code: 'tool_error', message: expect.stringMatching(/hog\.lua: exceeded its memory limit/) });
     expect(await health([])).toBe(200);
@@ -122,4 +122,27 @@ describe('Lua scripts in worker threads', () => {
     await context.started(++calls);
     expect(await after).toMatchObject({ status: 408, code: 'timeout' });
   });
+});
+
+describe('a Lua worker whose heap runs out', () => {
+  let server: RunningServer;
+
+  beforeAll(async () => {
+    // Small in Lua, large once the host has decoded it: the worker's heap cap is reached before the Lua one.
+    const bomb = `return { name = "json_bomb", description = "json_bomb", execute = function(params, ctx) return #ctx.json.decode("[" .. string.rep("1,", 1e6) .. "1]") end }`;
+    const ledger = await openExtensionsLedger({ toolsDir: toolsFolder({ 'jsonBomb.lua': bomb }), timeoutMs: 30_000, memoryMb: 16 });
+    server = await startServer(ledger);
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+
+  it('ends the call with a clear error, and the server goes on serving', async () => {
+    const response = await fetch(`${server.url}/tools/json_bomb`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(response.status).toBe(500);
+    expect(await response.json()).toEqual({ error: { code: 'tool_error', message: expect.stringMatching(/jsonBomb\.lua: exceeded its memory limit/) } });
+    expect((await fetch(`${server.url}/health`)).status).toBe(200);
+    const after = await fetch(`${server.url}/tools/word_count`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"text":"still here"}' });
+    expect(await after.json()).toEqual({ result: expect.objectContaining({ words: 2 }) });
+  }, 60_000);
 });
