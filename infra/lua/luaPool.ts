@@ -105,7 +105,15 @@ export const createLuaPool = ({ limits, maxConcurrent }: LuaPoolOptions): LuaRun
   const putBack = (worker: Worker) => {
     if (closed || !workers.has(worker)) return void worker.terminate();
     worker.unref();
-    idle.push({ worker, timer: setTimeout(() => void worker.terminate(), IDLE_MS).unref() });
+    const entry = {
+      worker,
+      // Out of the idle list first, so that no call takes a worker on its way out.
+      timer: setTimeout(() => {
+        idle.splice(idle.indexOf(entry), 1);
+        void worker.terminate();
+      }, IDLE_MS).unref(),
+    };
+    idle.push(entry);
   };
 
   const exec = (worker: Worker, job: LuaJob, host: LuaHost) =>
