@@ -197,6 +197,8 @@ export const ConfigSchema = z
         connectorsDir: z.string().min(1).default('./connectors'),
         timeoutMs: z.coerce.number().int().positive().default(5000),
         memoryMb: z.coerce.number().positive().max(1024).default(64),
+        /** Scripts running at once (each in a worker thread); as many more calls wait for a slot. */
+        maxConcurrent: z.coerce.number().int().positive().max(64).default(4),
         instructionBudget: z.coerce.number().int().positive().default(1_000_000_000),
         /** Hosts (`host` or `host:port`) scripts may GET through `ctx.http.get`; empty disables it. */
         httpAllowlist: list(z.string().min(1)).default([]),

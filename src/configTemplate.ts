@@ -67,6 +67,7 @@ agents_dir = ${toml(d.extensions.agentsDir)}                 # agents (*.toml, *
 connectors_dir = ${toml(d.extensions.connectorsDir)}         # Lua connectors, synced with \`ctx sync <name>\`
 timeout_ms = ${d.extensions.timeoutMs}
 memory_mb = ${d.extensions.memoryMb}
+max_concurrent = ${d.extensions.maxConcurrent}                    # scripts running at once; as many more wait
 instruction_budget = ${d.extensions.instructionBudget}
 http_allowlist = ${toml(d.extensions.httpAllowlist)}                       # hosts scripts may GET
 

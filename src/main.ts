@@ -126,7 +126,7 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
         ...PRODUCT,
         operations,
         logger,
-        extend: (server, actor) => parts.forEach((part) => part.mcp?.(server, actor)),
+        extend: (server, actor, scopes) => parts.forEach((part) => part.mcp?.(server, actor, scopes)),
       }),
       catchUp: async () => {
         await projections.start();

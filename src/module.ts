@@ -41,8 +41,8 @@ export interface ModuleParts {
   operations?: Operation[];
   /** Routes beyond the generic ones, for surfaces with their own shapes. */
   routes?(app: FastifyInstance): void | Promise<void>;
-  /** Adds to each MCP server beyond the operations' tools (e.g. prompts, resources). */
-  mcp?(server: McpServer, actor: Actor): void;
+  /** Adds to each MCP server beyond the operations' tools (e.g. prompts, resources), for a caller with these scopes (null: all). */
+  mcp?(server: McpServer, actor: Actor, scopes: readonly string[] | null): void;
   /** Background work that runs while the server does (e.g. a process manager). */
   start?(): Promise<void>;
   close?(): Promise<void>;

@@ -239,7 +239,7 @@ export const requiredScope = (operation: Guarded): string => {
 };
 
 /** Refuses a caller without `scope`; a caller whose scopes are not known (authentication off, the CLI) has them all. */
-export const checkScope = (context: OperationContext, scope: string) => {
+export const checkScope = (context: Pick<OperationContext, 'scopes'>, scope: string) => {
   if (context.scopes && !context.scopes.includes(scope)) throw new AuthorizationError(scope);
 };
 

@@ -2,7 +2,8 @@ import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { BadRequestError, ScriptLoadError, ToolError } from './luaErrors.js';
 import { describeDeclarationProblems, TOOL_NAME_PATTERN } from './luaTools.js';
-import { runLua, type LuaDeclaration, type LuaHost, type LuaLimits } from './luaRuntime.js';
+import type { LuaRunner } from './luaPool.js';
+import type { LuaDeclaration, LuaHost } from './luaRuntime.js';
 import type { ScriptFile } from './scriptFiles.js';
 
 const MessageSchema = z.object({ role: z.enum(['user', 'assistant', 'system']), content: z.string() }).strict();
@@ -46,7 +47,7 @@ export interface Agent {
   source: 'toml' | 'lua';
   arguments: AgentArgument[];
   file: string;
-  render(args: Record<string, unknown>, host: LuaHost, limits: LuaLimits): Promise<RenderedPrompt>;
+  render(args: Record<string, unknown>, host: LuaHost, lua: LuaRunner): Promise<RenderedPrompt>;
 }
 
 /** Checks that every required argument is present and non-empty; argument values become strings. */
@@ -92,10 +93,10 @@ export const loadTomlAgent = (script: ScriptFile): Agent => {
   };
 };
 
-export const loadLuaAgent = async (script: ScriptFile, host: LuaHost, limits: LuaLimits): Promise<Agent> => {
+export const loadLuaAgent = async (script: ScriptFile, host: LuaHost, lua: LuaRunner): Promise<Agent> => {
   let declaration: LuaDeclaration;
   try {
-    declaration = (await runLua({ source: script.source, chunkName: script.shownAs, kind: 'agent' }, host, limits)) as LuaDeclaration;
+    declaration = (await lua.run({ source: script.source, chunkName: script.shownAs, kind: 'agent' }, host)) as LuaDeclaration;
   } catch (error) {
     throw new ScriptLoadError(script.shownAs, (error as Error).message);
   }
@@ -107,13 +108,9 @@ export const loadLuaAgent = async (script: ScriptFile, host: LuaHost, limits: Lu
     ...header,
     source: 'lua',
     file: script.shownAs,
-    render: async (args, renderHost, renderLimits) => {
+    render: async (args, renderHost, renderLua) => {
       checkArguments(header, args);
-      const output = await runLua(
-        { source: script.source, chunkName: script.shownAs, kind: 'agent', entry: 'render', input: args },
-        renderHost,
-        renderLimits,
-      );
+      const output = await renderLua.run({ source: script.source, chunkName: script.shownAs, kind: 'agent', entry: 'render', input: args }, renderHost);
       const rendered = RenderedPromptSchema.safeParse({ tools: header.tools, ...(output as object), messages: emptyTableAsList((output as { messages?: unknown })?.messages) ?? [] });
       if (!rendered.success) {
         throw new ToolError(`${script.shownAs}: agent.render returned ${describeDeclarationProblems(rendered.error)}`);

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { loadLuaAgent, loadTomlAgent, type Agent } from './agents.js';
 import { loadLuaConnector, type LuaConnector } from './luaConnectors.js';
 import { ScriptLoadError } from './luaErrors.js';
-import type { LuaHost, LuaLimits } from './luaRuntime.js';
+import type { LuaRunner } from './luaPool.js';
+import type { LuaHost } from './luaRuntime.js';
 import { loadLuaTool, type LuaTool } from './luaTools.js';
 import { readScriptFiles, type ScriptFile } from './scriptFiles.js';
 
@@ -38,7 +39,7 @@ export interface RegistryOptions {
   builtinNames(): ReadonlySet<string>;
   /** Host for running scripts' top level at load time (no context queries are needed there). */
   host: LuaHost;
-  limits: LuaLimits;
+  lua: LuaRunner;
   onProblem(problem: LoadProblem): void;
 }
 
@@ -66,7 +67,7 @@ const loadAll = async <T extends { name: string }>(
 
 /** Tools, agents and connectors from their folders, reloaded when a folder changes. */
 export const createExtensionRegistry = (options: RegistryOptions): ExtensionRegistry => {
-  const { folders, host, limits } = options;
+  const { folders, host, lua } = options;
   let loading: Promise<Extensions> | undefined;
   let stale = true;
   const watchers: FSWatcher[] = [];
@@ -78,13 +79,13 @@ export const createExtensionRegistry = (options: RegistryOptions): ExtensionRegi
       readScriptFiles(folders.agentsDir, ['.toml', '.lua']),
       readScriptFiles(folders.connectorsDir, ['.lua']),
     ]);
-    const tools = await loadAll(toolScripts, (s) => loadLuaTool(s, host, limits), problems, options.builtinNames());
+    const tools = await loadAll(toolScripts, (s) => loadLuaTool(s, host, lua), problems, options.builtinNames());
     const agents = await loadAll(
       agentScripts,
-      (s) => (s.file.endsWith('.toml') ? Promise.resolve(loadTomlAgent(s)) : loadLuaAgent(s, host, limits)),
+      (s) => (s.file.endsWith('.toml') ? Promise.resolve(loadTomlAgent(s)) : loadLuaAgent(s, host, lua)),
       problems,
     );
-    const connectors = await loadAll(connectorScripts, (s) => loadLuaConnector(s, host, limits), problems);
+    const connectors = await loadAll(connectorScripts, (s) => loadLuaConnector(s, host, lua), problems);
     for (const problem of problems) options.onProblem(problem);
     return { tools, agents, connectors, problems };
   };

@@ -3,7 +3,8 @@ import { toStorableText } from '../../src/domain/text.js';
 import type { DocumentSink } from '../../src/ports/documentSink.js';
 import { ScriptLoadError, ToolError } from './luaErrors.js';
 import { describeDeclarationProblems, TOOL_NAME_PATTERN } from './luaTools.js';
-import { runLua, type LuaDeclaration, type LuaHost, type LuaLimits } from './luaRuntime.js';
+import type { LuaRunner } from './luaPool.js';
+import type { LuaDeclaration, LuaHost } from './luaRuntime.js';
 import type { ScriptFile } from './scriptFiles.js';
 
 export interface LuaConnector {
@@ -45,10 +46,10 @@ const PageSchema = z.union([
     .transform((page) => ({ documents: page.documents, cursor: page.cursor ?? null, hasMore: page.has_more })),
 ]);
 
-export const loadLuaConnector = async (script: ScriptFile, host: LuaHost, limits: LuaLimits): Promise<LuaConnector> => {
+export const loadLuaConnector = async (script: ScriptFile, host: LuaHost, lua: LuaRunner): Promise<LuaConnector> => {
   let declaration: LuaDeclaration;
   try {
-    declaration = (await runLua({ source: script.source, chunkName: script.shownAs, kind: 'connector' }, host, limits)) as LuaDeclaration;
+    declaration = (await lua.run({ source: script.source, chunkName: script.shownAs, kind: 'connector' }, host)) as LuaDeclaration;
   } catch (error) {
     throw new ScriptLoadError(script.shownAs, (error as Error).message);
   }
@@ -70,7 +71,7 @@ export interface SyncOptions {
   connector: LuaConnector;
   sink: DocumentSink;
   host: LuaHost;
-  limits: LuaLimits;
+  lua: LuaRunner;
   /** Where the previous sync stopped. */
   cursor: string | null;
   /** Called after each page is ingested, so the next sync resumes after it. */
@@ -88,13 +89,12 @@ export interface SyncSummary {
 }
 
 /** Calls `connector.fetch(cursor, ctx)` page after page and ingests what it returns. */
-export const syncLuaConnector = async ({ connector, sink, host, limits, cursor, onPage, maxPages = 1000 }: SyncOptions): Promise<SyncSummary> => {
+export const syncLuaConnector = async ({ connector, sink, host, lua, cursor, onPage, maxPages = 1000 }: SyncOptions): Promise<SyncSummary> => {
   const summary: SyncSummary = { pages: 0, documents: 0, created: 0, updated: 0, unchanged: 0, cursor };
   for (let page = 0; page < maxPages; page++) {
-    const output = await runLua(
+    const output = await lua.run(
       { source: connector.script.source, chunkName: connector.script.shownAs, kind: 'connector', entry: 'fetch', input: summary.cursor },
       host,
-      limits,
     );
     const parsed = PageSchema.safeParse(output ?? []);
     if (!parsed.success) {

@@ -83,10 +83,11 @@ local function from_host(cells)
   return tables[1]
 end
 
--- Host functions answer with a promise of { ok, value | error }.
+-- Host functions answer with a promise of { ok, value | error }. ctx's functions tail-call this,
+-- so level 2 is the script's line that called them.
 local function call_host(name, ...)
   local outcome = host[name](...):await()
-  if not outcome.ok then error(outcome.error, 3) end
+  if not outcome.ok then error(outcome.error, 2) end
   return from_host(outcome.value)
 end
 

@@ -1,4 +1,4 @@
-import { AppError } from '../../src/errors.js';
+import { AppError, UnavailableError } from '../../src/errors.js';
 
 /** A script raised an error (or broke a limit other than time): seed 000's `tool_error`, 500. */
 export class ToolError extends AppError {
@@ -32,5 +32,13 @@ export class ScriptLoadError extends AppError {
     message: string,
   ) {
     super('invalid_script', 422, `${file}: ${message}`, { file });
+  }
+}
+
+/** Every Lua slot is taken and as many calls already wait for one: 503, worth retrying shortly. */
+export class LuaBusyError extends UnavailableError {
+  override name = 'LuaBusyError';
+  constructor(running: number) {
+    super(`Lua scripts are busy (${running} running, ${running} waiting); try again shortly`);
   }
 }

@@ -47,6 +47,14 @@ const STANDARD_LIBRARIES = [LuaLibraries.Base, LuaLibraries.Coroutine, LuaLibrar
 let factory: LuaFactory | undefined;
 const luaFactory = () => (factory ??= new LuaFactory());
 
+/** Compiles the Lua module ahead of the first script (a worker does it before it says it is ready). */
+export const loadLuaModule = async (): Promise<void> => {
+  await luaFactory().getLuaModule();
+};
+
+/** The Lua module's memory: it grows with the largest state run so far and never shrinks. */
+export const luaModuleBytes = async (): Promise<number> => (await luaFactory().getLuaModule()).module.HEAPU8.byteLength;
+
 type Outcome = { ok: true; value: unknown } | { ok: false; error: string };
 
 /**
@@ -92,10 +100,12 @@ const decodeJson = (text: unknown): Outcome => {
 const encodeJson = (value: unknown): Outcome => ({ ok: true, value: JSON.stringify(value ?? null) });
 
 /**
- * Runs one script in a fresh Lua state (Lua 5.4 on wasmoon) with only the safe standard libraries.
- * An instruction-count hook enforces the wall-clock timeout and the instruction budget, and yields
- * to the event loop every few milliseconds, so a runaway script never stalls the server; once a
- * limit is hit the hook raises on every instruction, so `pcall` cannot swallow it.
+ * Runs one script in a fresh Lua state (Lua 5.4 on wasmoon) with only the safe standard libraries,
+ * in the calling thread: the server calls it inside a worker of the pool (luaPool.ts), which can
+ * stop the thread whatever the script does. An instruction-count hook enforces the wall-clock
+ * timeout and the instruction budget, and yields to the thread's event loop every few milliseconds
+ * (host answers arrive there); once a limit is hit the hook raises on every instruction, so `pcall`
+ * cannot swallow it.
  */
 export const runLua = async (job: LuaJob, host: LuaHost, limits: LuaLimits): Promise<unknown> => {
   if (job.source.startsWith('\x1b')) throw new ToolError(`${job.chunkName}: precompiled Lua chunks are not accepted`);

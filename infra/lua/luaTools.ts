@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { describeIssues } from '../../src/errors.js';
 import { ScriptLoadError } from './luaErrors.js';
-import { runLua, type LuaDeclaration, type LuaHost, type LuaLimits } from './luaRuntime.js';
+import type { LuaRunner } from './luaPool.js';
+import type { LuaDeclaration, LuaHost } from './luaRuntime.js';
 import type { ScriptFile } from './scriptFiles.js';
 import { ObjectParametersSchema, parametersToZod, type ObjectParameters } from './toolParameters.js';
 
@@ -28,10 +29,10 @@ const ToolDeclarationSchema = z
 export const describeDeclarationProblems = (error: z.ZodError) => describeIssues(error.issues).join('; ');
 
 /** Runs the script's top level and checks what it declares; throws ScriptLoadError naming the file. */
-export const loadLuaTool = async (script: ScriptFile, host: LuaHost, limits: LuaLimits): Promise<LuaTool> => {
+export const loadLuaTool = async (script: ScriptFile, host: LuaHost, lua: LuaRunner): Promise<LuaTool> => {
   let declaration: LuaDeclaration;
   try {
-    declaration = (await runLua({ source: script.source, chunkName: script.shownAs, kind: 'tool' }, host, limits)) as LuaDeclaration;
+    declaration = (await lua.run({ source: script.source, chunkName: script.shownAs, kind: 'tool' }, host)) as LuaDeclaration;
   } catch (error) {
     throw new ScriptLoadError(script.shownAs, (error as Error).message);
   }

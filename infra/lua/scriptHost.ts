@@ -1,22 +1,27 @@
-import type { Actor } from '../../src/domain/metadata.js';
-import { newId } from '../../src/domain/ids.js';
-import { DEFAULT_PROJECT, type Operation } from '../../src/operations.js';
+import { callOperation, checkScope, DEFAULT_PROJECT, type Operation, type OperationContext } from '../../src/operations.js';
 import type { ContextSearchOptions, ContextTools } from '../../src/ports/contextTools.js';
 import type { Logger } from '../../src/ports/logger.js';
-import { parseInput } from '../../src/validation.js';
 import type { LuaHost } from './luaRuntime.js';
+
+/** Who runs a script: `ctx.search`, `ctx.get` and `ctx.sources` answer with this caller's rights. */
+export type ScriptCaller = Pick<OperationContext, 'actor' | 'correlationId' | 'scopes'>;
+
+/** What `ctx.search`, `ctx.get` and `ctx.sources` need, as the `/tools` routes and MCP tools they mirror. */
+export const CONTEXT_SCOPE = 'search:read';
 
 const MAX_HTTP_BODY_BYTES = 1024 * 1024;
 
 /**
- * Context tools answered by the ledger's `search`, `get` and `sources` operations, looked up at
- * call time so that the module providing them may be wired in after this one.
+ * Context tools answered by the ledger's `search`, `get` and `sources` operations for the caller
+ * (its tenant's project only), looked up at call time so that the module providing them may be
+ * wired in after this one.
  */
-export const contextToolsFromOperations = (operations: () => readonly Operation[], actor: Actor): ContextTools => {
+export const contextToolsFromOperations = (operations: () => readonly Operation[], caller: ScriptCaller): ContextTools => {
+  const context: OperationContext = { ...caller, project: caller.actor.tenant ?? DEFAULT_PROJECT };
   const run = async (name: string, input: Record<string, unknown>) => {
     const operation = operations().find((o) => o.name === name);
     if (!operation) throw new Error(`${name} is not available`);
-    return operation.run(parseInput(operation.input, input), { actor, correlationId: newId(), project: actor.tenant ?? DEFAULT_PROJECT });
+    return callOperation(operation, input, context);
   };
   return {
     search: (query, options) => run('search', { query, ...options }),
@@ -58,6 +63,7 @@ const httpGetFor =
 
 export interface ScriptHostOptions {
   contextTools: ContextTools;
+  caller: ScriptCaller;
   logger: Logger;
   /** Names the script in log lines. */
   script: string;
@@ -65,14 +71,22 @@ export interface ScriptHostOptions {
   timeoutMs: number;
 }
 
-/** The host functions one script call sees as `ctx`. */
-export const scriptHost = ({ contextTools, logger, script, httpAllowlist, timeoutMs }: ScriptHostOptions): LuaHost => ({
-  search: (query, options) => {
-    if (typeof query !== 'string' || query.length === 0) return Promise.reject(new Error('search expects a query string'));
+/** The host functions one script call sees as `ctx`; context queries need the caller's CONTEXT_SCOPE. */
+export const scriptHost = ({ contextTools, caller, logger, script, httpAllowlist, timeoutMs }: ScriptHostOptions): LuaHost => ({
+  search: async (query, options) => {
+    checkScope(caller, CONTEXT_SCOPE);
+    if (typeof query !== 'string' || query.length === 0) throw new Error('search expects a query string');
     return contextTools.search(query, searchOptions(options));
   },
-  get: (id) => (typeof id === 'string' ? contextTools.get(id) : Promise.reject(new Error('get expects an id string'))),
-  sources: () => contextTools.sources(),
+  get: async (id) => {
+    checkScope(caller, CONTEXT_SCOPE);
+    if (typeof id !== 'string') throw new Error('get expects an id string');
+    return contextTools.get(id);
+  },
+  sources: async () => {
+    checkScope(caller, CONTEXT_SCOPE);
+    return contextTools.sources();
+  },
   log: (line) => logger.info({ script }, line),
   ...(httpAllowlist.length > 0 ? { httpGet: httpGetFor(httpAllowlist, timeoutMs) } : {}),
 });

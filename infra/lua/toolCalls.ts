@@ -1,15 +1,16 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import type { Actor } from '../../src/domain/metadata.js';
 import type { ToolCallOutcome, ToolCalled } from '../../src/domain/tools.js';
+import { AuthorizationError } from '../../src/domain/auth.js';
 import { commandContext, type Recorded } from '../../src/engine/commands.js';
-import { AppError, NotFoundError, ValidationError, describeIssues } from '../../src/errors.js';
-import { DEFAULT_PROJECT, type Operation } from '../../src/operations.js';
+import { AppError, NotFoundError, UnavailableError, ValidationError, describeIssues } from '../../src/errors.js';
+import { checkScope, DEFAULT_PROJECT, requiredScope, type Operation, type OperationContext } from '../../src/operations.js';
 import type { Logger } from '../../src/ports/logger.js';
 import { unstorableTextIssue } from '../../src/validation.js';
 import type { ExtensionRegistry } from './extensionRegistry.js';
 import { BadRequestError, ToolError, ToolTimeoutError } from './luaErrors.js';
-import { runLua, type LuaHost, type LuaLimits } from './luaRuntime.js';
+import type { LuaRunner } from './luaPool.js';
+import type { LuaHost } from './luaRuntime.js';
 import { MAX_ARGUMENT_DEPTH, nestedDeeperThan } from './toolParameters.js';
 
 export interface ToolDescription {
@@ -19,9 +20,19 @@ export interface ToolDescription {
   parameters: Record<string, unknown>;
 }
 
+/**
+ * What running a Lua script (a tool, an agent's prompt, a connector's sync) needs, on every surface:
+ * scripts are the deployment's own code, run with the server's resources.
+ */
+export const SCRIPT_SCOPE = 'index:write';
+
+/** Who calls a tool: identity, project and, when authenticated, scopes. */
+export type ToolCallContext = Pick<OperationContext, 'actor' | 'correlationId' | 'scopes'>;
+
 export interface ToolCaller {
   list(): Promise<ToolDescription[]>;
-  call(name: string, params: unknown, actor: Actor, correlationId: string): Promise<{ result: unknown }>;
+  /** Checks the caller's scope for the tool (the built-in's own, or SCRIPT_SCOPE) when it is called, whatever the surface. */
+  call(name: string, params: unknown, context: ToolCallContext): Promise<{ result: unknown }>;
   /** Resolves once every call made so far is recorded. */
   flush(): Promise<void>;
 }
@@ -29,8 +40,8 @@ export interface ToolCaller {
 export interface ToolCallerOptions {
   registry: ExtensionRegistry;
   builtins: () => readonly Operation[];
-  hostFor: (script: string, actor: Actor) => LuaHost;
-  limits: LuaLimits;
+  hostFor: (script: string, caller: ToolCallContext) => LuaHost;
+  lua: LuaRunner;
   /** Records finished calls (through their command); called off the request path, in batches. */
   recordCalls: (calls: readonly Recorded<ToolCalled>[]) => Promise<void>;
   logger: Logger;
@@ -50,7 +61,8 @@ export const paramsHash = (params: unknown): string =>
 const outcomeOf = (error: unknown): ToolCallOutcome | null => {
   if (error instanceof ToolTimeoutError) return 'timeout';
   if (error instanceof BadRequestError || error instanceof ValidationError) return 'bad_request';
-  if (error instanceof NotFoundError) return null;
+  // Not run at all: nothing to record.
+  if (error instanceof NotFoundError || error instanceof UnavailableError || error instanceof AuthorizationError) return null;
   return 'tool_error';
 };
 
@@ -83,7 +95,7 @@ const inputJsonSchema = (operation: Operation): Record<string, unknown> => {
 };
 
 /** Lists and calls tools (built-in operations and Lua scripts), recording each call. */
-export const createToolCaller = ({ registry, builtins, hostFor, limits, recordCalls, logger }: ToolCallerOptions): ToolCaller => {
+export const createToolCaller = ({ registry, builtins, hostFor, lua, recordCalls, logger }: ToolCallerOptions): ToolCaller => {
   // Calls are recorded off the request path: queued, then handed over in one batch.
   const queue: Recorded<ToolCalled>[] = [];
   let flushing: Promise<void> = Promise.resolve();
@@ -96,7 +108,7 @@ export const createToolCaller = ({ registry, builtins, hostFor, limits, recordCa
     });
     return flushing;
   };
-  const record = (tool: string, builtin: boolean, actor: Actor, correlationId: string, params: unknown, startedAt: number, outcome: ToolCallOutcome) => {
+  const record = (tool: string, builtin: boolean, { actor, correlationId }: ToolCallContext, params: unknown, startedAt: number, outcome: ToolCallOutcome) => {
     queue.push({
       event: {
         type: 'ToolCalled',
@@ -115,21 +127,20 @@ export const createToolCaller = ({ registry, builtins, hostFor, limits, recordCa
     if (queue.length === 1) void flush();
   };
 
-  const runTool = async (name: string, params: unknown, actor: Actor, correlationId: string) => {
+  const runTool = async (name: string, params: unknown, caller: ToolCallContext) => {
     const builtin = builtins().find((o) => o.name === name);
     if (builtin) {
+      checkScope(caller, requiredScope(builtin));
       const input = parseParams(builtin.input, params, name);
-      return { builtin: true, result: await builtin.run(input, { actor, correlationId, project: actor.tenant ?? DEFAULT_PROJECT }) as unknown };
+      const context = { ...caller, project: caller.actor.tenant ?? DEFAULT_PROJECT };
+      return { builtin: true, result: await builtin.run(input, context) as unknown };
     }
+    checkScope(caller, SCRIPT_SCOPE);
     const tool = (await registry.current()).tools.get(name);
     if (!tool) throw new NotFoundError(`No tool named '${name}'`);
     const input = parseParams(tool.input, params, name);
-    const result = await runLua(
-      { source: tool.script.source, chunkName: tool.script.shownAs, kind: 'tool', entry: 'execute', input },
-      hostFor(tool.script.shownAs, actor),
-      limits,
-    );
-    return { builtin: false, result };
+    const job = { source: tool.script.source, chunkName: tool.script.shownAs, kind: 'tool' as const, entry: 'execute', input };
+    return { builtin: false, result: await lua.run(job, hostFor(tool.script.shownAs, caller)) };
   };
 
   return {
@@ -141,18 +152,18 @@ export const createToolCaller = ({ registry, builtins, hostFor, limits, recordCa
         ...[...tools.values()].map((t) => ({ name: t.name, description: t.description, builtin: false, parameters: { ...t.parameters } })),
       ];
     },
-    call: async (name, params, actor, correlationId) => {
+    call: async (name, params, caller) => {
       const startedAt = performance.now();
       const builtin = builtins().some((o) => o.name === name);
       // Before anything walks them recursively, the hash of the recorded call included.
       assertShallow(params, name);
       try {
-        const { result } = await runTool(name, params, actor, correlationId);
-        record(name, builtin, actor, correlationId, params, startedAt, 'ok');
+        const { result } = await runTool(name, params, caller);
+        record(name, builtin, caller, params, startedAt, 'ok');
         return { result };
       } catch (error) {
         const outcome = outcomeOf(error);
-        if (outcome) record(name, builtin, actor, correlationId, params, startedAt, outcome);
+        if (outcome) record(name, builtin, caller, params, startedAt, outcome);
         if (error instanceof ValidationError) throw new BadRequestError(error.message, error.details);
         if (error instanceof AppError) throw error;
         // A built-in's unexpected failure stays masked by the transport's error mapping.

@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { parentPort, Worker, workerData } from 'node:worker_threads';
+import { parentPort, Worker, workerData, type WorkerOptions } from 'node:worker_threads';
 import { UnavailableError, ValidationError } from '../../src/errors.js';
 
 type RpcError = { name: string; message: string };
@@ -19,13 +19,13 @@ const errorOf = (error: unknown): RpcError => ({ name: (error as Error).name, me
  * Starts a worker module given as its URL without extension: the built .js directly; from source
  * (tests, tsx) through tsx's loader, since a worker's entry does not go through the parent's.
  */
-export const spawn = (module: URL, data: unknown): Worker => {
-  if (import.meta.url.endsWith('.js')) return new Worker(new URL(`${module.href}.js`), { workerData: data });
+export const spawn = (module: URL, data: unknown, options: Omit<WorkerOptions, 'eval' | 'workerData'> = {}): Worker => {
+  if (import.meta.url.endsWith('.js')) return new Worker(new URL(`${module.href}.js`), { ...options, workerData: data });
   // tsx's ESM build of its API: the CommonJS one cannot register its loader inside a worker.
   const tsx = pathToFileURL(createRequire(import.meta.url).resolve('tsx/esm/api').replace(/\.cjs$/, '.mjs')).href;
   const entry = `${module.href}.ts`;
   const boot = `import(${JSON.stringify(tsx)}).then((api) => api.tsImport(${JSON.stringify(entry)}, ${JSON.stringify(entry)}))`;
-  return new Worker(boot, { eval: true, workerData: data });
+  return new Worker(boot, { ...options, eval: true, workerData: data });
 };
 
 /** One worker thread answering requests in order; an idle one does not keep the process alive. */

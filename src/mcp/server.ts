@@ -11,8 +11,8 @@ export interface McpServerOptions {
   version: string;
   operations: readonly Operation[];
   logger: Logger;
-  /** Adds what is not an operation (prompts, resources) to each server. */
-  extend?: (server: McpServer, actor: Actor) => void;
+  /** Adds what is not an operation (prompts, resources) to each server, for a caller with these scopes (null: all). */
+  extend?: (server: McpServer, actor: Actor, scopes: readonly string[] | null) => void;
 }
 
 /** What `[mcp] toolsets` may name: operation groups, `default` (the agent's essentials) and `all`. */
@@ -119,7 +119,7 @@ export const createMcpServerFactory =
   (actor: Actor, access: McpAccess = FULL_ACCESS): McpServer => {
     // Prompts (agents) may be none, yet prompts/list answers, as clients expect.
     const server = new McpServer({ name, version }, { capabilities: { tools: {}, prompts: {} } });
-    extend?.(server, actor);
+    extend?.(server, actor, access.scopes);
     // A tenant's tools run in its own project, whatever project an input names.
     const project = actor.tenant ?? DEFAULT_PROJECT;
     for (const operation of exposedOperations(operations, access)) {

@@ -4,13 +4,14 @@ import { z } from 'zod';
 import { recordScriptedSourceSync } from '../../commands/recordScriptedSourceSync.js';
 import { syncRemoteConnector } from '../../commands/syncConnector.js';
 import { recordToolCalls } from '../../commands/recordToolCalls.js';
-import type { Agent } from '../../infra/lua/agents.js';
+import type { Agent, RenderedPrompt } from '../../infra/lua/agents.js';
 import { createExtensionRegistry } from '../../infra/lua/extensionRegistry.js';
 import { syncLuaConnector, type SyncSummary } from '../../infra/lua/luaConnectors.js';
 import { BadRequestError } from '../../infra/lua/luaErrors.js';
+import { createLuaPool } from '../../infra/lua/luaPool.js';
 import type { LuaLimits } from '../../infra/lua/luaRuntime.js';
-import { contextToolsFromOperations, loadingHost, scriptHost } from '../../infra/lua/scriptHost.js';
-import { createToolCaller, type ToolCaller } from '../../infra/lua/toolCalls.js';
+import { contextToolsFromOperations, loadingHost, scriptHost, type ScriptCaller } from '../../infra/lua/scriptHost.js';
+import { createToolCaller, SCRIPT_SCOPE, type ToolCaller } from '../../infra/lua/toolCalls.js';
 import { callerContext } from '../http/api/guardOtherSurfaces.js';
 import { toolFailure, toolSuccess } from '../mcp/toolResult.js';
 import { streamId } from '../domain/events.js';
@@ -20,7 +21,7 @@ import { scriptedSourceStreamKey } from '../domain/tools.js';
 import { commandContext } from '../engine/commands.js';
 import { NotFoundError, UnavailableError } from '../errors.js';
 import type { LedgerModule, ModuleContext, ModuleParts } from '../module.js';
-import { defineOperation, type Operation, type OperationSurfaces } from '../operations.js';
+import { checkScope, defineOperation, type Operation, type OperationSurfaces } from '../operations.js';
 import type { ContextTools } from '../ports/contextTools.js';
 import type { DocumentSink } from '../ports/documentSink.js';
 import { documentSinkFromOperations } from './documentSinkFromOperations.js';
@@ -37,7 +38,7 @@ export interface ExtensionsModuleOptions {
 
 /** Extra parts this module offers: MCP prompts for agents, registered on each MCP server. */
 export interface ExtensionsParts extends ModuleParts {
-  mcp(server: McpServer, actor: Actor): void;
+  mcp(server: McpServer, actor: Actor, scopes: readonly string[] | null): void;
   tools: ToolCaller;
 }
 
@@ -100,22 +101,24 @@ const setupExtensions = async (context: ModuleContext, options: ExtensionsModule
   };
   const operations = options.operations ?? context.operations;
   const builtins = () => operations().filter((o) => o.toolset === 'search');
+  const lua = createLuaPool({ limits, maxConcurrent: settings.maxConcurrent });
   const registry = createExtensionRegistry({
     folders: settings,
     builtinNames: () => new Set(builtins().map((o) => o.name)),
     host: loadingHost(logger),
-    limits,
+    lua,
     onProblem: (problem) => logger.warn(problem, `skipped ${problem.file}: ${problem.message}`),
   });
-  const hostFor = (script: string, actor: Actor) =>
+  const hostFor = (script: string, caller: ScriptCaller) =>
     scriptHost({
-      contextTools: options.contextTools ?? contextToolsFromOperations(operations, actor),
+      contextTools: options.contextTools ?? contextToolsFromOperations(operations, caller),
+      caller,
       logger,
       script,
       httpAllowlist: settings.httpAllowlist,
       timeoutMs: settings.timeoutMs,
     });
-  const tools = createToolCaller({ registry, builtins, hostFor, limits, recordCalls: (calls) => recordToolCalls(store, calls), logger });
+  const tools = createToolCaller({ registry, builtins, hostFor, lua, recordCalls: (calls) => recordToolCalls(store, calls), logger });
 
   // The last loaded extensions, for the MCP hook, which must register synchronously.
   let latest = await registry.current();
@@ -127,7 +130,14 @@ const setupExtensions = async (context: ModuleContext, options: ExtensionsModule
     return agent;
   };
 
-  const sync = async (name: string, actor: Actor, correlationId: string): Promise<SyncSummary> => {
+  // An agent's prompt runs its script (a Lua agent's), so it needs what running a tool does, on every surface.
+  const renderAgent = (agent: Agent, args: Record<string, unknown>, caller: ScriptCaller): Promise<RenderedPrompt> => {
+    checkScope(caller, SCRIPT_SCOPE);
+    return agent.render(args, hostFor(agent.file, caller), lua);
+  };
+
+  const sync = async (name: string, caller: ScriptCaller): Promise<SyncSummary> => {
+    const { actor, correlationId } = caller;
     const connector = (await current()).connectors.get(name);
     if (!connector) throw new NotFoundError(`No Lua connector named '${name}'`);
     const sink = options.documentSink ?? documentSinkFromOperations(context.operations);
@@ -135,8 +145,8 @@ const setupExtensions = async (context: ModuleContext, options: ExtensionsModule
     return syncLuaConnector({
       connector,
       sink,
-      host: hostFor(connector.script.shownAs, actor),
-      limits,
+      host: hostFor(connector.script.shownAs, caller),
+      lua,
       cursor: await lastCursor(store, name),
       onPage: (page) => recordScriptedSourceSync(store, { connector: name, ...page }, commandContext(actor, { correlationId })),
     });
@@ -151,10 +161,11 @@ const setupExtensions = async (context: ModuleContext, options: ExtensionsModule
     scope: 'index:write',
     input: SyncInputSchema,
     output: SyncOutputSchema,
-    run: async ({ name }, { actor, correlationId }) => ({ connector: name, ...(await sync(name, actor, correlationId)) }),
+    run: async ({ name }, caller) => ({ connector: name, ...(await sync(name, caller)) }),
   });
 
   // Lua tools present at start-up are MCP tools too; each call runs the tool's current script.
+  // `tools.call` checks the caller's scope for every Lua tool, whenever it was added.
   const luaToolOperations = [...latest.tools.values()].map((tool) =>
     defineOperation({
       name: tool.name,
@@ -162,30 +173,30 @@ const setupExtensions = async (context: ModuleContext, options: ExtensionsModule
       description: tool.description,
       toolset: 'extensions',
       writes: false,
+      scope: SCRIPT_SCOPE,
       input: tool.input,
       output: ToolResultSchema,
-      run: (input, { actor, correlationId }) => tools.call(tool.name, input, actor, correlationId),
+      run: (input, caller) => tools.call(tool.name, input, caller),
     }),
   );
 
   const routes = (app: FastifyInstance) => {
     app.get('/tools/list', async () => ({ tools: await tools.list() }));
-    app.post<{ Params: { name: string } }>('/tools/:name', async (request) => {
-      const { actor, correlationId } = callerContext(request, 'tools');
-      return tools.call(request.params.name, bodyObject(request), actor, correlationId);
-    });
+    app.post<{ Params: { name: string } }>('/tools/:name', async (request) =>
+      tools.call(request.params.name, bodyObject(request), callerContext(request, 'tools')),
+    );
     app.get('/agents/list', async () => ({ agents: [...(await current()).agents.values()].map(describeAgent) }));
-    app.post<{ Params: { name: string } }>('/agents/:name/prompt', async (request) => {
-      const agent = await findAgent(request.params.name);
-      return agent.render(bodyObject(request), hostFor(agent.file, callerContext(request, 'tools').actor), limits);
-    });
+    app.post<{ Params: { name: string } }>('/agents/:name/prompt', async (request) =>
+      renderAgent(await findAgent(request.params.name), bodyObject(request), callerContext(request, 'tools')),
+    );
   };
 
   const startupTools = new Set(luaToolOperations.map((o) => o.name));
   const exposesExtensions = (config.mcp.toolsets ?? ['default']).some((t) => ['extensions', 'default', 'all'].includes(t));
-  const mcp = (server: McpServer, actor: Actor) => {
+  const mcp = (server: McpServer, actor: Actor, scopes: readonly string[] | null) => {
+    const caller = (correlationId: string): ScriptCaller => ({ actor, correlationId, ...(scopes ? { scopes } : {}) });
     // Prompts and tools are fixed when the server is built (once per request or connection); refresh for the next one.
-    for (const agent of latest.agents.values()) registerAgentPrompt(server, agent, () => hostFor(agent.file, actor), limits);
+    for (const agent of latest.agents.values()) registerAgentPrompt(server, agent, (args) => renderAgent(agent, args, caller(newId())));
     // Tools added since start-up: the ones present then are operations already.
     for (const tool of latest.tools.values()) {
       if (startupTools.has(tool.name) || !exposesExtensions) continue;
@@ -195,7 +206,7 @@ const setupExtensions = async (context: ModuleContext, options: ExtensionsModule
         async (input: Record<string, unknown>) => {
           const correlationId = newId();
           try {
-            return toolSuccess({ ...(await tools.call(tool.name, input, actor, correlationId)) });
+            return toolSuccess({ ...(await tools.call(tool.name, input, caller(correlationId))) });
           } catch (error) {
             return toolFailure(error, logger, correlationId);
           }
@@ -213,12 +224,13 @@ const setupExtensions = async (context: ModuleContext, options: ExtensionsModule
     close: async () => {
       registry.close();
       await tools.flush();
+      await lua.close();
     },
   };
 };
 
 /** An agent as an MCP prompt: its system prompt and messages become the prompt's messages. */
-export const registerAgentPrompt = (server: McpServer, agent: Agent, host: () => ReturnType<typeof scriptHost>, limits: LuaLimits) => {
+export const registerAgentPrompt = (server: McpServer, agent: Agent, render: (args: Record<string, unknown>) => Promise<RenderedPrompt>) => {
   const argsSchema = z.object(
     Object.fromEntries(
       agent.arguments.map((a) => {
@@ -228,7 +240,7 @@ export const registerAgentPrompt = (server: McpServer, agent: Agent, host: () =>
     ),
   );
   server.registerPrompt(agent.name, { title: agent.name, description: agent.description, argsSchema }, async (args: Record<string, unknown>) => {
-    const rendered = await agent.render(args, host(), limits);
+    const rendered = await render(args);
     const messages = [
       ...(rendered.system ? [{ role: 'user' as const, content: { type: 'text' as const, text: rendered.system } }] : []),
       ...rendered.messages.map((m) => ({

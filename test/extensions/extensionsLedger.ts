@@ -71,6 +71,7 @@ export interface ExtensionsLedgerOptions {
   connectorsDir?: string;
   timeoutMs?: number;
   memoryMb?: number;
+  maxConcurrent?: number;
   contextTools?: ContextTools;
   documentSink?: DocumentSink;
 }
@@ -88,6 +89,7 @@ export const openExtensionsLedger = async (options: ExtensionsLedgerOptions): Pr
     CTX_EXTENSIONS__CONNECTORS_DIR: options.connectorsDir ?? path.join(EXAMPLES, 'connectors'),
     CTX_EXTENSIONS__TIMEOUT_MS: String(options.timeoutMs ?? 1500),
     CTX_EXTENSIONS__MEMORY_MB: String(options.memoryMb ?? 16),
+    ...(options.maxConcurrent ? { CTX_EXTENSIONS__MAX_CONCURRENT: String(options.maxConcurrent) } : {}),
   };
   opened.ledger = await openLedger(
     loadConfig({ env, overrides: { storage: { dataDir: tempDataDir() }, server: { bind: '127.0.0.1:0' } } }),
