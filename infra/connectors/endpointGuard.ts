@@ -168,14 +168,14 @@ export const connectorEndpointCheck =
   (policy: EndpointPolicy) =>
   async (kind: string, settings: Record<string, unknown>): Promise<void> => {
     const found = endpointSettingProblem(kind, settings, policy);
-    if (found) throw new ValidationError(`The ${kind} connector's '${found.field}' ${found.problem}`, { field: `config.${found.field}` });
+    if (found) throw new ValidationError(`Connector setting config.${found.field} ${found.problem}`, { field: `config.${found.field}` });
     const named = endpointSetting(kind, settings);
     if (!named || policy.allowPrivateAddresses) return;
     const host = bareHost(new URL(String(named.value).trim()).hostname);
     if (isIP(host)) return;
     const refused = (await addressesOf(host)).find((a) => !isPublicAddress(a.address));
     if (refused)
-      throw new ValidationError(`The ${kind} connector's '${named.field}' names ${host}, which resolves to ${refused.address}, ${PRIVATE}`, {
+      throw new ValidationError(`Connector setting config.${named.field} names ${host}, which resolves to ${refused.address}, ${PRIVATE}`, {
         field: `config.${named.field}`,
       });
   };
