@@ -1,8 +1,9 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { Readable } from 'node:stream';
+import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 import {
   bareHost,
   endpointProblem,
@@ -74,6 +75,18 @@ export const checkRequest = (kind: string, url: string, policy: EndpointPolicy) 
   if (problem) throw new ConnectorEndpointError(`The ${kind} connector may not send a request to a URL that ${problem}`);
 };
 
+/** A connection that stays silent this long is given up, as fetch gives up on one. */
+const IDLE_TIMEOUT_MS = 300_000;
+
+/** The body as sent, decompressed the way fetch does it (`accept-encoding` is asked for below). */
+const decoded = (incoming: IncomingMessage): Readable => {
+  const encoding = (incoming.headers['content-encoding'] ?? '').trim().toLowerCase();
+  if (encoding === 'gzip' || encoding === 'x-gzip') return incoming.pipe(createGunzip()).on('error', () => incoming.destroy());
+  if (encoding === 'deflate') return incoming.pipe(createInflate()).on('error', () => incoming.destroy());
+  if (encoding === 'br') return incoming.pipe(createBrotliDecompress()).on('error', () => incoming.destroy());
+  return incoming;
+};
+
 /** One HTTP exchange through the guarded agents, answered as a fetch Response. */
 const send = (url: URL, method: string, init: RequestInit, agents: ConnectorAgents): Promise<Response> =>
   new Promise((resolve, reject) => {
@@ -83,12 +96,13 @@ const send = (url: URL, method: string, init: RequestInit, agents: ConnectorAgen
       return;
     }
     const secure = url.protocol === 'https:';
-    const headers: Record<string, string> = {};
+    const headers: Record<string, string> = { 'accept-encoding': 'gzip, deflate, br' };
     new Headers(init.headers).forEach((value, name) => (headers[name] = value));
     const options = {
       method,
       headers,
       agent: secure ? agents.https : agents.http,
+      timeout: IDLE_TIMEOUT_MS,
       ...(init.signal ? { signal: init.signal } : {}),
     };
     const request = (secure ? httpsRequest : httpRequest)(url, options, (incoming) => {
@@ -99,13 +113,15 @@ const send = (url: URL, method: string, init: RequestInit, agents: ConnectorAgen
       const empty = [204, 205, 304].includes(status) || method === 'HEAD';
       try {
         if (empty) incoming.resume();
-        const stream = empty ? null : (Readable.toWeb(incoming) as ReadableStream<Uint8Array>);
+        const stream = empty ? null : (Readable.toWeb(decoded(incoming)) as ReadableStream<Uint8Array>);
+        if (!empty) ['content-encoding', 'content-length'].forEach((name) => headers.delete(name));
         resolve(new Response(stream, { status, statusText: incoming.statusMessage ?? '', headers }));
       } catch (error) {
         incoming.destroy();
         reject(error instanceof Error ? error : new TypeError(String(error)));
       }
     });
+    request.on('timeout', () => request.destroy(new ConnectorServiceError(`${url.host} did not answer within ${IDLE_TIMEOUT_MS / 1000} s`)));
     request.on('error', reject);
     request.end(body == null ? undefined : String(body));
   });
