@@ -141,7 +141,7 @@ export const runConnectorSync = async (deps: ConnectorSyncDeps, job: JobStream, 
       }
       for (const sourceId of page.deleted) {
         checkStop();
-        await remove(sourceId, `deleted in ${state.kind}`);
+        await remove(toStorableText(sourceId), `deleted in ${state.kind}`);
       }
       checkStop();
       await step({ kind: 'checkpoint', cursor: page.cursor });
@@ -151,7 +151,9 @@ export const runConnectorSync = async (deps: ConnectorSyncDeps, job: JobStream, 
     }
 
     checkStop();
-    const live = await remote.liveIds();
+    // Ids as their documents were stored: repaired like the items.
+    const upstreamIds = await remote.liveIds();
+    const live = upstreamIds && new Set([...upstreamIds].map(toStorableText));
     if (live) {
       await progress('writing', 85, 'Looking for items deleted upstream');
       await deps.waitForProjections(await deps.store.headPosition(), 60_000);
