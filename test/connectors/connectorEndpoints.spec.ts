@@ -184,6 +184,11 @@ describe('remote connectors under an operator allowlist', () => {
       } else if (req.url?.startsWith('/repos/acme/widgets/issues')) {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end('[]');
+      } else if (req.url?.startsWith('/jira-mixed/')) {
+        // The second issue's key is longer than any document id may be: the ledger refuses that one item.
+        const fields = { summary: 'Fine', created: '2026-01-01T00:00:00.000+0000', updated: '2026-01-02T00:00:00.000+0000' };
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ startAt: 0, total: 2, issues: [{ key: 'OK-1', fields }, { key: `LONG-${'9'.repeat(2100)}`, fields }] }));
       } else if (req.url?.startsWith('/jira-broken/')) {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify({ startAt: 0, total: 3, issues: 'INTERNAL-ONLY-JIRA' }));
@@ -269,6 +274,17 @@ describe('remote connectors under an operator allowlist', () => {
     });
     const failed = await jobOutcome(api, await startSync(api, token, jira.body.id as string));
     expect(failed).toMatchObject({ status: 'failed', error_message: 'Jira request failed (HTTP 500)' });
+  }, 60_000);
+
+  it('skips an item the ledger refuses, syncs the rest, and says so in the job', async () => {
+    const jira = await api.call('POST', '/connectors', {
+      token,
+      body: { type: 'jira', name: 'jira-mixed', config: { url: `${redirecting.url}/jira-mixed`, token: 't', project: 'X' } },
+    });
+    const outcome = await jobOutcome(api, await startSync(api, token, jira.body.id as string));
+    expect(outcome).toMatchObject({ status: 'completed', progress_message: expect.stringContaining('1 of 2') as unknown });
+    const { items } = await api.ledger.readModels.find<{ sourceId: string }>('documents', { where: { project: 'acme', source: 'jira:jira-mixed' }, limit: 10 });
+    expect(items.map((d) => d.sourceId)).toEqual(['OK-1']);
   }, 60_000);
 
   it('fails a Jira sync with a clear error when the answer is not a page of search results', async () => {
