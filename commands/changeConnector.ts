@@ -75,6 +75,8 @@ export interface ConnectorCommandDeps {
   secrets: SecretBox;
   /** The folders connector roots must lie in. */
   readable: ReadableRoots;
+  /** Refuses (ValidationError) settings that name a server remote connectors may not reach. */
+  checkEndpoint: (type: string, settings: Record<string, unknown>) => Promise<void>;
   waitForProjections: (position: Position) => Promise<void>;
 }
 
@@ -120,6 +122,7 @@ export const addConnectorOperation = (deps: ConnectorCommandDeps) =>
     description: 'Adds a connector to the project; its secrets are stored sealed.',
     run: async ({ type, name, config }, operation) => {
       connectorRoots(type, config, deps.readable);
+      await deps.checkEndpoint(type, config);
       const connectorId = newId();
       const context = await changeFor(
         deps,
@@ -138,7 +141,10 @@ export const updateConnectorOperation = (deps: ConnectorCommandDeps) =>
     run: async ({ id, name, config }, operation) => {
       const current = await deps.readModels.get<ConnectorRow>(CONNECTORS, checkConnectorId(id));
       if (!current || current.project !== operation.project) throw new NotFoundError(`No connector with id ${id}`);
-      if (config) connectorRoots(current.type, config, deps.readable);
+      if (config) {
+        connectorRoots(current.type, config, deps.readable);
+        await deps.checkEndpoint(current.type, config);
+      }
       await changeFor(
         deps,
         { kind: 'update', connectorId: id, name, settings: config ? deps.secrets.seal(config) : undefined },

@@ -52,6 +52,23 @@ const corsOrigin = z
   }, 'expected "*" or an origin such as https://app.example.com (scheme, host and port only)')
   .transform((v) => v.toLowerCase());
 
+/** `host`, `host:port` or `*.domain`, as a URL's host shows it (lowercase, IPv6 in brackets). */
+const connectorHost = z
+  .string()
+  .transform((v) => v.trim().toLowerCase())
+  .refine((v) => {
+    const host = v.replace(/^\*\./, 'any.');
+    try {
+      const url = new URL(`http://${host}`);
+      return url.pathname === '/' && !url.username && !url.password && (url.host === host || `${url.hostname}:80` === host);
+    } catch {
+      return false;
+    }
+  }, 'expected a host, host:port or *.domain without scheme or path, e.g. github.example.com, minio.internal:9000 or [fd00::1]');
+
+/** A boolean, also as the environment spells one. */
+const flag = z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean());
+
 const SourceSchema = z.discriminatedUnion('kind', [
   z
     .object({
@@ -205,6 +222,16 @@ export const ConfigSchema = z
       })
       .strict()
       .prefault({}),
+    /** Where remote connectors (github, jira, slack, s3) may send requests, besides their services' public hosts. */
+    connectors: z
+      .object({
+        /** `host`, `host:port` or `*.domain`: GitHub Enterprise, a self-hosted Jira, an S3-compatible store. */
+        allowedHosts: list(connectorHost).default([]),
+        /** Whether connectors may reach loopback, private and link-local addresses (by name or number). */
+        allowPrivateAddresses: flag.default(false),
+      })
+      .strict()
+      .prefault({}),
     /** Who may call `/api/v1` and MCP over HTTP. */
     auth: z
       .object({
@@ -254,7 +281,7 @@ export const ConfigSchema = z
     mcp: z
       .object({
         toolsets: list(z.enum(['default', 'all', 'ledger', 'search', 'jobs', 'annotations', 'admin', 'extensions'])).optional(),
-        readOnly: z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean()).default(false),
+        readOnly: flag.default(false),
       })
       .strict()
       .prefault({}),

@@ -71,6 +71,11 @@ max_concurrent = ${d.extensions.maxConcurrent}                    # scripts runn
 instruction_budget = ${d.extensions.instructionBudget}
 http_allowlist = ${toml(d.extensions.httpAllowlist)}                       # hosts scripts may GET
 
+[connectors]                              # where github, jira, slack and s3 connectors may send requests
+allowed_hosts = ${toml(d.connectors.allowedHosts)}                        # besides api.github.com, *.atlassian.net, slack.com, AWS S3; e.g.
+                                          # ["github.example.com", "jira.internal:8443", "*.minio.example"]
+allow_private_addresses = ${toml(d.connectors.allowPrivateAddresses)}            # let them reach loopback, private and link-local addresses
+
 [auth]
 mode = ${toml(d.auth.mode)}                             # auto (on unless bound to loopback) | on | off
 # jwt_secret = "at least 32 characters"

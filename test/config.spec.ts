@@ -90,6 +90,18 @@ describe('loadConfig', () => {
     expect(discoverConfigFile(mkdtempSync(path.join(tmpdir(), 'ctx-config-')))).toBeUndefined();
   });
 
+  it('reads the hosts connectors may reach from the file or the environment, and refuses what is not a host', () => {
+    const file = tomlFile('[connectors]\nallowed_hosts = ["GitHub.Example.com", "minio.internal:9000", "*.corp.example", "[fd00::1]"]\n');
+    expect(loadConfig({ file, env: {} }).connectors).toEqual({
+      allowedHosts: ['github.example.com', 'minio.internal:9000', '*.corp.example', '[fd00::1]'],
+      allowPrivateAddresses: false,
+    });
+    const env = { CTX_CONNECTORS__ALLOWED_HOSTS: '127.0.0.1, jira.internal', CTX_CONNECTORS__ALLOW_PRIVATE_ADDRESSES: 'true' };
+    expect(loadConfig({ env }).connectors).toEqual({ allowedHosts: ['127.0.0.1', 'jira.internal'], allowPrivateAddresses: true });
+    for (const bad of ['https://github.example.com', 'github.example.com/api', 'user@host', '2130706433'])
+      expect(() => loadConfig({ env: { CTX_CONNECTORS__ALLOWED_HOSTS: bad } }), bad).toThrow(/connectors\.allowed_hosts\[0\]: expected a host/);
+  });
+
   it('writes a template for ctx init that loads as the defaults', () => {
     const file = tomlFile(configTemplate());
     expect(loadConfig({ file, env: {} })).toEqual(loadConfig({ env: {} }));

@@ -7,6 +7,7 @@ import {
   type RemotePage,
   type RemoteSource,
 } from '../../src/ports/remoteSource.js';
+import { connectorFailureIn, networkCodeIn } from './endpointGuard.js';
 import { flag, optionalString, requiredString } from './settings.js';
 
 export interface GitHubSourceOptions {
@@ -34,20 +35,33 @@ interface ReviewComment {
   created_at: string;
 }
 
-/** GitHub's answer as a connector error: what went wrong and what to do about it. */
+/**
+ * GitHub's answer as a connector error: what went wrong and what to do about it. Only the status is
+ * kept of an answer, never its body: the error is shown to whoever configured the connector.
+ */
 const translate = (error: unknown, repository: string): Error => {
-  const status = (error as { status?: number }).status;
-  const said = (error as Error).message;
-  if (status === 401)
-    return new ConnectorAccessError(`GitHub refused the token (401: ${said}); give the connector a valid token`, { status });
+  const own = connectorFailureIn(error);
+  if (own) return own;
+  // A request that got no answer has no response (the client then reports a status of 500).
+  const status = (error as { response?: { status?: number } }).response?.status;
+  if (status === 401) return new ConnectorAccessError('GitHub refused the token (401); give the connector a valid token', { status });
   if (status === 403)
     return new ConnectorAccessError(
-      `GitHub refused access to ${repository} (403: ${said}); the token needs read access to its issues and pull requests`,
+      `GitHub refused access to ${repository} (403); the token needs read access to its issues and pull requests`,
       { status },
     );
-  if (status === 404)
-    return new ConnectorAccessError(`GitHub has no repository ${repository} this token can see (404)`, { status });
-  return new ConnectorServiceError(`GitHub request failed: ${said}`, status ? { status } : undefined, { cause: error });
+  if (status === 404) return new ConnectorAccessError(`GitHub has no repository ${repository} this token can see (404)`, { status });
+  if (status) return new ConnectorServiceError(`GitHub request failed (HTTP ${status})`, { status }, { cause: error });
+  const code = networkCodeIn(error);
+  return new ConnectorServiceError(`GitHub could not be reached${code ? ` (${code})` : ''}`, undefined, { cause: error });
+};
+
+/** A page of the issue listing, refused when it is not one. */
+const issuesOf = (data: unknown): Issue[] => {
+  const isIssue = (i: unknown) =>
+    typeof i === 'object' && i !== null && Number.isInteger((i as Issue).number) && typeof (i as Issue).updated_at === 'string';
+  if (!Array.isArray(data) || !data.every(isIssue)) throw new ConnectorServiceError('GitHub answered with something that is not a list of issues');
+  return data as Issue[];
 };
 
 /**
@@ -124,7 +138,7 @@ export const createGitHubSource = (settings: Record<string, unknown>, options: G
       try {
         for await (const page of listing(since)) {
           const items: RemoteItem[] = [];
-          for (const issue of page.data as Issue[]) {
+          for (const issue of issuesOf(page.data)) {
             if (!since || issue.updated_at > since) since = issue.updated_at;
             if (!wanted(issue)) continue;
             items.push(itemOf(issue, issue.pull_request ? await reviewComments(issue.number) : []));
@@ -140,7 +154,7 @@ export const createGitHubSource = (settings: Record<string, unknown>, options: G
       const ids = new Set<string>();
       try {
         for await (const page of listing(undefined)) {
-          for (const issue of page.data as Issue[]) if (wanted(issue)) ids.add(idOf(issue));
+          for (const issue of issuesOf(page.data)) if (wanted(issue)) ids.add(idOf(issue));
         }
       } catch (error) {
         throw translate(error, repository);

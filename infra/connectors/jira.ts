@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import {
   ConnectorAccessError,
   ConnectorNotConfiguredError,
@@ -5,6 +6,7 @@ import {
   type RemoteItem,
   type RemoteSource,
 } from '../../src/ports/remoteSource.js';
+import { connectorFailureIn, networkCodeIn } from './endpointGuard.js';
 import { optionalString, requiredString } from './settings.js';
 
 interface AdfNode {
@@ -13,18 +15,38 @@ interface AdfNode {
   content?: AdfNode[];
 }
 
-interface JiraIssue {
-  key: string;
-  fields: {
-    summary?: string;
-    description?: AdfNode | string | null;
-    reporter?: { displayName?: string } | null;
-    created: string;
-    updated: string;
-    status?: { name?: string };
-    comment?: { comments: { author?: { displayName?: string }; body?: AdfNode | string; created: string }[] };
-  };
-}
+const AdfSchema: z.ZodType<AdfNode> = z.lazy(() =>
+  z.object({ type: z.string().optional(), text: z.string().optional(), content: z.array(AdfSchema).optional() }),
+);
+const RichTextSchema = z.union([AdfSchema, z.string()]).nullish();
+const PersonSchema = z.object({ displayName: z.string().optional() }).nullish();
+const JiraTimeSchema = z.string().refine((t) => Number.isFinite(Date.parse(t)), 'a time');
+
+/** What a search answers: the fields are there when asked for, the issue key always. */
+const JiraIssueSchema = z.object({
+  key: z.string().min(1),
+  fields: z
+    .object({
+      summary: z.string().nullish(),
+      description: RichTextSchema,
+      reporter: PersonSchema,
+      created: JiraTimeSchema.optional(),
+      updated: JiraTimeSchema.optional(),
+      status: z.object({ name: z.string().optional() }).nullish(),
+      comment: z
+        .object({ comments: z.array(z.object({ author: PersonSchema, body: RichTextSchema, created: z.string().optional() })) })
+        .nullish(),
+    })
+    .default({}),
+});
+type JiraIssue = z.infer<typeof JiraIssueSchema>;
+
+const SearchPageSchema = z.object({
+  startAt: z.number().int().nonnegative(),
+  total: z.number().int().nonnegative(),
+  issues: z.array(JiraIssueSchema),
+});
+type SearchPage = z.infer<typeof SearchPageSchema>;
 
 /** The text of an Atlassian Document Format tree (REST v3), one paragraph a line. */
 const textOf = (node: AdfNode | string | null | undefined): string => {
@@ -35,7 +57,10 @@ const textOf = (node: AdfNode | string | null | undefined): string => {
   return node.type === 'paragraph' || node.type === 'heading' ? `${inner.join('')}\n` : inner.join('');
 };
 
-const iso = (jiraTime: string) => new Date(jiraTime).toISOString();
+const iso = (jiraTime: string | undefined) => {
+  if (jiraTime === undefined) throw new ConnectorServiceError('Jira answered with an issue that lacks its created or updated time');
+  return new Date(jiraTime).toISOString();
+};
 /** JQL compares times in the user's time zone, to the minute: a day's margin covers any zone; re-reading an unchanged issue appends nothing. */
 const jqlTime = (since: string) => new Date(Date.parse(since) - 24 * 3600_000).toISOString().slice(0, 16).replace('T', ' ');
 
@@ -54,18 +79,30 @@ export const createJiraSource = (settings: Record<string, unknown>, options: { f
   const authorization = email ? `Basic ${Buffer.from(`${email}:${token}`).toString('base64')}` : `Bearer ${token}`;
   const pageSize = typeof settings.page_size === 'number' ? Math.min(100, Math.max(1, settings.page_size)) : 50;
 
-  const search = async (jql: string, startAt: number, fields: string) => {
+  /** One page of the search; only the status of a refusal is kept, never the answer's body. */
+  const search = async (jql: string, startAt: number, fields: string): Promise<SearchPage> => {
     const query = new URLSearchParams({ jql, startAt: String(startAt), maxResults: String(pageSize), fields });
-    const response = await options.fetch(`${base}/rest/api/3/search?${query}`, { headers: { authorization, accept: 'application/json' } });
-    if (response.ok) return (await response.json()) as { startAt: number; total: number; issues: JiraIssue[] };
-    const said = await response.text().then(
-      (text) => ((JSON.parse(text) as { errorMessages?: string[] }).errorMessages ?? []).join('; ') || text,
-      () => '',
-    );
-    if (response.status === 401 || response.status === 403)
-      throw new ConnectorAccessError(`Jira refused the token (${response.status}${said ? `: ${said}` : ''}); check the connector's token and its permissions`, { status: response.status });
-    if (response.status === 400) throw new ConnectorNotConfiguredError(`Jira refused the query: ${said}`, { field: 'jql' });
-    throw new ConnectorServiceError(`Jira request failed (${response.status}${said ? `: ${said}` : ''})`, { status: response.status });
+    let response: Response;
+    try {
+      response = await options.fetch(`${base}/rest/api/3/search?${query}`, { headers: { authorization, accept: 'application/json' } });
+    } catch (error) {
+      const own = connectorFailureIn(error);
+      if (own) throw own;
+      const code = networkCodeIn(error);
+      throw new ConnectorServiceError(`Jira could not be reached${code ? ` (${code})` : ''}`, undefined, { cause: error });
+    }
+    const { status } = response;
+    if (!response.ok) {
+      await response.body?.cancel();
+      if (status === 401 || status === 403)
+        throw new ConnectorAccessError(`Jira refused the token (${status}); check the connector's token and its permissions`, { status });
+      if (status === 400) throw new ConnectorNotConfiguredError("Jira refused the query (400); check the connector's 'jql' or 'project' setting", { field: 'jql' });
+      throw new ConnectorServiceError(`Jira request failed (HTTP ${status})`, { status });
+    }
+    const page = SearchPageSchema.safeParse(await response.json().catch(() => undefined));
+    if (!page.success || page.data.startAt !== startAt)
+      throw new ConnectorServiceError(`Jira answered with something that is not a page of search results (HTTP ${status})`, { status });
+    return page.data;
   };
 
   const itemOf = (issue: JiraIssue): RemoteItem => {

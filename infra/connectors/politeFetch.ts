@@ -1,4 +1,6 @@
 export interface PoliteFetchOptions {
+  /** What sends each request; the global fetch by default. */
+  fetch?: typeof fetch;
   /** Tries after the first, for a rate-limited or briefly failing request. */
   maxRetries?: number;
   /** A wait longer than this is not waited out: the request fails with the service's answer. */
@@ -35,6 +37,7 @@ export const rateLimitWaitMs = (response: Response, now = Date.now()): number | 
  * delays. Anything else is returned as the service answered.
  */
 export const politeFetch = ({
+  fetch: send = fetch,
   maxRetries = 5,
   maxWaitMs = 60_000,
   initialBackoffMs = 500,
@@ -43,7 +46,7 @@ export const politeFetch = ({
   return async (input, init) => {
     let backoffMs = initialBackoffMs;
     for (let attempt = 0; ; attempt++) {
-      const response = await fetch(input, init);
+      const response = await send(input, init);
       const limited = response.status === 429 || response.status === 403;
       const named = limited ? rateLimitWaitMs(response) : null;
       const transient = response.status === 429 || [502, 503, 504].includes(response.status);

@@ -6,19 +6,30 @@ import {
   type RemoteSource,
   type SyncCursor,
 } from '../../src/ports/remoteSource.js';
+import type { EndpointPolicy } from '../../src/domain/connectorEndpoints.js';
+import { checkRequest, connectorFailureIn, networkCodeIn, type ConnectorAgents } from './endpointGuard.js';
 import { flag, optionalString, requiredString } from './settings.js';
 
 const MAX_OBJECT_BYTES = 1024 * 1024;
 
 const ACCESS_ERRORS = new Set(['AccessDenied', 'InvalidAccessKeyId', 'SignatureDoesNotMatch', 'ExpiredToken', 'InvalidToken']);
 
+/** An error code as S3 names one (`NoSuchBucket`); anything else an answer says is left out. */
+const CODE = /^[A-Za-z0-9.]{1,64}$/;
+
+/** S3's answer as a connector error: its error code and HTTP status, never the message of its body. */
 const translate = (error: unknown, bucket: string): Error => {
+  const own = connectorFailureIn(error);
+  if (own) return own;
   const name = (error as { name?: string }).name ?? '';
-  const said = (error as Error).message;
-  if (ACCESS_ERRORS.has(name))
-    return new ConnectorAccessError(`S3 refused access to bucket ${bucket} (${name}: ${said}); check the connector's keys and their permissions`, { code: name });
-  if (name === 'NoSuchBucket') return new ConnectorAccessError(`S3 has no bucket ${bucket} (NoSuchBucket)`, { code: name });
-  return new ConnectorServiceError(`S3 request failed: ${name || said}`, undefined, { cause: error });
+  const code = CODE.test(name) ? name : '';
+  const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;
+  if (ACCESS_ERRORS.has(code))
+    return new ConnectorAccessError(`S3 refused access to bucket ${bucket} (${code}); check the connector's keys and their permissions`, { code });
+  if (code === 'NoSuchBucket') return new ConnectorAccessError(`S3 has no bucket ${bucket} (NoSuchBucket)`, { code });
+  if (status) return new ConnectorServiceError(`S3 request failed (HTTP ${status}${code ? `, ${code}` : ''})`, { status }, { cause: error });
+  const network = networkCodeIn(error);
+  return new ConnectorServiceError(`S3 could not be reached${network ? ` (${network})` : ''}`, undefined, { cause: error });
 };
 
 const etagsOf = (cursor: SyncCursor | null): Record<string, string> =>
@@ -34,12 +45,17 @@ const asText = (bytes: Uint8Array): string | null => {
   }
 };
 
+export interface S3SourceOptions {
+  endpoints: EndpointPolicy;
+  agents: ConnectorAgents;
+}
+
 /**
  * The text objects under a prefix of an S3 bucket (or an S3-compatible store). The cursor keeps the
  * ETag of every object seen, so a sync downloads only new and changed objects, and reports the
  * objects that are gone as deleted.
  */
-export const createS3Source = (settings: Record<string, unknown>): RemoteSource => {
+export const createS3Source = (settings: Record<string, unknown>, { endpoints, agents }: S3SourceOptions): RemoteSource => {
   const bucket = requiredString(settings, 'bucket', 's3', 'the name of the bucket');
   const prefix = optionalString(settings, 'prefix') ?? '';
   const endpoint = optionalString(settings, 'endpoint');
@@ -48,11 +64,21 @@ export const createS3Source = (settings: Record<string, unknown>): RemoteSource 
   const client = new S3Client({
     region: optionalString(settings, 'region') ?? 'us-east-1',
     ...(endpoint ? { endpoint } : {}),
+    requestHandler: { httpAgent: agents.http, httpsAgent: agents.https },
     forcePathStyle: flag(settings, 'force_path_style', endpoint !== undefined),
     ...(accessKeyId && secretAccessKey
       ? { credentials: { accessKeyId, secretAccessKey, ...(optionalString(settings, 'session_token') ? { sessionToken: optionalString(settings, 'session_token')! } : {}) } }
       : {}),
   });
+  // Wherever the endpoint comes from (the setting, or the region the SDK builds one from), each request is checked before it is sent.
+  client.middlewareStack.add(
+    (next) => (args) => {
+      const { protocol, hostname, port } = args.request as { protocol?: string; hostname?: string; port?: number };
+      checkRequest('s3', `${protocol ?? 'https:'}//${hostname ?? ''}${port ? `:${port}` : ''}/`, endpoints);
+      return next(args);
+    },
+    { step: 'finalizeRequest', name: 'connectorEndpointCheck' },
+  );
   const pageSize = typeof settings.page_size === 'number' ? Math.min(1000, Math.max(1, settings.page_size)) : 1000;
 
   const download = async (object: _Object): Promise<RemoteItem | null> => {

@@ -1,4 +1,4 @@
-import { LogLevel, WebClient } from '@slack/web-api';
+import { LogLevel, WebClient, type WebClientOptions } from '@slack/web-api';
 import {
   ConnectorAccessError,
   ConnectorNotConfiguredError,
@@ -6,6 +6,7 @@ import {
   type RemoteItem,
   type RemoteSource,
 } from '../../src/ports/remoteSource.js';
+import { connectorFailureIn, networkCodeIn } from './endpointGuard.js';
 import { optionalString, requiredString, stringList } from './settings.js';
 
 interface Message {
@@ -18,15 +19,26 @@ interface Message {
 
 const ACCESS_ERRORS = new Set(['invalid_auth', 'not_authed', 'token_expired', 'token_revoked', 'account_inactive', 'missing_scope', 'not_in_channel', 'channel_not_found']);
 
+/** A scope as Slack names one (`channels:history`), the only part of an answer's body kept besides a known error code. */
+const SCOPES = /^[a-z_.]+:[a-z_.]+(,[a-z_.]+:[a-z_.]+)*$/;
+
+/** Slack's answer as a connector error: a known error code or the HTTP status, never the answer's body. */
 const translate = (error: unknown): Error => {
+  const own = connectorFailureIn(error);
+  if (own) return own;
   const data = (error as { data?: { error?: string; needed?: string } }).data;
   const code = data?.error;
+  const needed = data?.needed && data.needed.length <= 200 && SCOPES.test(data.needed) ? data.needed : undefined;
   if (code && ACCESS_ERRORS.has(code))
     return new ConnectorAccessError(
-      `Slack refused the request (${code}${data?.needed ? `; the token needs the scope ${data.needed}` : ''}); check the connector's token and channels`,
+      `Slack refused the request (${code}${needed ? `; the token needs the scope ${needed}` : ''}); check the connector's token and channels`,
       { code },
     );
-  return new ConnectorServiceError(`Slack request failed: ${code ?? (error as Error).message}`, undefined, { cause: error });
+  const status = (error as { statusCode?: unknown }).statusCode;
+  if (typeof status === 'number') return new ConnectorServiceError(`Slack request failed (HTTP ${status})`, { status }, { cause: error });
+  if (code) return new ConnectorServiceError('Slack refused the request', undefined, { cause: error });
+  const network = networkCodeIn(error);
+  return new ConnectorServiceError(`Slack could not be reached${network ? ` (${network})` : ''}`, undefined, { cause: error });
 };
 
 const isoOf = (ts: string) => new Date(Math.round(Number(ts) * 1000)).toISOString();
@@ -39,7 +51,7 @@ const isChannelId = (value: string) => /^[CG][A-Z0-9]{6,}$/.test(value);
  * Slack's cursors, then lists the threads still there so that deleted ones are removed; the client
  * waits out 429s for as long as `Retry-After` says.
  */
-export const createSlackSource = (settings: Record<string, unknown>): RemoteSource => {
+export const createSlackSource = (settings: Record<string, unknown>, options: { fetch: typeof fetch }): RemoteSource => {
   const token = requiredString(settings, 'token', 'slack', 'a bot token (xoxb-…) with channels:history');
   const channels = stringList(settings, 'channels');
   if (channels.length === 0)
@@ -47,6 +59,9 @@ export const createSlackSource = (settings: Record<string, unknown>): RemoteSour
   const workspace = optionalString(settings, 'workspace');
   const apiUrl = optionalString(settings, 'api_url');
   const client = new WebClient(token, {
+    // The client's own type of fetch describes the same function, with fewer header methods.
+    fetch: options.fetch as unknown as NonNullable<WebClientOptions['fetch']>,
+    allowAbsoluteUrls: false,
     ...(apiUrl ? { slackApiUrl: apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/` } : {}),
     logLevel: LogLevel.ERROR,
     logger: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined, setLevel: () => undefined, getLevel: () => LogLevel.ERROR, setName: () => undefined },
@@ -118,7 +133,7 @@ export const createSlackSource = (settings: Record<string, unknown>): RemoteSour
           } while (page);
         }
       } catch (error) {
-        throw error instanceof ConnectorAccessError ? error : translate(error);
+        throw translate(error);
       }
     },
     /** Every thread still in the channels: history pages to the end, without a mark, finds what was deleted. */
@@ -135,7 +150,7 @@ export const createSlackSource = (settings: Record<string, unknown>): RemoteSour
           } while (page);
         }
       } catch (error) {
-        throw error instanceof ConnectorAccessError ? error : translate(error);
+        throw translate(error);
       }
       return live;
     },

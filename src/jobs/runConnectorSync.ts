@@ -3,6 +3,7 @@ import { removeDocument } from '../../commands/removeDocument.js';
 import { connectorOfSyncJob, connectorSyncDecider, recordSyncStep, type SyncStep } from '../../commands/syncConnector.js';
 import type { DocumentView } from '../domain/documentView.js';
 import { streamId } from '../domain/events.js';
+import { findUnstorableText, toStorableText } from '../domain/text.js';
 import type { JobPhase } from '../domain/jobs.js';
 import type { Position } from '../domain/position.js';
 import { loadAggregateAsOf } from '../engine/asOf.js';
@@ -30,6 +31,9 @@ class Stop extends Error {
     super(reason);
   }
 }
+
+const tally = (changed: number, repaired: number, failed: number) =>
+  [`${changed} changed`, ...(repaired ? [`${repaired} with text repaired`] : []), ...(failed ? [`${failed} refused, see the server log`] : [])].join(', ');
 
 /** The documents of a connector share one source, named after its kind and name (`github:Main Repository`). */
 export const sourceOfConnector = (kind: string, name: string) => `${kind}:${name}`;
@@ -80,6 +84,8 @@ export const runConnectorSync = async (deps: ConnectorSyncDeps, job: JobStream, 
     let changed = 0;
     let removed = 0;
     let pages = 0;
+    let repaired = 0;
+    let failed = 0;
     const remove = async (sourceId: string, reason: string) => {
       try {
         if ((await removeDocument(deps.store, { documentId: documentIdOf(project, source, sourceId), reason }, contextNow())).removed)
@@ -91,26 +97,42 @@ export const runConnectorSync = async (deps: ConnectorSyncDeps, job: JobStream, 
 
     await progress('scanning', 0, cursor ? `Fetching ${state.kind} changes since the last sync` : `Fetching everything from ${state.kind}`);
     for await (const page of remote.changes(cursor)) {
-      for (const item of page.items) {
+      for (const upstream of page.items) {
         checkStop();
-        const result = await ingestDocument(
-          deps.ingest,
-          {
-            source,
-            sourceId: item.sourceId,
-            body: item.body,
-            title: item.title,
-            author: item.author,
-            sourceUrl: item.sourceUrl,
-            createdAt: item.createdAt,
-            updatedAt: item.updatedAt,
-            ...(item.contentType ? { contentType: item.contentType } : {}),
-            tags: [state.kind],
-            metadata: { ...item.metadata, source_type: state.kind, connector_id: connectorId },
-          },
-          contextNow(),
-        );
         counts.filesScanned++;
+        // Text the ledger cannot store (a NUL, an unpaired surrogate) is repaired, as for files, and the document says so.
+        const damaged = findUnstorableText(upstream) !== null;
+        const item = damaged ? toStorableText(upstream) : upstream;
+        if (damaged) {
+          repaired++;
+          deps.logger.warn({ jobId, connectorId, sourceId: item.sourceId }, 'connector item text repaired (NUL or unpaired surrogate replaced by U+FFFD)');
+        }
+        let result: Awaited<ReturnType<typeof ingestDocument>>;
+        try {
+          result = await ingestDocument(
+            deps.ingest,
+            {
+              source,
+              sourceId: item.sourceId,
+              body: item.body,
+              title: item.title,
+              author: item.author,
+              sourceUrl: item.sourceUrl,
+              createdAt: item.createdAt,
+              updatedAt: item.updatedAt,
+              ...(item.contentType ? { contentType: item.contentType } : {}),
+              tags: [state.kind],
+              metadata: { ...item.metadata, ...(damaged ? { text_repaired: true } : {}), source_type: state.kind, connector_id: connectorId },
+            },
+            contextNow(),
+          );
+        } catch (error) {
+          // One item the ledger refuses does not stop the others; it is counted and logged, and comes again when it changes upstream.
+          if (!(error instanceof ValidationError)) throw error;
+          failed++;
+          deps.logger.warn({ jobId, connectorId, sourceId: item.sourceId, err: error }, 'connector item skipped');
+          continue;
+        }
         counts.filesIndexed++;
         if (result.outcome !== 'unchanged') {
           changed++;
@@ -119,17 +141,19 @@ export const runConnectorSync = async (deps: ConnectorSyncDeps, job: JobStream, 
       }
       for (const sourceId of page.deleted) {
         checkStop();
-        await remove(sourceId, `deleted in ${state.kind}`);
+        await remove(toStorableText(sourceId), `deleted in ${state.kind}`);
       }
       checkStop();
       await step({ kind: 'checkpoint', cursor: page.cursor });
       cursor = page.cursor;
       pages++;
-      await progress('chunking', 10 + 70 * (1 - 1 / (1 + pages)), `Synced ${counts.filesScanned} items (${changed} changed)`);
+      await progress('chunking', 10 + 70 * (1 - 1 / (1 + pages)), `Synced ${counts.filesScanned} items (${tally(changed, repaired, failed)})`);
     }
 
     checkStop();
-    const live = await remote.liveIds();
+    // Ids as their documents were stored: repaired like the items.
+    const upstreamIds = await remote.liveIds();
+    const live = upstreamIds && new Set([...upstreamIds].map(toStorableText));
     if (live) {
       await progress('writing', 85, 'Looking for items deleted upstream');
       await deps.waitForProjections(await deps.store.headPosition(), 60_000);
@@ -147,7 +171,7 @@ export const runConnectorSync = async (deps: ConnectorSyncDeps, job: JobStream, 
       documentsChanged: changed,
       documentsRemoved: removed,
     });
-    await append({ type: 'IndexingJobCompleted', data: { ...counts, filesSkipped: 0, filesFailed: 0, filesRemoved: removed } });
+    await append({ type: 'IndexingJobCompleted', data: { ...counts, filesSkipped: 0, filesFailed: failed, filesRemoved: removed } });
   } catch (error) {
     recordingOutcome = true;
     if (error instanceof Stop) {

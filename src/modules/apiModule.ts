@@ -7,6 +7,7 @@ import {
   type ConnectorCommandDeps,
 } from '../../commands/changeConnector.js';
 import { createApiKeyOperation } from '../../commands/createApiKey.js';
+import { connectorEndpointCheck } from '../../infra/connectors/endpointGuard.js';
 import { changeConfigOperation } from '../../commands/changeConfig.js';
 import { controlIndexOperation } from '../../commands/controlIndex.js';
 import { manageConnectorsOperation } from '../../commands/manageConnectors.js';
@@ -113,7 +114,14 @@ const wire = async (context: ModuleContext) => {
     stop: stopIndexingOperation(indexJobs),
     status: indexStatusOperation(indexJobs),
   };
-  const connectorDeps: ConnectorCommandDeps = { store, readModels, secrets, readable, waitForProjections: settle };
+  const connectorDeps: ConnectorCommandDeps = {
+    store,
+    readModels,
+    secrets,
+    readable,
+    checkEndpoint: connectorEndpointCheck(config.connectors),
+    waitForProjections: settle,
+  };
   const connectors = {
     list: listConnectorsOperation(readModels),
     get: getConnectorOperation(readModels),

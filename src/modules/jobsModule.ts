@@ -47,7 +47,7 @@ export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule 
       const { config, db, store, readModels, logger, content } = context;
       const semanticEnabled = config.embeddings.provider !== 'none';
       const probeEmbedder = options.probeEmbedder ?? httpProbe(config);
-      const connectors = connectorSyncWiring(context.secrets, readModels);
+      const connectors = connectorSyncWiring(context.secrets, readModels, config.connectors);
       const chunker = createWorkerChunker();
       const ingest = { store, content, chunker };
       const waitForProjections = (position: Parameters<typeof context.waitForProjections>[0], timeoutMs?: number) =>

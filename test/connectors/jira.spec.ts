@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { ALL_SCOPES, startApiServer, type ApiServer } from '../api/apiServer.js';
 import { startJiraStandIn, type JiraStandIn, type StandInJiraIssue } from './jiraStandIn.js';
-import { eventsSince, itWithService, jobOutcome, startSync } from './syncSupport.js';
+import { eventsSince, itWithService, jobOutcome, LOOPBACK_SERVICES, startSync } from './syncSupport.js';
 
 const sourceIdsOf = (events: StoredEvent[], type: string) =>
   events.filter((e) => e.type === type).map((e) => (e.data as { sourceId?: string; documentId: string }).sourceId ?? (e.data as { documentId: string }).documentId).sort();
@@ -33,7 +33,7 @@ describe('Jira connector against a local stand-in of the REST API v3', () => {
     jira.issues.set('AUTH-42', issue('AUTH-42', '2026-02-02T10:00:00Z', { summary: 'SSO login loops', comments: [{ author: 'Grace', body: 'Happens in src/auth/login.ts', created: '2026-02-02T09:00:00Z' }] }));
     jira.issues.set('AUTH-43', issue('AUTH-43', '2026-02-03T10:00:00Z'));
     jira.issues.set('OPS-1', issue('OPS-1', '2026-02-03T10:00:00Z'));
-    api = await startApiServer();
+    api = await startApiServer(LOOPBACK_SERVICES);
     token = api.token(ALL_SCOPES, 'acme');
     const added = await api.call('POST', '/connectors', {
       token,

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { describeWith, type Requirement } from '../support/requirements.js';
 import { ALL_SCOPES, startApiServer, type ApiServer } from '../api/apiServer.js';
-import { eventsSince, itWithService, jobOutcome, startSync } from './syncSupport.js';
+import { eventsSince, itWithService, jobOutcome, LOOPBACK_SERVICES, startSync } from './syncSupport.js';
 
 const MOTO_SERVER = process.env.CTX_TEST_MOTO;
 const MOTO: Requirement = {
@@ -62,7 +62,7 @@ describeWith(MOTO, 'S3 connector against a moto server', () => {
     await put('docs/cache.txt', 'The widget cache expires after ten minutes.');
     await put('docs/logo.bin', new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]));
     await put('private/salaries.md', 'Outside the prefix: never synced.');
-    api = await startApiServer();
+    api = await startApiServer(LOOPBACK_SERVICES);
     token = api.token(ALL_SCOPES, 'acme');
     const added = await api.call('POST', '/connectors', {
       token,

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { ALL_SCOPES, startApiServer, type ApiServer } from '../api/apiServer.js';
 import { startSlackStandIn, type SlackStandIn } from './slackStandIn.js';
-import { eventsSince, itWithService, jobOutcome, startSync } from './syncSupport.js';
+import { eventsSince, itWithService, jobOutcome, LOOPBACK_SERVICES, startSync } from './syncSupport.js';
 
 const ingestedIds = (events: StoredEvent[]) =>
   events.filter((e) => e.type === 'DocumentIngested').map((e) => (e.data as { sourceId: string }).sourceId).sort();
@@ -24,7 +24,7 @@ describe('Slack connector against a local stand-in of the Web API', () => {
         { ts: '1767000004.000100', user: 'U1', text: 'Cache warmed in staging' },
       ],
     });
-    api = await startApiServer();
+    api = await startApiServer(LOOPBACK_SERVICES);
     token = api.token(ALL_SCOPES, 'acme');
     const added = await api.call('POST', '/connectors', {
       token,

@@ -6,11 +6,12 @@ import { DEFAULT_PROJECT } from '../../src/operations.js';
 import { runCtx } from '../support/cli.js';
 import { tempDataDir, tempRootsEnv } from '../support/ledger.js';
 import { startGitHubStandIn, type GitHubStandIn } from './githubStandIn.js';
+import { LOOPBACK_SERVICES } from './syncSupport.js';
 
 describe('ctx sync with a GitHub connector', () => {
   let github: GitHubStandIn;
   const dataDir = tempDataDir('ctx-sync-');
-  const env = { CTX_STORAGE__DATA_DIR: dataDir, CTX_EMBEDDINGS__PROVIDER: 'none', CTX_LOG__LEVEL: 'silent', ...tempRootsEnv() };
+  const env = { CTX_STORAGE__DATA_DIR: dataDir, CTX_EMBEDDINGS__PROVIDER: 'none', CTX_LOG__LEVEL: 'silent', ...tempRootsEnv(), ...LOOPBACK_SERVICES };
 
   beforeAll(async () => {
     github = await startGitHubStandIn('acme/widgets');

@@ -11,6 +11,15 @@ export interface JobView {
   error_type?: string;
 }
 
+/**
+ * The operator setting that lets connectors reach the stand-ins on loopback: without it they reach
+ * only their services' public hosts.
+ */
+export const LOOPBACK_SERVICES: NodeJS.ProcessEnv = {
+  CTX_CONNECTORS__ALLOWED_HOSTS: '127.0.0.1',
+  CTX_CONNECTORS__ALLOW_PRIVATE_ADDRESSES: 'true',
+};
+
 /** Follows a job through the seed 004 status operation until it ends. */
 export const jobOutcome = async (api: ApiServer, jobId: string, tenant = 'acme'): Promise<JobView> => {
   const context = { actor: { subject: 'test', tenant, via: 'cli' as const }, correlationId: crypto.randomUUID(), project: tenant };
