@@ -52,6 +52,9 @@ const corsOrigin = z
   }, 'expected "*" or an origin such as https://app.example.com (scheme, host and port only)')
   .transform((v) => v.toLowerCase());
 
+/** The tenant (project) a configured source belongs to: only its callers see and ingest it. */
+const sourceTenant = z.string().min(1).max(200).default('default');
+
 const SourceSchema = z.discriminatedUnion('kind', [
   z
     .object({
@@ -61,6 +64,7 @@ const SourceSchema = z.discriminatedUnion('kind', [
       exclude: globs,
       maxFileBytes: z.coerce.number().int().positive().optional(),
       respectGitignore: z.boolean().default(true),
+      tenant: sourceTenant,
     })
     .strict(),
   z
@@ -74,6 +78,7 @@ const SourceSchema = z.discriminatedUnion('kind', [
       include: globs,
       exclude: globs,
       maxFileBytes: z.coerce.number().int().positive().optional(),
+      tenant: sourceTenant,
     })
     .strict(),
 ]);

@@ -60,6 +60,7 @@ export const callerContext = (request: FastifyRequest, via: Actor['via']): Opera
     correlationId: request.id,
     project: principal.tenant,
     scopes: principal.scopes,
+    ...(principal.credential ? { credential: principal.credential } : {}),
   };
 };
 
