@@ -267,12 +267,11 @@ export const checkOperator = (context: Pick<OperationContext, 'actor' | 'scopes'
 /** An operation of the catalogue; one that is `operatorOnly` refuses other callers whatever the surface. */
 export const defineOperation = <I extends z.ZodObject, O extends z.ZodObject>(operation: Operation<I, O>) => {
   if (!operation.operatorOnly) return operation as unknown as Operation;
-  const { run } = operation;
   return {
     ...operation,
     run: (input, context) => {
       checkOperator(context, `'${operation.name}' acts on every tenant and`);
-      return run(input, context);
+      return operation.run(input, context);
     },
   } as Operation<I, O> as unknown as Operation;
 };
