@@ -132,7 +132,13 @@ export const createApiKeySurfaces = {
 } as const satisfies OperationSurfaces;
 
 /** `keys.create`: the key works as soon as it is answered (the read model has it). */
-export const createApiKeyOperation = (deps: { store: EventStore; waitForProjections: (position: Position) => Promise<void> }) =>
+/** What the credential commands need: the store, and a wait until authentication sees what they wrote. */
+export interface CredentialCommandDeps {
+  store: EventStore;
+  waitForProjections: (position: Position) => Promise<void>;
+}
+
+export const createApiKeyOperation = (deps: CredentialCommandDeps) =>
   defineOperation({
     ...createApiKeySurfaces,
     title: 'Create an API key',

@@ -4,9 +4,8 @@ import { streamId } from '../src/domain/events.js';
 import { commandContext, handleCommand, type CommandContext } from '../src/engine/commands.js';
 import { IllegalStateError } from '../src/errors.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
-import type { Position } from '../src/domain/position.js';
 import type { EventStore } from '../src/ports/eventStore.js';
-import { apiKeyDecider, assertWithinTenant } from './createApiKey.js';
+import { apiKeyDecider, assertWithinTenant, type CredentialCommandDeps } from './createApiKey.js';
 
 /** Revokes an API key; revoking a revoked key changes nothing. */
 export const revokeApiKey = async (
@@ -30,13 +29,7 @@ export const revokeApiKeySurfaces = {
 } as const satisfies OperationSurfaces;
 
 /** `keys.revoke`: the key is refused from then on. */
-export const revokeApiKeyOperation = ({
-  store,
-  waitForProjections,
-}: {
-  store: EventStore;
-  waitForProjections: (position: Position) => Promise<void>;
-}) =>
+export const revokeApiKeyOperation = ({ store, waitForProjections }: CredentialCommandDeps) =>
   defineOperation({
     ...revokeApiKeySurfaces,
     title: 'Revoke an API key',

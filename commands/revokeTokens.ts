@@ -1,12 +1,10 @@
 import { z } from 'zod';
 import type { AuthEvent } from '../src/domain/auth.js';
 import { streamId } from '../src/domain/events.js';
-import type { Position } from '../src/domain/position.js';
 import { commandContext } from '../src/engine/commands.js';
 import { NotFoundError } from '../src/errors.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
-import type { EventStore } from '../src/ports/eventStore.js';
-import { assertWithinTenant } from './createApiKey.js';
+import { assertWithinTenant, type CredentialCommandDeps } from './createApiKey.js';
 import { revokeTokenFamily } from './rotateRefreshToken.js';
 
 export const RevokeTokensInputSchema = z
@@ -30,13 +28,7 @@ export const revokeTokensSurfaces = {
 } as const satisfies OperationSurfaces;
 
 /** `tokens.revoke`: the family's tokens are refused once it answers; revoking it again changes nothing. */
-export const revokeTokensOperation = ({
-  store,
-  waitForProjections,
-}: {
-  store: EventStore;
-  waitForProjections: (position: Position) => Promise<void>;
-}) =>
+export const revokeTokensOperation = ({ store, waitForProjections }: CredentialCommandDeps) =>
   defineOperation({
     ...revokeTokensSurfaces,
     title: 'Revoke tokens',
