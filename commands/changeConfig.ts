@@ -1,5 +1,4 @@
 import type { AuthEvent } from '../src/domain/auth.js';
-import { AuthorizationError } from '../src/domain/auth.js';
 import {
   CONFIG_STREAM,
   ConfigPatchResponseSchema,
@@ -14,7 +13,7 @@ import {
 } from '../src/domain/runtimeSettings.js';
 import { commandContext, handleCommand, type CommandContext, type Decider } from '../src/engine/commands.js';
 import { ValidationError } from '../src/errors.js';
-import { defineOperation, type RouteSurfaces } from '../src/operations.js';
+import { checkOperator, defineOperation, type RouteSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 import type { RuntimeSettings } from '../src/ports/runtimeSettings.js';
 import { parseInput } from '../src/validation.js';
@@ -59,13 +58,13 @@ const isDeploymentWide = (path: string) => DEPLOYMENT_WIDE.some((section) => pat
 /**
  * Every change is an event (who, when, what) and takes effect at once, so none needs a restart.
  * Search settings are a tenant's own (over the deployment's); rate limits are deployment-wide and
- * need the admin scope. `indexing` comes from ctx.toml and is shown, not changed.
+ * only the operator changes them. `indexing` comes from ctx.toml and is shown, not changed.
  */
 export const changeConfigOperation = (store: EventStore, settings: RuntimeSettings) =>
   defineOperation({
     ...changeConfigSurfaces,
     title: 'Update configuration',
-    description: "Changes the project's search settings, or the deployment's rate limits (admin scope).",
+    description: "Changes the project's search settings, or the deployment's rate limits (the operator only).",
     run: async (patch, operation) => {
       if (patch.indexing) {
         throw new ValidationError(
@@ -78,9 +77,7 @@ export const changeConfigOperation = (store: EventStore, settings: RuntimeSettin
       if (changes.length === 0) throw new ValidationError('Nothing to change');
       const wide = changes.filter((c) => isDeploymentWide(c.path));
       const own = changes.filter((c) => !isDeploymentWide(c.path));
-      if (wide.length > 0 && operation.scopes && !operation.scopes.includes('admin')) {
-        throw new AuthorizationError('admin', "rate_limits hold for every tenant: changing them needs the 'admin' scope");
-      }
+      if (wide.length > 0) checkOperator(operation, `${wide[0]!.path} holds for every tenant: changing it`);
       const next = parseInput(
         SettingsSchema,
         withOverrides(await settings.read(operation.project), Object.fromEntries(changes.map((c) => [c.path, c.value]))),

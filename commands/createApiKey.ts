@@ -3,11 +3,10 @@ import { z } from 'zod';
 import { ScopeSchema, type AuthEvent, type Scope } from '../src/domain/auth.js';
 import { streamId, type StoredEvent } from '../src/domain/events.js';
 import { newId } from '../src/domain/ids.js';
-import type { Actor } from '../src/domain/metadata.js';
 import type { Position } from '../src/domain/position.js';
 import { commandContext, handleCommand, type CommandContext, type Decider } from '../src/engine/commands.js';
 import { AppError, IllegalStateError } from '../src/errors.js';
-import { DEFAULT_PROJECT, defineOperation, type OperationSurfaces } from '../src/operations.js';
+import { DEFAULT_PROJECT, defineOperation, isOperator, type OperationContext, type OperationSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 
 /** sha256 hex of a secret: what the ledger keeps of API keys and refresh tokens. */
@@ -80,7 +79,8 @@ export const createApiKey = async (
       tenant: input.tenant,
       label: input.label ?? null,
     },
-    context,
+    // Recorded in the key's tenant: its audit, not the creator's, lists it.
+    { ...context, project: input.tenant },
   );
   return { keyId, key, scopes: input.scopes, tenant: input.tenant };
 };
@@ -100,9 +100,10 @@ export const CreateApiKeyOutputSchema = z.object({
   tenant: z.string(),
 });
 
-/** A tenant's administrator manages its own tenant's credentials; the operator (no tenant) any tenant's. */
-export const assertWithinTenant = (actor: Actor, tenant: string) => {
-  if (actor.tenant && actor.tenant !== tenant) {
+/** A tenant's administrator manages its own tenant's credentials; the operator any tenant's. */
+export const assertWithinTenant = (context: Pick<OperationContext, 'actor' | 'scopes'>, tenant: string) => {
+  const { actor } = context;
+  if (actor.tenant && actor.tenant !== tenant && !isOperator(context)) {
     throw new AppError('authorization_error', 403, `Credentials of tenant '${actor.tenant}' cannot manage tenant '${tenant}'`);
   }
 };
@@ -131,7 +132,13 @@ export const createApiKeySurfaces = {
 } as const satisfies OperationSurfaces;
 
 /** `keys.create`: the key works as soon as it is answered (the read model has it). */
-export const createApiKeyOperation = (deps: { store: EventStore; waitForProjections: (position: Position) => Promise<void> }) =>
+/** What the credential commands need: the store, and a wait until authentication sees what they wrote. */
+export interface CredentialCommandDeps {
+  store: EventStore;
+  waitForProjections: (position: Position) => Promise<void>;
+}
+
+export const createApiKeyOperation = (deps: CredentialCommandDeps) =>
   defineOperation({
     ...createApiKeySurfaces,
     title: 'Create an API key',
@@ -141,8 +148,9 @@ export const createApiKeyOperation = (deps: { store: EventStore; waitForProjecti
     writes: true,
     input: CreateApiKeyInputSchema,
     output: CreateApiKeyOutputSchema,
-    run: async (input, { actor, correlationId, project }) => {
-      assertWithinTenant(actor, input.tenant);
+    run: async (input, context) => {
+      const { actor, correlationId, project } = context;
+      assertWithinTenant(context, input.tenant);
       const created = await createApiKey(
         deps.store,
         { scopes: input.scopes, tenant: input.tenant, label: input.label ?? null },

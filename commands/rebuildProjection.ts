@@ -39,6 +39,7 @@ export const rebuildProjectionOperation = (projections: () => ProjectionRunner) 
     scope: 'admin',
     writes: false,
     input: RebuildProjectionInputSchema,
+    operatorOnly: true,
     output: RebuildProgressSchema,
     run: async (input, context) => {
       const names = (await projections().status()).map((s) => s.name);
@@ -68,6 +69,7 @@ export const startRebuildSurfaces = {
 export const startRebuildOperation = (projections: () => ProjectionRunner) =>
   defineOperation({
     ...startRebuildSurfaces,
+    operatorOnly: true,
     title: 'Start rebuilding a projection',
     description: 'Starts rebuilding one read model beside the live copy and answers at once.',
     run: (input) => {

@@ -5,7 +5,7 @@ import { commandContext, handleCommand, type CommandContext } from '../src/engin
 import { IllegalStateError } from '../src/errors.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
-import { apiKeyDecider, assertWithinTenant } from './createApiKey.js';
+import { apiKeyDecider, assertWithinTenant, type CredentialCommandDeps } from './createApiKey.js';
 
 /** Revokes an API key; revoking a revoked key changes nothing. */
 export const revokeApiKey = async (
@@ -29,7 +29,7 @@ export const revokeApiKeySurfaces = {
 } as const satisfies OperationSurfaces;
 
 /** `keys.revoke`: the key is refused from then on. */
-export const revokeApiKeyOperation = (store: EventStore) =>
+export const revokeApiKeyOperation = ({ store, waitForProjections }: CredentialCommandDeps) =>
   defineOperation({
     ...revokeApiKeySurfaces,
     title: 'Revoke an API key',
@@ -39,11 +39,16 @@ export const revokeApiKeyOperation = (store: EventStore) =>
     writes: true,
     input: RevokeApiKeyInputSchema,
     output: z.object({ key_id: z.string(), revoked: z.literal(true) }),
-    run: async (input, { actor, correlationId, project }) => {
+    run: async (input, context) => {
+      const { actor, correlationId } = context;
       const [created] = await store.readStream(streamId('apikey', input.key_id), { maxCount: 1 });
       if (!created) throw new IllegalStateError(`No API key ${input.key_id}`);
-      assertWithinTenant(actor, (created.data as Extract<AuthEvent, { type: 'ApiKeyCreated' }>['data']).tenant);
-      await revokeApiKey(store, input.key_id, commandContext(actor, { correlationId, project }));
+      const { tenant } = (created.data as Extract<AuthEvent, { type: 'ApiKeyCreated' }>['data']);
+      assertWithinTenant(context, tenant);
+      // Recorded in the key's tenant, as its creation was.
+      await revokeApiKey(store, input.key_id, commandContext(actor, { correlationId, project: tenant }));
+      // Requests with the key, and tokens its callers issued, are refused once the operation answers.
+      await waitForProjections(await store.headPosition());
       return { key_id: input.key_id, revoked: true as const };
     },
   });

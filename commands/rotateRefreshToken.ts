@@ -1,12 +1,14 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
-import { AuthenticationError, type AuthEvent, type Scope } from '../src/domain/auth.js';
+import { AuthenticationError, type AuthEvent, type Credential, type Scope } from '../src/domain/auth.js';
+import { revokedBecause } from '../src/domain/credentials.js';
 import { streamId, type StoredEvent } from '../src/domain/events.js';
 import { newId, UUID_PATTERN } from '../src/domain/ids.js';
 import { commandContext, handleCommand, type CommandContext, type Decider } from '../src/engine/commands.js';
-import { IllegalStateError, UnavailableError } from '../src/errors.js';
+import { IllegalStateError, NotFoundError, UnavailableError } from '../src/errors.js';
 import { defineOperation, type RouteSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
+import type { ReadModels } from '../src/ports/projections.js';
 import type { TokenSigner } from '../src/ports/tokenSigner.js';
 import { hashSecret } from './createApiKey.js';
 
@@ -30,8 +32,11 @@ export type RefreshCommand =
       tenant: string;
       scopes: Scope[];
       expiresAt: string;
+      issuedWithKey?: string;
+      issuedWithFamily?: string;
     }
-  | { kind: 'rotate'; familyId: string; presentedHash: string; tokenHash: string; expiresAt: string };
+  | { kind: 'rotate'; familyId: string; presentedHash: string; tokenHash: string; expiresAt: string }
+  | { kind: 'revoke'; familyId: string; reason: string };
 
 const sameHash = (a: string, b: string) =>
   a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
@@ -49,8 +54,8 @@ export const refreshFamilyDecider: Decider<RefreshFamilyState, RefreshCommand, A
   evolve: (state, event: StoredEvent<AuthEvent>) => {
     switch (event.type) {
       case 'RefreshTokenIssued': {
-        const { tokenHash, familyId: _familyId, ...rest } = event.data;
-        return { ...rest, exists: true, currentHash: tokenHash, revoked: false };
+        const { subject, tenant, scopes, expiresAt, tokenHash } = event.data;
+        return { subject, tenant, scopes, expiresAt, exists: true, currentHash: tokenHash, revoked: false };
       }
       case 'RefreshTokenRotated':
         return { ...state, currentHash: event.data.tokenHash, expiresAt: event.data.expiresAt };
@@ -68,6 +73,11 @@ export const refreshFamilyDecider: Decider<RefreshFamilyState, RefreshCommand, A
         const { kind: _kind, ...data } = command;
         return [{ type: 'RefreshTokenIssued', schemaVersion: 1, data }];
       }
+      case 'revoke':
+        if (!state.exists) throw new NotFoundError(`No token family ${command.familyId}`);
+        return state.revoked
+          ? []
+          : [{ type: 'RefreshTokenFamilyRevoked', schemaVersion: 1, data: { familyId: command.familyId, reason: command.reason } }];
       case 'rotate': {
         if (!state.exists || state.revoked) return [];
         if (!sameHash(command.presentedHash, state.currentHash)) {
@@ -115,16 +125,25 @@ const expiry = (now: string, ttlSeconds: number) =>
   new Date(Date.parse(now) + ttlSeconds * 1000).toISOString();
 
 export interface RefreshGrant {
+  familyId: string;
   refreshToken: string;
   subject: string;
   tenant: string;
   scopes: Scope[];
 }
 
-/** Starts a family with its first refresh token. */
+/** What tokens are issued for, and the credential of the caller issuing them (revoking it ends them). */
+export interface TokenRequest {
+  subject: string;
+  tenant: string;
+  scopes: Scope[];
+  issuedWith?: Credential;
+}
+
+/** Starts a family with its first refresh token, recorded in the tenant it works in. */
 export const issueRefreshToken = async (
   store: EventStore,
-  input: { subject: string; tenant: string; scopes: Scope[]; ttlSeconds: number },
+  input: TokenRequest & { ttlSeconds: number },
   context: CommandContext,
 ): Promise<RefreshGrant> => {
   const familyId = newId();
@@ -141,10 +160,12 @@ export const issueRefreshToken = async (
       tenant: input.tenant,
       scopes: input.scopes,
       expiresAt: expiry(context.now, input.ttlSeconds),
+      ...(input.issuedWith && 'apiKey' in input.issuedWith ? { issuedWithKey: input.issuedWith.apiKey } : {}),
+      ...(input.issuedWith && 'tokenFamily' in input.issuedWith ? { issuedWithFamily: input.issuedWith.tokenFamily } : {}),
     },
-    context,
+    { ...context, project: input.tenant },
   );
-  return { refreshToken, subject: input.subject, tenant: input.tenant, scopes: input.scopes };
+  return { familyId, refreshToken, subject: input.subject, tenant: input.tenant, scopes: input.scopes };
 };
 
 /**
@@ -152,11 +173,14 @@ export const issueRefreshToken = async (
  * exchanged revokes the family, so neither the thief nor the owner can continue with it.
  */
 export const rotateRefreshToken = async (
-  store: EventStore,
+  { store, readModels }: { store: EventStore; readModels: ReadModels },
   input: { refreshToken: string; ttlSeconds: number },
   context: CommandContext,
 ): Promise<RefreshGrant> => {
   const familyId = familyOf(input.refreshToken);
+  const revoked = await revokedBecause(readModels, { tokenFamily: familyId });
+  // An unknown family is answered by the stream below; one whose issuer was revoked ends here.
+  if (revoked && revoked !== 'unknown token family') throw new AuthenticationError(`Refresh token refused: ${revoked}`);
   const refreshToken = newRefreshToken(familyId);
   // A concurrent use of the same token loses the race, is re-decided, and counts as reuse.
   const result = await handleCommand(
@@ -180,11 +204,12 @@ export const rotateRefreshToken = async (
     throw new AuthenticationError(state.revoked ? 'Refresh token revoked' : 'Refresh token expired');
   }
   const { subject, tenant, scopes } = result.state;
-  return { refreshToken, subject, tenant, scopes };
+  return { familyId, refreshToken, subject, tenant, scopes };
 };
 
 export interface TokenDeps {
   store: EventStore;
+  readModels: ReadModels;
   signer: TokenSigner | null;
   accessTtlS: number;
   refreshTtlS: number;
@@ -205,22 +230,26 @@ const signerOf = (signer: TokenSigner | null): TokenSigner => {
 };
 
 const pairOf = (signer: TokenSigner, grant: RefreshGrant, accessTtlS: number): TokenPair => ({
-  access_token: signer.sign({ sub: grant.subject, scope: grant.scopes.join(' '), tenant_id: grant.tenant }),
+  access_token: signer.sign({ sub: grant.subject, scope: grant.scopes.join(' '), tenant_id: grant.tenant, fid: grant.familyId }),
   refresh_token: grant.refreshToken,
   expires_in: accessTtlS,
   token_type: 'Bearer',
 });
 
-/** A new access token and the first refresh token of a new family. */
+/** A new access token and the first refresh token of a new family, and the family's id. */
 export const issueTokenPair = async (
-  deps: TokenDeps,
-  input: { subject: string; tenant: string; scopes: Scope[] },
+  deps: Omit<TokenDeps, 'readModels'>,
+  input: TokenRequest,
   context: CommandContext,
-): Promise<TokenPair> => {
+): Promise<TokenPair & { family_id: string }> => {
   const signer = signerOf(deps.signer);
   const grant = await issueRefreshToken(deps.store, { ...input, ttlSeconds: deps.refreshTtlS }, context);
-  return pairOf(signer, grant, deps.accessTtlS);
+  return { ...pairOf(signer, grant, deps.accessTtlS), family_id: grant.familyId };
 };
+
+/** Ends a family: its access tokens, its refresh token and the tokens they issued are refused from then on. */
+export const revokeTokenFamily = async (store: EventStore, input: { familyId: string; reason: string }, context: CommandContext) =>
+  handleCommand(store, streamId('refresh', input.familyId), refreshFamilyDecider, { kind: 'revoke', ...input }, context);
 
 export const refreshTokensSurfaces = {
   name: 'tokens.refresh',
@@ -249,7 +278,7 @@ export const refreshTokensOperation = (deps: TokenDeps) =>
     run: async ({ refresh_token: refreshToken }, { actor, correlationId }) => {
       const signer = signerOf(deps.signer);
       const grant = await rotateRefreshToken(
-        deps.store,
+        deps,
         { refreshToken, ttlSeconds: deps.refreshTtlS },
         commandContext(actor, { correlationId }),
       );

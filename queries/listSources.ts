@@ -21,12 +21,13 @@ export interface SourceHealth {
 
 export interface ListSourcesDeps {
   readModels: ReadModels;
-  configuredSources(): Promise<SourceHealth[]>;
+  /** The project's configured sources: another tenant's are not listed. */
+  configuredSources(project: string): Promise<SourceHealth[]>;
 }
 
 /** Configured sources with their health, plus every source documents were ingested from. */
 export const listSources = async (deps: ListSourcesDeps, project: string): Promise<ListSourcesOutput> => {
-  const configured = await deps.configuredSources();
+  const configured = await deps.configuredSources(project);
   const counts = await deps.readModels.count('documents', 'source', { project });
   const names = [...new Set([...configured.map((s) => s.name), ...counts.keys()])].sort();
   return {

@@ -119,6 +119,7 @@ export const projectionStatusSurfaces = {
 export const projectionStatusOperation = (projections: () => ProjectionRunner) =>
   defineOperation({
     ...projectionStatusSurfaces,
+    operatorOnly: true,
     title: 'Projection status',
     description: 'Every read model with its checkpoint, lag behind the ledger, throughput, last error and rebuild progress.',
     run: async () => ({ projections: (await projections().status()).map(projectionStatusView) }),

@@ -69,6 +69,9 @@ const connectorHost = z
 /** A boolean, also as the environment spells one. */
 const flag = z.preprocess((v) => (v === 'true' ? true : v === 'false' ? false : v), z.boolean());
 
+/** The tenant (project) a configured source belongs to: only its callers see and ingest it. */
+const sourceTenant = z.string().min(1).max(200).default('default');
+
 const SourceSchema = z.discriminatedUnion('kind', [
   z
     .object({
@@ -78,6 +81,7 @@ const SourceSchema = z.discriminatedUnion('kind', [
       exclude: globs,
       maxFileBytes: z.coerce.number().int().positive().optional(),
       respectGitignore: z.boolean().default(true),
+      tenant: sourceTenant,
     })
     .strict(),
   z
@@ -91,6 +95,7 @@ const SourceSchema = z.discriminatedUnion('kind', [
       include: globs,
       exclude: globs,
       maxFileBytes: z.coerce.number().int().positive().optional(),
+      tenant: sourceTenant,
     })
     .strict(),
 ]);

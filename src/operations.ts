@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { AuthorizationError } from './domain/auth.js';
+import { AuthorizationError, type Credential } from './domain/auth.js';
 import type { Actor } from './domain/metadata.js';
 import { parseInput } from './validation.js';
 
@@ -17,6 +17,8 @@ export interface OperationContext {
   onProgress?: (progress: Record<string, unknown>) => void;
   /** What an authenticated caller may do; absent when every scope is allowed. */
   scopes?: readonly string[];
+  /** The API key or token family the caller authenticated with; absent for callers without credentials. */
+  credential?: Credential;
 }
 
 /**
@@ -37,6 +39,8 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodO
   scope?: string;
   /** For an operation some of whose actions only read (and need only `scope`): what its writing actions need; `run` checks it. */
   writeScope?: string;
+  /** It acts on the whole deployment (every tenant's data or settings): only the operator may call it (see `isOperator`). */
+  operatorOnly?: true;
   /** The text an MCP client shows (e.g. results formatted for an LLM's context); JSON when absent. */
   formatText?: (output: z.output<O>, input: z.output<I>) => string;
   input: I;
@@ -243,8 +247,34 @@ export const checkScope = (context: Pick<OperationContext, 'scopes'>, scope: str
   if (context.scopes && !context.scopes.includes(scope)) throw new AuthorizationError(scope);
 };
 
-export const defineOperation = <I extends z.ZodObject, O extends z.ZodObject>(operation: Operation<I, O>) =>
-  operation as unknown as Operation;
+/**
+ * The operator runs the deployment, for every tenant: a caller without a tenant (the CLI on the data
+ * directory, anyone reaching a server whose authentication is off), or a caller of the `default`
+ * tenant with the `admin` scope.
+ */
+export const isOperator = (context: Pick<OperationContext, 'actor' | 'scopes'>): boolean =>
+  context.actor.tenant === null ||
+  (context.actor.tenant === DEFAULT_PROJECT && (!context.scopes || context.scopes.includes('admin')));
+
+/** What being the operator takes, as refusals name it. */
+export const OPERATOR_NEEDED = `the operator: an 'admin' key or token of the '${DEFAULT_PROJECT}' tenant`;
+
+/** Refuses a caller who is not the operator; `what` says what needs one. */
+export const checkOperator = (context: Pick<OperationContext, 'actor' | 'scopes'>, what: string) => {
+  if (!isOperator(context)) throw new AuthorizationError(undefined, `${what} needs ${OPERATOR_NEEDED}`);
+};
+
+/** An operation of the catalogue; one that is `operatorOnly` refuses other callers whatever the surface. */
+export const defineOperation = <I extends z.ZodObject, O extends z.ZodObject>(operation: Operation<I, O>) => {
+  if (!operation.operatorOnly) return operation as unknown as Operation;
+  return {
+    ...operation,
+    run: (input, context) => {
+      checkOperator(context, `'${operation.name}' acts on every tenant and`);
+      return operation.run(input, context);
+    },
+  } as Operation<I, O> as unknown as Operation;
+};
 
 /**
  * Runs an operation for a caller: a tenant's call runs in its own project, and naming another

@@ -19,6 +19,9 @@ export type Scope = z.infer<typeof ScopeSchema>;
 /** The scopes that allow a change; an operation that appends events needs one of them. */
 export const WRITE_SCOPES: readonly Scope[] = ['index:write', 'connectors:write', 'config:write', 'admin'];
 
+/** What a caller authenticated with: an API key, or an access token of a refresh token family. */
+export type Credential = { apiKey: string } | { tokenFamily: string };
+
 const SHA256 = z.string().regex(/^[a-f0-9]{64}$/, 'expected a sha256 hex digest');
 
 /** An API key is stored only as the sha256 of its value. */
@@ -51,6 +54,10 @@ export const RefreshTokenIssuedSchema = z.object({
     tenant: z.string().min(1),
     scopes: z.array(ScopeSchema),
     expiresAt: z.iso.datetime({ offset: true }),
+    /** The API key whose caller issued the family: revoking the key ends the family. */
+    issuedWithKey: z.uuid().optional(),
+    /** The family whose access token issued this one: revoking that family ends this one too. */
+    issuedWithFamily: z.uuid().optional(),
   }),
 });
 
@@ -65,7 +72,7 @@ export const RefreshTokenRotatedSchema = z.object({
   }),
 });
 
-/** A used token came back: someone holds a copy, so the whole family stops working. */
+/** A used token came back (someone holds a copy), or an admin revoked it: the whole family stops working. */
 export const RefreshTokenFamilyRevokedSchema = z.object({
   type: z.literal('RefreshTokenFamilyRevoked'),
   schemaVersion: z.literal(1),

@@ -1,6 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Operation } from '../operations.js';
-import { parseInput } from '../validation.js';
+import { callOperation, type Operation } from '../operations.js';
 import { callerContext } from './api/guardOtherSurfaces.js';
 
 /** Mounts an operation as an HTTP route: the JSON body (or query string for GET) is its input. */
@@ -8,10 +7,8 @@ export const mountOperation = (app: FastifyInstance, method: 'GET' | 'POST', url
   app.route({
     method,
     url,
+    // As every surface runs operations: within the caller's tenant, the input parsed by the operation.
     handler: async (request) =>
-      operation.run(
-        parseInput(operation.input, (method === 'GET' ? request.query : request.body) ?? {}),
-        callerContext(request, 'tools'),
-      ),
+      callOperation(operation, (method === 'GET' ? request.query : request.body) ?? {}, callerContext(request, 'tools')),
   });
 };

@@ -1,6 +1,7 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
 import { newId } from '../domain/ids.js';
+import type { Credential } from '../domain/auth.js';
 import type { Actor } from '../domain/metadata.js';
 import { callOperation, checkScope, DEFAULT_PROJECT, isTool, requiredScope, type Operation, type Toolset } from '../operations.js';
 import type { Logger } from '../ports/logger.js';
@@ -48,6 +49,8 @@ export interface McpAccess {
   toolsets: readonly ToolsetChoice[] | null;
   /** Hides every tool that writes. */
   readOnly: boolean;
+  /** The key or token family the caller authenticated with, when it did. */
+  credential?: Credential;
 }
 
 export const FULL_ACCESS: McpAccess = { scopes: null, toolsets: null, readOnly: false };
@@ -137,7 +140,13 @@ export const createMcpServerFactory =
           const correlationId = newId();
           try {
             const scopes = access.scopes ?? undefined;
-            const context = { actor, correlationId, project, ...(scopes ? { scopes } : {}) };
+            const context = {
+              actor,
+              correlationId,
+              project,
+              ...(scopes ? { scopes } : {}),
+              ...(access.credential ? { credential: access.credential } : {}),
+            };
             checkScope(context, scope);
             const output = await callOperation(operation, given, context);
             if (!operation.formatText) return toolSuccess(output);

@@ -28,6 +28,9 @@ import { issueTokenPair, refreshTokensOperation, type TokenDeps } from '../../co
 import { revokeApiKeyOperation } from '../../commands/revokeApiKey.js';
 import { apiKeysProjection } from '../../projections/apiKeys.js';
 import { API_KEYS } from '../domain/apiKeyView.js';
+import { TOKEN_FAMILIES } from '../domain/tokenFamilyView.js';
+import { tokenFamiliesProjection } from '../../projections/tokenFamilies.js';
+import { revokeTokensOperation } from '../../commands/revokeTokens.js';
 import { listApiKeysOperation } from '../../queries/listApiKeys.js';
 import { connectorsProjection } from '../../projections/connectors.js';
 import {
@@ -86,8 +89,12 @@ const wire = async (context: ModuleContext) => {
   const authenticator = createAuthenticator({ enabled: authEnabled(config), jwt, readModels });
   const settings = createEventSourcedSettings(defaultSettings(config.projections.batchSize), store);
   const metrics = createApiMetrics();
-  const tokens: TokenDeps = { store, signer: jwt, accessTtlS: config.auth.accessTtlS, refreshTtlS: config.auth.refreshTtlS };
+  const tokens: TokenDeps = { store, readModels, signer: jwt, accessTtlS: config.auth.accessTtlS, refreshTtlS: config.auth.refreshTtlS };
   const readable = readableRootsOf(config);
+  // Only the credentials' read models: a backlog of embeddings must not hold up a new key or a revocation.
+  const settleCredentials = async (position: Parameters<ModuleContext['waitForProjections']>[0]) => {
+    for (const name of [API_KEYS, TOKEN_FAMILIES]) await context.projections().waitFor(position, { name, timeoutMs: 30_000 });
+  };
   const settle = async (position: Parameters<ModuleContext['waitForProjections']>[0]) =>
     context.waitForProjections(position, 30_000);
 
@@ -140,8 +147,11 @@ const wire = async (context: ModuleContext) => {
 
   const handlers: ApiHandlers = {
     // The name was checked, with the caller's scope, when the request was authenticated.
-    'POST /operations/{name}': ({ params, body, principal, context: call }) =>
-      callOperation(operation(params.name as string), body, restContext(principal, call.correlationId)),
+    // It runs in the caller's tenant as the operation's own route would.
+    'POST /operations/{name}': ({ params, body, principal, context: call }) => {
+      const named = operation(params.name as string);
+      return callOperation(named, body, restContext(principal, call.correlationId, named.rest?.withinTenant));
+    },
   };
 
   return {
@@ -171,7 +181,10 @@ const wire = async (context: ModuleContext) => {
         const principal = await authenticator.authenticate(request.headers);
         return {
           actor: actorOf(principal, 'mcp'),
-          access: deploymentAccess(config.mcp, principal.method === 'open' ? null : principal.scopes),
+          access: {
+            ...deploymentAccess(config.mcp, principal.method === 'open' ? null : principal.scopes),
+            ...(principal.credential ? { credential: principal.credential } : {}),
+          },
         };
       });
       if (authenticator.enabled)
@@ -208,14 +221,16 @@ const wire = async (context: ModuleContext) => {
       manageConnectorsOperation(connectors),
       readConfigOperation(settings),
       changeConfigOperation(store, settings),
-      createApiKeyOperation({
-        store,
-        // Only the keys' read model: a backlog of embeddings must not hold up a new key.
-        waitForProjections: (position) => context.projections().waitFor(position, { name: API_KEYS, timeoutMs: 30_000 }),
-      }),
-      revokeApiKeyOperation(store),
+      createApiKeyOperation({ store, waitForProjections: settleCredentials }),
+      revokeApiKeyOperation({ store, waitForProjections: settleCredentials }),
       listApiKeysOperation(readModels),
-      issueTokensOperation((input, command) => issueTokenPair(tokens, input, command)),
+      issueTokensOperation(async (input, command) => {
+        const issued = await issueTokenPair(tokens, input, command);
+        // Its access token works as soon as it is answered: authentication finds the family.
+        await settleCredentials(await store.headPosition());
+        return issued;
+      }),
+      revokeTokensOperation({ store, waitForProjections: settleCredentials }),
       refreshTokensOperation(tokens),
       startRebuildOperation(context.projections),
       listAllJobsOperation({
@@ -236,6 +251,7 @@ export const apiModule: LedgerModule = {
     return {
       projections: [
         await postgresDocumentProjection(db, apiKeysProjection),
+        await postgresDocumentProjection(db, tokenFamiliesProjection),
         await postgresDocumentProjection(db, connectorsProjection),
       ],
       operations: api.operations,

@@ -17,6 +17,7 @@ import { systemStatusSurfaces } from '../../queries/systemStatus.js';
 import { createApiKeySurfaces } from '../../commands/createApiKey.js';
 import { issueTokensSurfaces } from '../../commands/issueTokens.js';
 import { revokeApiKeySurfaces } from '../../commands/revokeApiKey.js';
+import { revokeTokensSurfaces } from '../../commands/revokeTokens.js';
 import { listApiKeysSurfaces } from '../../queries/listApiKeys.js';
 import { listAllJobsSurfaces } from '../../queries/listAllJobs.js';
 import { projectionStatusSurfaces } from '../../queries/projectionStatus.js';
@@ -64,4 +65,5 @@ export const API_SURFACES: readonly OperationSurfaces[] = [
   revokeApiKeySurfaces,
   listApiKeysSurfaces,
   issueTokensSurfaces,
+  revokeTokensSurfaces,
 ];

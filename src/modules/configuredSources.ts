@@ -26,6 +26,10 @@ const healthOf = (name: string, config: SourceConfig): SourceHealth => {
     : { name, healthy: false, notes: `not found or not readable: ${missing.join(', ')}` };
 };
 
+/** The configured sources of a project: each belongs to one tenant (`tenant`, the operator's `default` unless set). */
+export const sourcesOf = (sources: readonly ConfiguredSource[], project: string) =>
+  sources.filter((source) => source.config.tenant === project);
+
 export const configuredSources = (config: Config): ConfiguredSource[] =>
   Object.entries(config.sources).map(([key, source]) => {
     const name = `${source.kind}:${key}`;

@@ -23,7 +23,7 @@ import type { ReadableRoots } from '../ports/readableRoots.js';
 import type { LedgerModule, ModuleContext } from '../module.js';
 import type { OperationContext } from '../operations.js';
 import type { Subscription } from '../ports/eventStore.js';
-import { configuredSources } from './configuredSources.js';
+import { configuredSources, sourcesOf } from './configuredSources.js';
 import { createSemanticSearch } from './semanticSearch.js';
 
 /** How long an ingest waits for the indexes (embedding included) before it answers anyway. */
@@ -96,9 +96,11 @@ const ingestRunner = (context: ModuleContext, deps: Parameters<typeof ingestFile
         }),
       );
     }
-    const source = sources.find((s) => s.name === input.source);
+    // Another tenant's sources are not the caller's to see; the operator at the terminal ingests any into its tenant.
+    const own = operation.actor.tenant === null ? sources : sourcesOf(sources, operation.project);
+    const source = own.find((s) => s.name === input.source);
     if (!source) {
-      throw new NotFoundError(`No configured source '${input.source}'`, { configured: sources.map((s) => s.name) });
+      throw new NotFoundError(`No configured source '${input.source}'`, { configured: own.map((s) => s.name) });
     }
     const health = source.health();
     if (!health.healthy)
@@ -108,7 +110,7 @@ const ingestRunner = (context: ModuleContext, deps: Parameters<typeof ingestFile
     return indexed(
       ingestFiles(deps, source.scan(), {
         source: source.name,
-        context: command,
+        context: { ...command, project: source.config.tenant },
         onProgress,
         removeMissing: {
           readModels: context.readModels,
@@ -184,7 +186,7 @@ export const searchModule: LedgerModule = {
     const get = getDocumentOperation({ readModels, content });
     const listSources = listSourcesOperation({
       readModels,
-      configuredSources: () => Promise.resolve(sources.map((s) => s.health())),
+      configuredSources: (project) => Promise.resolve(sourcesOf(sources, project).map((s) => s.health())),
     });
     return {
       projections: [

@@ -71,10 +71,12 @@ const runJob = async (api: ApiServer, project: string, repo: string) => {
 describe('/metrics with authentication on', () => {
   let api: ApiServer;
   let admin: string;
+  /** The deployment's metrics are the operator's: an admin of the default tenant. */
+  let operator: string;
   const origin = () => api.server.url;
 
   const scrape = async () => {
-    const response = await fetch(`${origin()}/metrics`, { headers: { authorization: `Bearer ${admin}` } });
+    const response = await fetch(`${origin()}/metrics`, { headers: { authorization: `Bearer ${operator}` } });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     return parseExposition(await response.text());
@@ -82,11 +84,12 @@ describe('/metrics with authentication on', () => {
 
   beforeAll(async () => {
     api = await startApiServer();
-    admin = api.token(['admin'], 'acme', 'operator');
+    admin = api.token(['admin'], 'acme', 'acme-admin');
+    operator = api.token(['admin'], 'default', 'operator');
   });
   afterAll(() => api.close());
 
-  it('needs credentials and the admin scope', async () => {
+  it('needs credentials, the admin scope, and the operator', async () => {
     const anonymous = await fetch(`${origin()}/metrics`);
     expect(anonymous.status).toBe(401);
     expect(await anonymous.json()).toMatchObject({ error: { code: 'unauthorized' } });
@@ -94,7 +97,10 @@ describe('/metrics with authentication on', () => {
     const forbidden = await fetch(`${origin()}/metrics`, { headers: { authorization: `Bearer ${withoutAdmin}` } });
     expect(forbidden.status).toBe(403);
     expect(await forbidden.json()).toMatchObject({ error: { code: 'forbidden', message: expect.stringContaining("'admin'") as string } });
-    const { key } = await api.apiKey(['admin']);
+    const tenantAdmin = await fetch(`${origin()}/metrics`, { headers: { authorization: `Bearer ${admin}` } });
+    expect(tenantAdmin.status).toBe(403);
+    expect(await tenantAdmin.json()).toMatchObject({ error: { code: 'forbidden', message: expect.stringContaining("'default' tenant") as string } });
+    const { key } = await api.apiKey(['admin'], 'default');
     const byKey = await fetch(`${origin()}/metrics`, { headers: { 'x-api-key': key } });
     expect(byKey.status).toBe(200);
   });

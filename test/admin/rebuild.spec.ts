@@ -42,10 +42,10 @@ describe('rebuilding a projection over REST', () => {
   beforeAll(async () => {
     // Small batches make the rebuild take long enough to watch it.
     api = await startApiServer({ CTX_PROJECTIONS__BATCH_SIZE: '2' });
-    admin = api.token(['admin'], 'acme', 'operator');
+    admin = api.token(['admin'], 'default', 'operator');
     searcher = api.token(['search:read'], 'acme', 'searcher');
     const raised = await api.call('PATCH', '/config', {
-      token: api.token(['config:write', 'admin'], 'acme', 'operator'),
+      token: api.token(['config:write', 'admin'], 'default', 'operator'),
       body: { rate_limits: { search_per_minute: 100_000 } },
     });
     expect(raised.status).toBe(200);

@@ -34,7 +34,7 @@ describe('annotation sessions mounted from the operation catalogue', () => {
   });
 
   it('limits an annotation route like every other route: 429 with Retry-After and the rate-limit headers', async () => {
-    const admin = api.token(ALL_SCOPES, 'acme', 'limits-admin');
+    const admin = api.token(ALL_SCOPES, 'default', 'limits-admin');
     await api.call('PATCH', '/config', { token: admin, body: { rate_limits: { index_per_minute: 2 } } });
     try {
       const token = api.token(ALL_SCOPES, 'acme', 'busy-annotator');

@@ -86,11 +86,14 @@ describe('authentication of /api/v1', () => {
   describe('refresh tokens', () => {
     const issue = async () => {
       const jwt = await createJwtCodec(api.ledger.config.auth);
-      return issueTokens(
+      const issued = await issueTokens(
         { store: api.ledger.store, jwt, config: api.ledger.config },
         { subject: 'bob', tenant: 'acme', scopes: ['search:read'] },
         commandContext({ subject: 'test', tenant: null, via: 'cli' }),
       );
+      // Its access token is checked against its family's read model.
+      await api.ledger.projections.waitFor(await api.ledger.store.headPosition(), { timeoutMs: 10_000 });
+      return issued;
     };
 
     it('rotates: a refresh gives a new access token and a new refresh token', async () => {

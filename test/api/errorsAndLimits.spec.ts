@@ -206,7 +206,7 @@ describe('errors and rate limits of /api/v1', () => {
     });
 
     it('applies a changed limit at once', async () => {
-      const admin = api.token(ALL_SCOPES, 'acme', 'limits-admin');
+      const admin = api.token(ALL_SCOPES, 'default', 'limits-admin');
       await api.call('PATCH', '/config', {
         token: admin,
         body: { rate_limits: { connectors_per_minute: 2 } },

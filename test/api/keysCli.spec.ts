@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import { createJwtCodec } from '../../src/http/api/jwtCodec.js';
 import { openLedger, startServer } from '../../src/main.js';
 import { runCtx } from '../support/cli.js';
 import { tempDataDir } from '../support/ledger.js';
@@ -87,6 +88,54 @@ describe('ctx keys and ctx tokens', () => {
     try {
       await reopened.projections.waitFor(await reopened.store.headPosition(), { timeoutMs: 10_000 });
       expect((await search({ 'x-api-key': key })).status).toBe(401);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("records keys in their tenant's audit, and revokes tokens with ctx tokens revoke", async () => {
+    const dataDir = tempDataDir('ctx-keys-');
+    const json = async (args: string[]) => {
+      const run = await runCtx([...args, '--json', '--data-dir', dataDir], env);
+      expect(run.code, run.stderr).toBe(0);
+      return JSON.parse(run.stdout) as Record<string, string>;
+    };
+    const { key_id: keyId } = await json(['keys', 'create', '--scopes', 'admin', '--tenant', 'acme']);
+    const pair = await json(['tokens', '--subject', 'ci-bot', '--scopes', 'search:read', '--tenant', 'acme']);
+    expect(pair.refresh_token).toContain(pair.family_id);
+    expect(await json(['tokens', 'revoke', pair.family_id!])).toEqual({ family_id: pair.family_id, revoked: true });
+
+    const config = loadConfig({
+      env: { ...env, CTX_LOG__LEVEL: 'silent' },
+      overrides: { storage: { dataDir }, server: { bind: '127.0.0.1:0' } },
+    });
+    const ledger = await openLedger(config, { logger: pino({ level: 'silent' }) });
+    const server = await startServer(ledger);
+    const jwt = (await createJwtCodec(config.auth))!;
+    const admin = (tenant: string) => jwt.sign({ sub: 'auditor', scope: 'admin', tenant_id: tenant });
+    const call = (route: string, token: string, body?: unknown) =>
+      fetch(`${server.url}/api/v1${route}`, {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    try {
+      await ledger.projections.waitFor(await ledger.store.headPosition(), { timeoutMs: 10_000 });
+      const keysIn = async (tenant: string) => {
+        const { events } = (await (await call('/audit/events?type=ApiKeyCreated', admin(tenant))).json()) as {
+          events: { data: { keyId: string } }[];
+        };
+        return events.map((e) => e.data.keyId);
+      };
+      expect(await keysIn('default')).not.toContain(keyId);
+      expect(await keysIn('acme')).toContain(keyId);
+      expect((await call('/search', pair.access_token!, { query: 'x' })).status).toBe(401);
+      const refreshed = await fetch(`${server.url}/api/v1/auth/refresh`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ refresh_token: pair.refresh_token }),
+      });
+      expect(refreshed.status).toBe(401);
     } finally {
       await server.close();
     }

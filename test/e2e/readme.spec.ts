@@ -50,6 +50,7 @@ const PLACEHOLDERS: Record<string, Finder> = {
     pick: (out) => (JSON.parse(out) as { results: { id: string }[] }).results[0]?.id,
   },
   '<key-id>': { from: /^key id: +(\S+)$/m },
+  '<family-id>': { from: /^family: +(\S+)$/m },
   '<position>': { from: /^(\d{20}-\d{20}) /m },
   '<next cursor>': {
     run: ['audit', '--type', 'DocumentIngested', '--limit', '1', '--json'],

@@ -61,6 +61,7 @@ export const restContext = (principal: Principal | null, correlationId: string, 
     correlationId,
     project: caller.tenant,
     ...(caller.method === 'open' ? {} : { scopes: caller.scopes }),
+    ...(caller.credential ? { credential: caller.credential } : {}),
   };
 };
 

@@ -3,7 +3,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { hashSecret } from '../../../commands/createApiKey.js';
 import { API_KEYS, type ApiKeyRow } from '../../domain/apiKeyView.js';
 import { isLoopbackBind, type Config } from '../../config.js';
-import { AuthenticationError, SCOPES } from '../../domain/auth.js';
+import { AuthenticationError, SCOPES, type Credential } from '../../domain/auth.js';
+import { revokedBecause } from '../../domain/credentials.js';
 import { DEFAULT_PROJECT } from '../../operations.js';
 import type { ReadModels } from '../../ports/projections.js';
 import type { JwtCodec } from './jwtCodec.js';
@@ -14,6 +15,8 @@ export interface Principal {
   tenant: string;
   scopes: readonly string[];
   method: 'jwt' | 'api_key' | 'open';
+  /** The key or token family authenticated with: what it issues is revoked with it. Absent for tokens signed elsewhere. */
+  credential?: Credential;
 }
 
 /** The caller of an open (auth off) deployment: every scope, the default project. */
@@ -64,10 +67,16 @@ export const createAuthenticator = ({
     if (!row || !timingSafeEqual(Buffer.from(row.hash), Buffer.from(hash)) || row.revoked) {
       throw new AuthenticationError('Unknown or revoked API key');
     }
-    return { subject: `apikey:${row.keyId}`, tenant: row.tenant, scopes: row.scopes, method: 'api_key' };
+    return {
+      subject: `apikey:${row.keyId}`,
+      tenant: row.tenant,
+      scopes: row.scopes,
+      method: 'api_key',
+      credential: { apiKey: row.keyId },
+    };
   };
 
-  const byBearer = (token: string): Principal => {
+  const byBearer = async (token: string): Promise<Principal> => {
     if (!jwt) throw new AuthenticationError('Bearer tokens are not accepted: no JWT key is configured');
     let claims: Record<string, unknown>;
     try {
@@ -79,15 +88,25 @@ export const createAuthenticator = ({
           ? 'Token expired'
           : code.includes('INACTIVE')
             ? 'Token not yet valid'
-            : 'Invalid token',
+            : code.includes('MISSING_REQUIRED_CLAIM')
+              ? 'Token lacks a required claim: iss, aud, exp and sub are required'
+              : 'Invalid token',
       );
     }
-    const { sub, scope, tenant_id: tenant } = claims;
+    const { sub, scope, tenant_id: tenant, fid } = claims;
     if (typeof sub !== 'string' || typeof tenant !== 'string' || !tenant) {
       throw new AuthenticationError('Token lacks sub or tenant_id');
     }
+    // A token this deployment signed belongs to a family: it stops working when the family, or what issued it, is revoked.
+    let credential: Credential | undefined;
+    if (fid !== undefined) {
+      if (typeof fid !== 'string') throw new AuthenticationError('Invalid token');
+      credential = { tokenFamily: fid };
+      const revoked = await revokedBecause(readModels, credential);
+      if (revoked) throw new AuthenticationError(`Token refused: ${revoked}`);
+    }
     const scopes = typeof scope === 'string' ? scope.split(' ').filter((s) => KNOWN_SCOPES.has(s)) : [];
-    return { subject: sub, tenant, scopes, method: 'jwt' };
+    return { subject: sub, tenant, scopes, method: 'jwt', ...(credential ? { credential } : {}) };
   };
 
   return {
@@ -101,7 +120,7 @@ export const createAuthenticator = ({
       if (authorization) {
         const match = /^Bearer\s+(\S+)$/i.exec(authorization);
         if (!match) throw new AuthenticationError('Expected "Authorization: Bearer <token>"');
-        bearer = byBearer(match[1]!);
+        bearer = await byBearer(match[1]!);
       }
       const apiKey = header(headers, 'x-api-key');
       if (apiKey !== undefined) return byApiKey(apiKey.trim());

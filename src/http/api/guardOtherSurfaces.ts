@@ -1,7 +1,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Actor } from '../../domain/metadata.js';
 import { AppError } from '../../errors.js';
-import { DEFAULT_PROJECT, requiredScope, type Operation, type OperationContext } from '../../operations.js';
+import {
+  DEFAULT_PROJECT,
+  isOperator,
+  OPERATOR_NEEDED,
+  requiredScope,
+  type Operation,
+  type OperationContext,
+} from '../../operations.js';
 import { refuse } from '../surfaceErrors.js';
 import type { Authenticator, Principal } from './authenticator.js';
 
@@ -60,6 +67,7 @@ export const callerContext = (request: FastifyRequest, via: Actor['via']): Opera
     correlationId: request.id,
     project: principal.tenant,
     scopes: principal.scopes,
+    ...(principal.credential ? { credential: principal.credential } : {}),
   };
 };
 
@@ -84,11 +92,12 @@ export const guardOtherSurfaces = (
     const scope = scopeFor(request, route, operations);
     try {
       const principal = await authenticator.authenticate(request.headers);
-      if (principal.scopes.includes(scope)) {
-        callers.set(request, principal);
-        return;
-      }
-      return refuse(request, reply, 403, `This action needs the '${scope}' scope`);
+      if (!principal.scopes.includes(scope)) return refuse(request, reply, 403, `This action needs the '${scope}' scope`);
+      // The deployment's metrics (every tenant's requests, the shared projections' lag) are the operator's.
+      const actor = { subject: principal.subject, tenant: principal.tenant, via: 'rest' as const };
+      if (route === '/metrics' && !isOperator({ actor, scopes: principal.scopes }))
+        return refuse(request, reply, 403, `The deployment's metrics need ${OPERATOR_NEEDED}`);
+      callers.set(request, principal);
     } catch (error) {
       if (!(error instanceof AppError) || error.statusCode !== 401) throw error;
       return refuse(request, reply, 401, error.message);

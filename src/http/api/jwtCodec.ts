@@ -6,9 +6,11 @@ export interface AccessClaims {
   sub: string;
   scope: string;
   tenant_id: string;
+  /** The refresh token family the token belongs to (tokens this deployment signs): revoked with it. */
+  fid?: string;
 }
 
-/** Signs (with a shared secret) and verifies access tokens: algorithm, iss, aud, exp and nbf are checked. */
+/** Signs (with a shared secret) and verifies access tokens: algorithm, iss, aud, exp and nbf are checked; iss, aud, exp and sub are required. */
 export interface JwtCodec {
   canSign: boolean;
   sign(claims: AccessClaims): string;
@@ -35,7 +37,8 @@ export const createJwtCodec = async (auth: Config['auth']): Promise<JwtCodec | n
       algorithms: [auth.algorithm],
       allowedIss: auth.issuer,
       allowedAud: auth.audience,
-      requiredClaims: ['exp', 'sub'],
+      // Checking iss and aud only when present would accept tokens minted for anyone without them.
+      requiredClaims: ['exp', 'sub', 'iss', 'aud'],
     },
   });
   await holder.ready();

@@ -32,6 +32,11 @@ describe('JWT verification with a public key', () => {
     };
     expect(codec.verify(sign(claims))).toMatchObject({ sub: 'svc', tenant_id: 'acme' });
     expect(() => codec.verify(sign({ ...claims, aud: 'other' }))).toThrow();
+    // A token lacking iss or aud is refused: they are configured, so they are required.
+    const { iss: _iss, ...withoutIss } = claims;
+    const { aud: _aud, ...withoutAud } = claims;
+    expect(() => codec.verify(sign(withoutIss))).toThrow(/iss/);
+    expect(() => codec.verify(sign(withoutAud))).toThrow(/aud/);
     // An HS256 token "signed" with the public key as secret: the classic algorithm confusion.
     const confused = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64(claims)}`;
     expect(() =>

@@ -190,8 +190,10 @@ export const GROUPS: Record<'documents' | 'work' | 'surfaces', Group> = {
       { args: ['keys', 'list', '--json'], stdout: /"revoked": true/ },
       {
         args: ['tokens', '--subject', 'alice', '--scopes', 'search:read'],
-        stdout: /access token: +eyJ[\s\S]*refresh token: +rt\./,
+        stdout: /access token: +eyJ[\s\S]*refresh token: +rt\.[\s\S]*family: +[0-9a-f-]{36}/,
+        save: { familyId: (out) => /family: +([0-9a-f-]{36})/.exec(out)![1]! },
       },
+      { args: ['tokens', 'revoke', '{familyId}', '--reason', 'test'], stdout: /^revoked [0-9a-f-]{36}/ },
       { args: ['sync', 'release_feed'], stdout: /^synced release_feed: 3 documents in 2 pages \(3 created/ },
       { args: ['sync', 'release_feed'], stdout: /0 created/ },
       { args: ['sync', 'nope'], code: 1, stderr: /No Lua connector named 'nope'/ },

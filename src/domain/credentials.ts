@@ -1,0 +1,31 @@
+import type { ReadModels } from '../ports/projections.js';
+import { API_KEYS, type ApiKeyRow } from './apiKeyView.js';
+import type { Credential } from './auth.js';
+import { TOKEN_FAMILIES, type TokenFamilyRow } from './tokenFamilyView.js';
+
+/** Tokens issue tokens: a chain longer than this is refused rather than followed. */
+const MAX_CHAIN = 16;
+
+/**
+ * Why a credential no longer works, or null when it does. A token family works while it and
+ * whatever issued it (an API key, or another family's access token, and so on up) are not revoked.
+ */
+export const revokedBecause = async (readModels: ReadModels, credential: Credential): Promise<string | null> => {
+  let current: Credential | null = credential;
+  for (let depth = 0; current && depth < MAX_CHAIN; depth++) {
+    if ('apiKey' in current) {
+      const key = await readModels.get<ApiKeyRow>(API_KEYS, current.apiKey);
+      if (!key) return 'the API key that issued it is unknown';
+      return key.revoked ? (depth === 0 ? 'API key revoked' : 'the API key that issued it was revoked') : null;
+    }
+    const family: TokenFamilyRow | null = await readModels.get<TokenFamilyRow>(TOKEN_FAMILIES, current.tokenFamily);
+    if (!family) return 'unknown token family';
+    if (family.revoked) return depth === 0 ? 'token revoked' : 'the token that issued it was revoked';
+    current = family.issuedWithKey
+      ? { apiKey: family.issuedWithKey }
+      : family.issuedWithFamily
+        ? { tokenFamily: family.issuedWithFamily }
+        : null;
+  }
+  return current ? 'issued through too many tokens' : null;
+};
