@@ -26,8 +26,8 @@ export interface ToolDescription {
  */
 export const SCRIPT_SCOPE = 'index:write';
 
-/** Who calls a tool: identity, project and, when authenticated, scopes. */
-export type ToolCallContext = Pick<OperationContext, 'actor' | 'correlationId' | 'scopes'>;
+/** Who calls a tool: identity, project and, when authenticated, scopes and the credential (tokens it issues belong to it). */
+export type ToolCallContext = Pick<OperationContext, 'actor' | 'correlationId' | 'scopes' | 'credential'>;
 
 export interface ToolCaller {
   list(): Promise<ToolDescription[]>;
