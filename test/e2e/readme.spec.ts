@@ -51,7 +51,7 @@ const PLACEHOLDERS: Record<string, Finder> = {
   },
   '<key-id>': { from: /^key id: +(\S+)$/m },
   '<family-id>': { from: /^family: +(\S+)$/m },
-  '<position>': { from: /^(\d{20}-\d{20}) /m },
+  '<position>': { from: /^(\d+-\d+) /m },
   '<next cursor>': {
     run: ['audit', '--type', 'DocumentIngested', '--limit', '1', '--json'],
     pick: (out) => (JSON.parse(out) as { next_cursor: string | null }).next_cursor ?? undefined,
