@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import type { Operation } from '../operations.js';
+import { rateClassOf, type Operation } from '../operations.js';
 import { parseInput } from '../validation.js';
 import { callerContext } from './api/guardOtherSurfaces.js';
 
@@ -8,6 +8,7 @@ export const mountOperation = (app: FastifyInstance, method: 'GET' | 'POST', url
   app.route({
     method,
     url,
+    config: { rateClass: rateClassOf(operation) },
     handler: async (request) =>
       operation.run(
         parseInput(operation.input, (method === 'GET' ? request.query : request.body) ?? {}),

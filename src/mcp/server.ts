@@ -48,6 +48,8 @@ export interface McpAccess {
   toolsets: readonly ToolsetChoice[] | null;
   /** Hides every tool that writes. */
   readOnly: boolean;
+  /** Counts a tool call against the caller's rate limit; throws over it. */
+  limit?: (operation: Operation) => void;
 }
 
 export const FULL_ACCESS: McpAccess = { scopes: null, toolsets: null, readOnly: false };
@@ -136,6 +138,7 @@ export const createMcpServerFactory =
         async (given: Record<string, unknown>) => {
           const correlationId = newId();
           try {
+            access.limit?.(operation);
             const scopes = access.scopes ?? undefined;
             const context = { actor, correlationId, project, ...(scopes ? { scopes } : {}) };
             checkScope(context, scope);
