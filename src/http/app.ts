@@ -3,6 +3,7 @@ import { newId } from '../domain/ids.js';
 import { classifyError, type ClassifiedError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
 import { refuseOtherMethod } from './allowedMethods.js';
+import { parseJsonWithinDepth } from './jsonBodies.js';
 import { limitCallers, type CallerRateLimits } from './rateLimits.js';
 import { guardHostAndOrigin, type BrowserPolicy } from './hostAndOriginGuard.js';
 import { mountMcp, type McpAuthenticate, type McpRouteOptions } from './mcpRoutes.js';
@@ -47,6 +48,7 @@ export const buildApp = async (deps: AppDeps): Promise<FastifyInstance> => {
     },
     logController: new DebugRequestLogs(),
   });
+  parseJsonWithinDepth(app);
   await guardHostAndOrigin(app, deps.browsers, deps.logger);
   limitCallers(app, deps.rateLimits);
   app.addHook('onSend', async (request, reply) => {

@@ -1,6 +1,6 @@
 import type { FastifyInstance } from 'fastify';
 import { rateClassOf, type Operation } from '../operations.js';
-import { parseInput } from '../validation.js';
+import { parseInput, queryFields } from '../validation.js';
 import { callerContext } from './api/guardOtherSurfaces.js';
 
 /** Mounts an operation as an HTTP route: the JSON body (or query string for GET) is its input. */
@@ -11,7 +11,7 @@ export const mountOperation = (app: FastifyInstance, method: 'GET' | 'POST', url
     config: { rateClass: rateClassOf(operation) },
     handler: async (request) =>
       operation.run(
-        parseInput(operation.input, (method === 'GET' ? request.query : request.body) ?? {}),
+        parseInput(operation.input, (method === 'GET' ? queryFields(operation.input, request.query) : request.body) ?? {}),
         callerContext(request, 'tools'),
       ),
   });

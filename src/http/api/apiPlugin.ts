@@ -4,7 +4,7 @@ import { AuthorizationError } from '../../domain/auth.js';
 import type { Actor } from '../../domain/metadata.js';
 import { AppError, classifyError, NotFoundError, UnavailableError } from '../../errors.js';
 import { callOperation, type Operation, type OperationContext } from '../../operations.js';
-import { parseInput } from '../../validation.js';
+import { parseInput, queryFields } from '../../validation.js';
 import { refuseOtherMethod } from '../allowedMethods.js';
 import type { RateLimits } from '../rateLimits.js';
 import { toolsErrorBody } from '../surfaceErrors.js';
@@ -73,13 +73,14 @@ const isNumber = (schema: z.ZodType | undefined): boolean => {
 const inputOf = (operation: Operation, request: FastifyRequest): Record<string, unknown> => {
   const route = operation.rest!;
   const body = request.body && typeof request.body === 'object' ? (request.body) : {};
-  const query = request.query as Record<string, string | undefined>;
+  const query = queryFields(operation.input, request.query);
   const shape = operation.input.shape as Record<string, z.ZodType>;
   const fromQuery = Object.fromEntries(
     (route.query ?? []).flatMap((field) => {
       const value = query[field];
       if (value === undefined) return [];
-      return [[field, isNumber(shape[field]) && value.trim() !== '' && !Number.isNaN(Number(value)) ? Number(value) : value]];
+      const number = typeof value === 'string' && isNumber(shape[field]) && value.trim() !== '' ? Number(value) : NaN;
+      return [[field, Number.isNaN(number) ? value : number]];
     }),
   );
   const fromPath = Object.fromEntries(
@@ -258,7 +259,7 @@ export const apiPlugin: FastifyPluginCallback<ApiPluginOptions> = (api, options,
         const principal = state.principal;
         const result = await handler({
           params: parse(spec.params, request.params) as Record<string, unknown>,
-          query: parse(spec.query, request.query) as Record<string, unknown>,
+          query: parse(spec.query, spec.query ? queryFields(spec.query, request.query) : undefined) as Record<string, unknown>,
           body: spec.body ? parseInput(spec.body, request.body ?? {}) : undefined,
           principal,
           context: {
