@@ -7,6 +7,7 @@ import { apiPlugin, type ApiHandlers } from '../../src/http/api/apiPlugin.js';
 import { OPEN_PRINCIPAL } from '../../src/http/api/authenticator.js';
 import { ROUTE_SPECS } from '../../src/http/api/routeSpecs.js';
 import { createRateLimits } from '../../src/http/rateLimits.js';
+import { SEED_RATE_LIMITS } from '../support/ledger.js';
 import { ALL_SCOPES, startApiServer, type ApiServer } from './apiServer.js';
 
 const anyString = expect.any(String) as unknown;
@@ -17,7 +18,7 @@ const UUID = /^[0-9a-f-]{36}$/;
 describe('errors and rate limits of /api/v1', () => {
   let api: ApiServer;
   beforeAll(async () => {
-    api = await startApiServer();
+    api = await startApiServer(SEED_RATE_LIMITS);
   });
   afterAll(() => api.close());
 

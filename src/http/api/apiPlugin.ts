@@ -120,7 +120,7 @@ const specOf = (request: FastifyRequest): RouteSpec | undefined =>
 
 /**
  * `/api/v1` as seed 002 defines it: its own error format and not-found answer, authentication and
- * scopes per endpoint, rate limits per user and endpoint class, and validated input.
+ * scopes per endpoint, rate limits per tenant and budget (shared with the other surfaces), and validated input.
  */
 export const apiPlugin: FastifyPluginCallback<ApiPluginOptions> = (api, options, done) => {
   const { authenticator, handlers, metrics } = options;
