@@ -2,6 +2,7 @@ import { z } from 'zod';
 import {
   evolveDocument,
   initialDocumentState,
+  MetadataInputSchema,
   type DocumentEvent,
   type DocumentIngested,
   type DocumentState,
@@ -26,7 +27,7 @@ export const IngestDocumentInputSchema = z.object({
   updatedAt: z.iso.datetime({ offset: true }).optional(),
   contentType: z.string().min(1).optional(),
   tags: z.array(z.string()).default([]),
-  metadata: z.record(z.string(), z.unknown()).default({}),
+  metadata: MetadataInputSchema.default({}),
 });
 export type IngestDocumentInput = z.input<typeof IngestDocumentInputSchema>;
 

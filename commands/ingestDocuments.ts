@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { MetadataInputSchema } from '../src/domain/documents.js';
 import { commandContext } from '../src/engine/commands.js';
 import { defineOperation } from '../src/operations.js';
 import { parseInput } from '../src/validation.js';
@@ -14,7 +15,7 @@ export const IngestDocumentsInputSchema = z.object({
         body: z.string(),
         tags: z.array(z.string()).optional(),
         updated_at: z.iso.datetime({ offset: true }).optional(),
-        metadata: z.record(z.string(), z.unknown()).optional(),
+        metadata: MetadataInputSchema.optional(),
         source_url: z.string().nullable().optional(),
       }),
     )

@@ -111,10 +111,15 @@ export const ConfigSchema = z
         allowedHosts: list(hostName).default([]),
         /** Origins whose pages may call the server, besides localhost ones; `*` allows any. */
         corsOrigins: list(corsOrigin).default([]),
-        /** Requests per minute per caller to `/tools/*` and `/agents/*`. */
+        /** Requests per minute per tenant to `/tools/*` and `/agents/*` (a tool that runs an operation counts in its class instead). */
         toolsPerMinute: z.coerce.number().int().positive().default(600),
-        /** Requests per minute per caller to MCP over HTTP. */
+        /** Requests per minute per tenant to MCP over HTTP. */
         mcpPerMinute: z.coerce.number().int().positive().default(1200),
+        /** The class budgets per tenant and minute until `PATCH /config` changes them (its `rate_limits`). */
+        searchPerMinute: z.coerce.number().int().min(1).max(100_000).default(100),
+        indexPerMinute: z.coerce.number().int().min(1).max(100_000).default(10),
+        connectorsPerMinute: z.coerce.number().int().min(1).max(100_000).default(20),
+        configPerMinute: z.coerce.number().int().min(1).max(100_000).default(5),
       })
       .strict()
       .prefault({})

@@ -61,7 +61,7 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodO
 }
 
 /** Requests per minute per user share one budget within a class. */
-export type RateClass = 'search' | 'index' | 'connectors' | 'config' | 'auth' | 'admin' | 'read';
+export type RateClass = 'search' | 'index' | 'connectors' | 'config' | 'auth' | 'admin' | 'read' | 'write';
 
 /**
  * How an operation answers under `/api/v1`. Its input is the body, with the path parameters and
@@ -214,11 +214,15 @@ export type RouteSurfaces = OperationSurfaces &
 
 type Guarded = Pick<Operation, 'toolset' | 'writes' | 'scope' | 'rest'>;
 
-/** Routes of operations share the API's budgets: searches as search, writes as indexing, the ledger's as admin. */
+/**
+ * Routes of operations share the API's budgets: searches as search, the ledger's as admin. Index
+ * control declares the seed's small `index` budget; other writes (ingest batches, annotations an
+ * agent makes one by one) share a budget sized for work, not for control.
+ */
 export const rateClassOf = (operation: Guarded): RateClass => {
   if (operation.rest?.rateClass) return operation.rest.rateClass;
   if (operation.toolset === 'admin' || operation.toolset === 'ledger') return 'admin';
-  if (operation.writes) return 'index';
+  if (operation.writes) return 'write';
   return operation.toolset === 'search' ? 'search' : 'read';
 };
 

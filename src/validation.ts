@@ -68,3 +68,45 @@ export const assertStorableText = (value: unknown): void => {
     value: '',
   });
 };
+
+/** Whether a schema takes a list (through optional, default, a union or a transform's input). */
+const takesList = (schema: z.ZodType | undefined): boolean => {
+  const def = schema?._zod.def as
+    | { type: string; innerType?: z.ZodType; in?: z.ZodType; options?: readonly z.ZodType[] }
+    | undefined;
+  switch (def?.type) {
+    case 'array':
+      return true;
+    case 'optional':
+    case 'nullable':
+    case 'default':
+    case 'prefault':
+    case 'readonly':
+    case 'catch':
+      return takesList(def.innerType);
+    case 'pipe':
+      return takesList(def.in);
+    case 'union':
+      return def.options?.some(takesList) ?? false;
+    default:
+      return false;
+  }
+};
+
+/**
+ * A query string's fields as input for `schema`: a field of it given more than once
+ * (`?limit=1&limit=2`) is refused, naming it, unless the field takes a list.
+ */
+export const queryFields = (schema: z.ZodObject, query: unknown): Record<string, unknown> => {
+  const fields = (query ?? {}) as Record<string, unknown>;
+  const shape = schema.shape as Record<string, z.ZodType>;
+  for (const [field, value] of Object.entries(fields)) {
+    if (!Array.isArray(value) || !(field in shape) || takesList(shape[field])) continue;
+    throw new ValidationError(`Invalid input: ${field}: given ${value.length} times; give it once`, {
+      issues: [{ path: [field], message: `given ${value.length} times; give it once`, code: 'repeated_field' }],
+      field,
+      value: value.map(String).join(', '),
+    });
+  }
+  return fields;
+};

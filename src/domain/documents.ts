@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Stored } from './eventEnvelope.js';
+import { valueNestsDeeperThan } from './nesting.js';
 
 const SHA256 = z.string().regex(/^[a-f0-9]{64}$/);
 
@@ -22,6 +23,17 @@ export type Chunk = z.infer<typeof ChunkSchema>;
  */
 export const ChunkRefSchema = ChunkSchema.omit({ text: true }).extend({ textHash: SHA256 });
 export type ChunkRef = z.infer<typeof ChunkRefSchema>;
+
+/** How deep a document's metadata may nest: room for any real metadata, far from a walker's stack. */
+export const MAX_METADATA_DEPTH = 32;
+
+/** A document's metadata as ingest takes it: a JSON object nested at most `MAX_METADATA_DEPTH` deep. */
+export const MetadataInputSchema = z
+  .record(z.string(), z.unknown())
+  .refine((metadata) => !valueNestsDeeperThan(metadata, MAX_METADATA_DEPTH), {
+    message: `nested more than ${MAX_METADATA_DEPTH} levels deep`,
+    abort: true,
+  });
 
 export const DocumentFieldsSchema = z.object({
   source: z.string().min(1),

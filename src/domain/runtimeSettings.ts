@@ -43,11 +43,14 @@ export const DEFAULT_CLASS_LIMITS: Readonly<Record<`${SettableClass}_per_minute`
   config_per_minute: 5,
 };
 
-/** The settings before any change: `indexing` comes from ctx.toml. */
-export const defaultSettings = (batchSize: number): Settings => ({
+/** The settings before any change: `indexing` and the rate limits come from ctx.toml. */
+export const defaultSettings = (
+  batchSize: number,
+  rateLimits: Settings['rate_limits'] = DEFAULT_CLASS_LIMITS,
+): Settings => ({
   search: { max_results: 100, default_top_k: 20, enable_reranking: false },
   indexing: { batch_size: batchSize },
-  rate_limits: { ...DEFAULT_CLASS_LIMITS },
+  rate_limits: { ...rateLimits },
 });
 
 /** The deployment-wide runtime settings live in one stream. */

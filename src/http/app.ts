@@ -3,7 +3,8 @@ import { newId } from '../domain/ids.js';
 import { classifyError, type ClassifiedError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
 import { refuseOtherMethod } from './allowedMethods.js';
-import { limitCallers, type CallerRateLimits } from './callerRateLimits.js';
+import { parseJsonWithinDepth } from './jsonBodies.js';
+import { limitCallers, type CallerRateLimits } from './rateLimits.js';
 import { guardHostAndOrigin, type BrowserPolicy } from './hostAndOriginGuard.js';
 import { mountMcp, type McpAuthenticate, type McpRouteOptions } from './mcpRoutes.js';
 import { jsonRpcErrorBody, refuse, surfaceOf, toolsErrorBody } from './surfaceErrors.js';
@@ -47,8 +48,9 @@ export const buildApp = async (deps: AppDeps): Promise<FastifyInstance> => {
     },
     logController: new DebugRequestLogs(),
   });
+  parseJsonWithinDepth(app);
   await guardHostAndOrigin(app, deps.browsers, deps.logger);
-  await limitCallers(app, deps.rateLimits);
+  limitCallers(app, deps.rateLimits);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
   });

@@ -1,5 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { callOperation, type Operation } from '../operations.js';
+import { callOperation, rateClassOf, type Operation } from '../operations.js';
+import { queryFields } from '../validation.js';
 import { callerContext } from './api/guardOtherSurfaces.js';
 
 /** Mounts an operation as an HTTP route: the JSON body (or query string for GET) is its input. */
@@ -7,8 +8,13 @@ export const mountOperation = (app: FastifyInstance, method: 'GET' | 'POST', url
   app.route({
     method,
     url,
+    config: { rateClass: rateClassOf(operation) },
     // As every surface runs operations: within the caller's tenant, the input parsed by the operation.
     handler: async (request) =>
-      callOperation(operation, (method === 'GET' ? request.query : request.body) ?? {}, callerContext(request, 'tools')),
+      callOperation(
+        operation,
+        (method === 'GET' ? queryFields(operation.input, request.query) : request.body) ?? {},
+        callerContext(request, 'tools'),
+      ),
   });
 };

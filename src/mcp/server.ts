@@ -51,6 +51,8 @@ export interface McpAccess {
   readOnly: boolean;
   /** The key or token family the caller authenticated with, when it did. */
   credential?: Credential;
+  /** Counts a tool call against the caller's rate limit; throws over it. */
+  limit?: (operation: Operation) => void;
 }
 
 export const FULL_ACCESS: McpAccess = { scopes: null, toolsets: null, readOnly: false };
@@ -139,6 +141,7 @@ export const createMcpServerFactory =
         async (given: Record<string, unknown>) => {
           const correlationId = newId();
           try {
+            access.limit?.(operation);
             const scopes = access.scopes ?? undefined;
             const context = {
               actor,

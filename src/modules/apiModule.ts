@@ -22,7 +22,6 @@ import { indexJobsFromOperations } from './indexJobsFromOperations.js';
 import { createEventSourcedSettings } from '../../infra/settings/eventSourcedSettings.js';
 import { readConfigOperation } from '../../queries/readConfig.js';
 import { defaultSettings } from '../domain/runtimeSettings.js';
-import { perMinuteUnder } from '../http/api/endpointRateLimits.js';
 import { issueTokensOperation } from '../../commands/issueTokens.js';
 import { issueTokenPair, refreshTokensOperation, type TokenDeps } from '../../commands/rotateRefreshToken.js';
 import { revokeApiKeyOperation } from '../../commands/revokeApiKey.js';
@@ -54,6 +53,7 @@ import { projectionProblems } from '../http/api/healthProblems.js';
 import { createJwtCodec } from '../http/api/jwtCodec.js';
 import { buildOpenApiDocument } from '../http/api/openApiDocument.js';
 import { authenticateMcpWith } from '../http/mcpRoutes.js';
+import { limitClassesWith, rateLimitsOf } from '../http/rateLimits.js';
 import { readableRootsOf } from '../ingestion/readableRoots.js';
 import { deploymentAccess } from '../mcp/server.js';
 import { API_SURFACES } from './apiSurfaces.js';
@@ -87,7 +87,15 @@ const wire = async (context: ModuleContext) => {
   const { config, logger, db, store, readModels, content, keyring, secrets } = context;
   const jwt = await createJwtCodec(config.auth);
   const authenticator = createAuthenticator({ enabled: authEnabled(config), jwt, readModels });
-  const settings = createEventSourcedSettings(defaultSettings(config.projections.batchSize), store);
+  const settings = createEventSourcedSettings(
+    defaultSettings(config.projections.batchSize, {
+      search_per_minute: config.server.searchPerMinute,
+      index_per_minute: config.server.indexPerMinute,
+      connectors_per_minute: config.server.connectorsPerMinute,
+      config_per_minute: config.server.configPerMinute,
+    }),
+    store,
+  );
   const metrics = createApiMetrics();
   const tokens: TokenDeps = { store, readModels, signer: jwt, accessTtlS: config.auth.accessTtlS, refreshTtlS: config.auth.refreshTtlS };
   const readable = readableRootsOf(config);
@@ -161,12 +169,14 @@ const wire = async (context: ModuleContext) => {
     jwt,
     routes: async (app: Parameters<NonNullable<Awaited<ReturnType<LedgerModule['setup']>>['routes']>>[0]) => {
       const openapi = buildOpenApiDocument(PRODUCT_VERSION, context.operations());
+      limitClassesWith(app, () => settings.current().rate_limits);
+      const limits = rateLimitsOf(app);
       await app.register(apiPlugin, {
         prefix: '/api/v1',
         authenticator,
         handlers,
         metrics,
-        perMinute: perMinuteUnder(() => settings.current()),
+        limits,
         openapi: () => openapi,
         operations: context.operations(),
         bodyLimitBytes: Math.min(config.server.bodyLimitBytes, 1024 * 1024),
@@ -179,11 +189,13 @@ const wire = async (context: ModuleContext) => {
       guardOtherSurfaces(app, authenticator, context.operations);
       authenticateMcpWith(app, async (request) => {
         const principal = await authenticator.authenticate(request.headers);
+        const actor = actorOf(principal, 'mcp');
         return {
-          actor: actorOf(principal, 'mcp'),
+          actor,
           access: {
             ...deploymentAccess(config.mcp, principal.method === 'open' ? null : principal.scopes),
             ...(principal.credential ? { credential: principal.credential } : {}),
+            limit: (operation) => limits.takeOperation(actor.tenant, operation),
           },
         };
       });

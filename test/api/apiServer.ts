@@ -8,7 +8,7 @@ import { SCOPES, type Scope } from '../../src/domain/auth.js';
 import { commandContext } from '../../src/engine/commands.js';
 import { createJwtCodec } from '../../src/http/api/jwtCodec.js';
 import { openLedger, startServer, type Ledger, type RunningServer } from '../../src/main.js';
-import { EVERY_TOOLSET, tempDataDir, tempRootsEnv } from '../support/ledger.js';
+import { EVERY_TOOLSET, LIFTED_RATE_LIMITS, tempDataDir, tempRootsEnv } from '../support/ledger.js';
 
 export const JWT_SECRET = 'test-secret-that-is-long-enough-for-hs256-0123456789';
 
@@ -55,6 +55,7 @@ export const startApiServer = async (
       CTX_LOG__LEVEL: 'silent',
       ...tempRootsEnv(),
       ...EVERY_TOOLSET,
+      ...LIFTED_RATE_LIMITS,
       ...env,
     },
     overrides: { storage: { dataDir }, server: { bind: '127.0.0.1:0' } },

@@ -75,7 +75,7 @@ describe('HTTP server hardening', () => {
       },
     );
 
-    it('limits the tool API per caller, answering 429 with Retry-After', async () => {
+    it('limits the tool API per tenant, answering 429 with Retry-After', async () => {
       const token = api.token(ALL_SCOPES, 'acme', 'tools-spammer');
       const list = (bearer: string) =>
         send('GET', '/tools/list', { headers: { authorization: `Bearer ${bearer}` } });
@@ -90,14 +90,15 @@ describe('HTTP server hardening', () => {
       expect(limited.json()).toEqual({
         error: { code: 'rate_limited', message: expect.stringMatching(/^Too many requests/) as unknown },
       });
-      // The budget is the caller's: another caller, or the same path spelled differently, counts apart or not at all.
+      // The budget is the tenant's: the same path spelled differently counts with it, another tenant apart.
       expect(
         (await send('GET', '/%74ools/list', { headers: { authorization: `Bearer ${token}` } })).status,
       ).toBe(429);
-      expect((await list(api.token(ALL_SCOPES, 'acme', 'someone-else'))).status).toBe(200);
+      expect((await list(api.token(ALL_SCOPES, 'acme', 'someone-else'))).status).toBe(429);
+      expect((await list(api.token(ALL_SCOPES, 'globex', 'someone-else'))).status).toBe(200);
     });
 
-    it('limits MCP over HTTP per caller, answering 429 in JSON-RPC', async () => {
+    it('limits MCP over HTTP per tenant, answering 429 in JSON-RPC', async () => {
       const headers = {
         ...MCP_HEADERS,
         authorization: `Bearer ${api.token(ALL_SCOPES, 'acme', 'mcp-spammer')}`,

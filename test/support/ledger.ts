@@ -18,12 +18,29 @@ export const modelEnv = (): NodeJS.ProcessEnv =>
 /** Tests reach every tool over MCP, not only the default toolset. */
 export const EVERY_TOOLSET: NodeJS.ProcessEnv = { CTX_MCP__TOOLSETS: 'all' };
 
+/**
+ * Rate limits are per tenant, and a spec's tests mostly share one: those not about rate limits run
+ * with the index, connectors and config budgets lifted (search keeps seed 002's 100 a minute).
+ */
+export const LIFTED_RATE_LIMITS: NodeJS.ProcessEnv = {
+  CTX_SERVER__INDEX_PER_MINUTE: '100000',
+  CTX_SERVER__CONNECTORS_PER_MINUTE: '100000',
+  CTX_SERVER__CONFIG_PER_MINUTE: '100000',
+};
+
+/** Seed 002's budgets, for the specs about rate limits. */
+export const SEED_RATE_LIMITS: NodeJS.ProcessEnv = {
+  CTX_SERVER__INDEX_PER_MINUTE: '10',
+  CTX_SERVER__CONNECTORS_PER_MINUTE: '20',
+  CTX_SERVER__CONFIG_PER_MINUTE: '5',
+};
+
 /** A real ledger on a fresh embedded data directory, bound to an ephemeral loopback port. */
 export const openTestLedger = (env: NodeJS.ProcessEnv = {}, file?: string): Promise<Ledger> =>
   openLedger(
     loadConfig({
       file,
-      env: { ...modelEnv(), ...tempRootsEnv(), ...EVERY_TOOLSET, ...env },
+      env: { ...modelEnv(), ...tempRootsEnv(), ...EVERY_TOOLSET, ...LIFTED_RATE_LIMITS, ...env },
       overrides: { storage: { dataDir: tempDataDir() }, server: { bind: '127.0.0.1:0' } },
     }),
     { logger: pino({ level: 'silent' }) },

@@ -16,7 +16,7 @@ export const rawRequest = (
   baseUrl: string,
   method: string,
   path: string,
-  options: { headers?: Record<string, string>; body?: string | object } = {},
+  options: { headers?: Record<string, string>; body?: string | object; localAddress?: string } = {},
 ): Promise<RawResponse> => {
   const { hostname, port } = new URL(baseUrl);
   const body = typeof options.body === 'object' ? JSON.stringify(options.body) : options.body;
@@ -26,7 +26,7 @@ export const rawRequest = (
     ...options.headers,
   };
   return new Promise((resolve, reject) => {
-    const sent = request({ hostname, port, method, path, headers, agent: false }, (response) => {
+    const sent = request({ hostname, port, method, path, headers, agent: false, localAddress: options.localAddress }, (response) => {
       const chunks: Buffer[] = [];
       response.on('data', (chunk: Buffer) => chunks.push(chunk));
       response.on('error', reject);

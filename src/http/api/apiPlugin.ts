@@ -1,16 +1,14 @@
-import rateLimit from '@fastify/rate-limit';
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { AuthorizationError } from '../../domain/auth.js';
 import type { Actor } from '../../domain/metadata.js';
-import { AppError, classifyError, NotFoundError, RateLimitError, UnavailableError } from '../../errors.js';
+import { AppError, classifyError, NotFoundError, UnavailableError } from '../../errors.js';
 import { callOperation, type Operation, type OperationContext } from '../../operations.js';
-import { parseInput } from '../../validation.js';
+import { parseInput, queryFields } from '../../validation.js';
 import { refuseOtherMethod } from '../allowedMethods.js';
-import { stampRateLimitReset } from '../callerRateLimits.js';
+import type { RateLimits } from '../rateLimits.js';
 import { toolsErrorBody } from '../surfaceErrors.js';
 import type { ApiMetrics } from './apiMetrics.js';
-import { ENDPOINT_RATE_LIMITS } from './endpointRateLimits.js';
 import { correlationIdOf, toApiError } from './apiErrors.js';
 import { OPEN_PRINCIPAL, type Authenticator, type Principal } from './authenticator.js';
 import { SELF_AUTHENTICATING } from './guardOtherSurfaces.js';
@@ -32,8 +30,8 @@ export type ApiHandlers = Record<RouteKey, RouteHandler>;
 export interface ApiPluginOptions {
   authenticator: Authenticator;
   handlers: ApiHandlers;
-  /** The limit per user and minute of a route (`METHOD /path`) in its rate class. */
-  perMinute(rateClass: RateClass, route?: string): number;
+  /** The deployment's rate limits, shared with the other surfaces. */
+  limits: RateLimits;
   metrics: ApiMetrics;
   openapi(): unknown;
   bodyLimitBytes: number;
@@ -76,13 +74,14 @@ const isNumber = (schema: z.ZodType | undefined): boolean => {
 const inputOf = (operation: Operation, request: FastifyRequest): Record<string, unknown> => {
   const route = operation.rest!;
   const body = request.body && typeof request.body === 'object' ? (request.body) : {};
-  const query = request.query as Record<string, string | undefined>;
+  const query = queryFields(operation.input, request.query);
   const shape = operation.input.shape as Record<string, z.ZodType>;
   const fromQuery = Object.fromEntries(
     (route.query ?? []).flatMap((field) => {
       const value = query[field];
       if (value === undefined) return [];
-      return [[field, isNumber(shape[field]) && value.trim() !== '' && !Number.isNaN(Number(value)) ? Number(value) : value]];
+      const number = typeof value === 'string' && isNumber(shape[field]) && value.trim() !== '' ? Number(value) : NaN;
+      return [[field, Number.isNaN(number) ? value : number]];
     }),
   );
   const fromPath = Object.fromEntries(
@@ -122,9 +121,9 @@ const specOf = (request: FastifyRequest): RouteSpec | undefined =>
 
 /**
  * `/api/v1` as seed 002 defines it: its own error format and not-found answer, authentication and
- * scopes per endpoint, rate limits per user and endpoint class, and validated input.
+ * scopes per endpoint, rate limits per tenant and budget (shared with the other surfaces), and validated input.
  */
-export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, options) => {
+export const apiPlugin: FastifyPluginCallback<ApiPluginOptions> = (api, options, done) => {
   const { authenticator, handlers, metrics } = options;
   const states = new WeakMap<FastifyRequest, RequestState>();
   const stateOf = (request: FastifyRequest): RequestState => {
@@ -139,7 +138,6 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
   api.setErrorHandler((error, request, reply) => {
     const { correlationId } = stateOf(request);
     const { status, body } = toApiError(error, request, correlationId);
-    if (error instanceof RateLimitError) void reply.header('retry-after', error.retryAfterSeconds);
     return reply.status(status).header('x-correlation-id', correlationId).send(body);
   });
   api.setNotFoundHandler((request, reply) => {
@@ -157,14 +155,20 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
     const state = stateOf(request);
     void reply.header('x-correlation-id', state.correlationId);
     const spec = specOf(request);
-    if (!spec?.scope) return;
-    try {
-      await authorize(request, spec.scope, state);
-    } catch (error) {
-      state.refusal = error as Error;
+    if (spec?.scope) {
+      try {
+        await authorize(request, spec.scope, state);
+      } catch (error) {
+        state.refusal = error as Error;
+      }
     }
+    const rateClass = rateClassOf(request);
+    if (!rateClass) return;
+    // A tenant's budget, whichever of its keys or surfaces it calls with; before authentication, the address's.
+    const who = state.principal ? state.principal.tenant : `ip:${request.ip}`;
+    options.limits.take(who, options.limits.budgetOf(rateClass, routeOf(request)), reply);
   });
-  // After the rate limit (a route hook, which runs after these), so refusals carry its headers too.
+  // After the rate limit, so refusals carry its headers too.
   api.addHook('preParsing', (request, _reply, payload, done) => {
     done(stateOf(request).refusal ?? null, payload);
   });
@@ -191,37 +195,6 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
     const spec = specOf(request);
     return spec ? `${spec.method} ${spec.url}` : undefined;
   };
-  /** One budget per endpoint the table names, else one per class. */
-  const budgetOf = (request: FastifyRequest, rateClass: RateClass) => {
-    const route = routeOf(request);
-    return route !== undefined && route in ENDPOINT_RATE_LIMITS ? route : rateClass;
-  };
-
-  await api.register(rateLimit, {
-    global: true,
-    hook: 'onRequest',
-    timeWindow: 60_000,
-    max: (request) => {
-      const rateClass = rateClassOf(request);
-      return rateClass ? options.perMinute(rateClass, routeOf(request)) : 1_000_000;
-    },
-    keyGenerator: (request) => {
-      const principal = stateOf(request).principal;
-      const who =
-        principal && principal.method !== 'open'
-          ? `${principal.tenant}/${principal.subject}`
-          : `ip:${request.ip}`;
-      const rateClass = rateClassOf(request);
-      return `${who}|${rateClass ? budgetOf(request, rateClass) : 'none'}`;
-    },
-    errorResponseBuilder: (_request, context) =>
-      new RateLimitError(Math.max(1, Math.ceil(context.ttl / 1000))),
-  });
-
-  api.addHook('onSend', async (_request, reply, payload) => {
-    stampRateLimitReset(reply);
-    return payload;
-  });
   api.addHook('onResponse', async (request, reply) => {
     const failed = reply.statusCode >= 500;
     if (rateClassOf(request) === 'search') metrics.recordSearch(reply.elapsedTime, failed);
@@ -240,7 +213,7 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
       method: spec.method,
       url: fastifyPath(spec.url),
       bodyLimit: options.bodyLimitBytes,
-      config: { spec, ...SELF_AUTHENTICATING, ...(spec.rateClass ? {} : { rateLimit: false }) },
+      config: { spec, ...SELF_AUTHENTICATING },
       handler: async (request, reply) => {
         const state = stateOf(request);
         try {
@@ -281,13 +254,13 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
       method: spec.method,
       url: fastifyPath(spec.url),
       bodyLimit: options.bodyLimitBytes,
-      config: { spec, ...SELF_AUTHENTICATING, ...(spec.rateClass ? {} : { rateLimit: false }) },
+      config: { spec, ...SELF_AUTHENTICATING },
       handler: async (request, reply) => {
         const state = stateOf(request);
         const principal = state.principal;
         const result = await handler({
           params: parse(spec.params, request.params) as Record<string, unknown>,
-          query: parse(spec.query, request.query) as Record<string, unknown>,
+          query: parse(spec.query, spec.query ? queryFields(spec.query, request.query) : undefined) as Record<string, unknown>,
           body: spec.body ? parseInput(spec.body, request.body ?? {}) : undefined,
           principal,
           context: {
@@ -305,7 +278,8 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
       },
     });
   }
-  api.get('/openapi.json', { config: { ...SELF_AUTHENTICATING, rateLimit: false } }, () =>
+  api.get('/openapi.json', { config: SELF_AUTHENTICATING }, () =>
     Promise.resolve(options.openapi()),
   );
+  done();
 };

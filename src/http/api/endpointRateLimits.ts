@@ -1,10 +1,10 @@
-import { DEFAULT_CLASS_LIMITS, type SettableClass, type Settings } from '../../domain/runtimeSettings.js';
+import { DEFAULT_CLASS_LIMITS, type SettableClass } from '../../domain/runtimeSettings.js';
 import type { RateClass } from '../../operations.js';
 
 /**
- * Seed 002's limits per user and minute, one budget per endpoint, keyed by route (`METHOD /path`).
- * Each endpoint belongs to the class whose `rate_limits.<class>_per_minute` setting scales it:
- * with the settings at their defaults (the first endpoint of each class), the limits are these.
+ * Seed 002's limits per tenant and minute, by route (`METHOD /path`). Each endpoint belongs to the
+ * class whose `rate_limits.<class>_per_minute` setting scales it: with the settings at their
+ * defaults (the first endpoint of each class), the limits are these.
  */
 export const ENDPOINT_RATE_LIMITS: Readonly<Record<string, { rateClass: SettableClass; perMinute: number }>> = {
   'POST /search': { rateClass: 'search', perMinute: 100 },
@@ -26,7 +26,7 @@ export const ENDPOINT_RATE_LIMITS: Readonly<Record<string, { rateClass: Settable
 /** An endpoint's limit under the class settings in force; undefined for a route the table does not name. */
 export const endpointLimit = (
   route: string,
-  settings: Readonly<Record<`${SettableClass}_per_minute`, number>>,
+  settings: ClassLimits,
 ): number | undefined => {
   const entry = ENDPOINT_RATE_LIMITS[route];
   if (!entry) return undefined;
@@ -34,25 +34,38 @@ export const endpointLimit = (
   return Math.max(1, Math.round((entry.perMinute * settings[key]) / DEFAULT_CLASS_LIMITS[key]));
 };
 
-const AUTH_PER_MINUTE = 10;
-/** The admin console polls status and progress about once a second per open view. */
-const ADMIN_PER_MINUTE = 600;
-/** Reads through the operations route outside search (job status, annotation progress): a CLI following a job polls. */
-const READ_PER_MINUTE = 600;
+/** Budgets no setting scales, per tenant and minute. */
+const FIXED_PER_MINUTE: Readonly<Partial<Record<RateClass, number>>> = {
+  auth: 10,
+  /** The admin console polls status and progress about once a second per open view. */
+  admin: 600,
+  /** Reads through the operations route outside search (job status, annotation progress): a CLI following a job polls. */
+  read: 600,
+  /** Writes other than index control: an agent annotating a session chunk by chunk, a loader's ingest batches. */
+  write: 600,
+};
 
-/** The limit of an endpoint (`METHOD /path`) seed 002 names, else of its class, under the settings in force. */
-export const perMinuteUnder =
-  (settings: () => Settings) =>
-  (rateClass: RateClass, route?: string): number => {
-    const limits = settings().rate_limits;
-    return (
-      (route === undefined ? undefined : endpointLimit(route, limits)) ??
-      (rateClass === 'auth'
-        ? AUTH_PER_MINUTE
-        : rateClass === 'admin'
-          ? ADMIN_PER_MINUTE
-          : rateClass === 'read'
-            ? READ_PER_MINUTE
-            : limits[`${rateClass}_per_minute`])
-    );
+/** The class settings in force: `rate_limits` of the runtime settings. */
+export type ClassLimits = Readonly<Record<`${SettableClass}_per_minute`, number>>;
+
+/** A budget requests share: its name and its size per minute. */
+export interface Budget {
+  name: string;
+  perMinute: number;
+}
+
+/**
+ * The budget of a request in a rate class, on any surface: an endpoint (`METHOD /path`) the table
+ * gives a limit other than its class's has one of its own; every other endpoint, and every
+ * operation called by name, as a tool or over MCP, shares its class's.
+ */
+export const budgetUnder =
+  (limits: () => ClassLimits) =>
+  (rateClass: RateClass, route?: string): Budget => {
+    const settings = limits();
+    const entry = route === undefined ? undefined : ENDPOINT_RATE_LIMITS[route];
+    if (entry && entry.perMinute !== DEFAULT_CLASS_LIMITS[`${entry.rateClass}_per_minute`])
+      return { name: route!, perMinute: endpointLimit(route!, settings)! };
+    const perMinute = FIXED_PER_MINUTE[rateClass] ?? settings[`${rateClass as SettableClass}_per_minute`];
+    return { name: rateClass, perMinute };
   };
