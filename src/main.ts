@@ -6,6 +6,7 @@ import { openPgliteThread } from '../infra/postgres/threadedPglite.js';
 import { createAdvisoryLocks } from '../infra/postgres/advisoryLocks.js';
 import { advertiseServer, dataDirHolder, lockDataDir, type DataDirHolder } from '../infra/postgres/dataDirLock.js';
 import { newSecret } from '../infra/crypto/serverProof.js';
+import { keepDataDirPrivate } from '../infra/postgres/privateFiles.js';
 import { postgresReadModels } from '../infra/postgres/documentReadModels.js';
 import { createPostgresContentStore } from '../infra/postgres/postgresContentStore.js';
 import { createPostgresEventStore } from '../infra/eventstore/postgresEventStore.js';
@@ -69,6 +70,8 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
   const parts: ModuleParts[] = [];
   try {
     db = await openDatabase(config);
+    // The embedded database has just made its files, readable by all.
+    if (!config.storage.postgresUrl) keepDataDirPrivate(config.storage.dataDir);
     const missing = await checkPostgresExtensions(db, {
       keywordIndex: config.search.keywordIndex,
       embeddingsProvider: config.embeddings.provider,

@@ -15,6 +15,7 @@ import {
 import path from 'node:path';
 import { AppError } from '../../src/errors.js';
 import { isSecret } from '../crypto/serverProof.js';
+import { keepDataDirPrivate } from './privateFiles.js';
 
 const isRunning = (pid: number): boolean => {
   try {
@@ -62,6 +63,7 @@ const createWith = (file: string, content: string) => {
 /**
  * Takes `<dataDir>/ctx.lock` for this process: PGlite must never be opened by two processes at
  * once. A lock left by a process that no longer runs (after a crash), or naming no process, is taken over.
+ * Taking and releasing the lock leaves the directory and its files to this user alone.
  */
 export const lockDataDir = (dataDir: string): { release(): void } => {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
@@ -69,9 +71,12 @@ export const lockDataDir = (dataDir: string): { release(): void } => {
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       createWith(file, String(process.pid));
+      keepDataDirPrivate(dataDir);
       return {
         release: () => {
-          if (holderOf(file) === process.pid) rmSync(file, { force: true });
+          if (holderOf(file) !== process.pid) return;
+          keepDataDirPrivate(dataDir);
+          rmSync(file, { force: true });
         },
       };
     } catch (error) {
