@@ -4,7 +4,9 @@ import type { FastifyInstance } from 'fastify';
 import { connectPostgres, type Database } from '../infra/postgres/database.js';
 import { openPgliteThread } from '../infra/postgres/threadedPglite.js';
 import { createAdvisoryLocks } from '../infra/postgres/advisoryLocks.js';
-import { advertiseServer, dataDirHolder, lockDataDir } from '../infra/postgres/dataDirLock.js';
+import { advertiseServer, dataDirHolder, lockDataDir, type DataDirHolder } from '../infra/postgres/dataDirLock.js';
+import { newSecret } from '../infra/crypto/serverProof.js';
+import { keepDataDirPrivate } from '../infra/postgres/privateFiles.js';
 import { postgresReadModels } from '../infra/postgres/documentReadModels.js';
 import { createPostgresContentStore } from '../infra/postgres/postgresContentStore.js';
 import { createPostgresEventStore } from '../infra/eventstore/postgresEventStore.js';
@@ -18,6 +20,7 @@ import { createProjectionRunner, type ProjectionRunner } from './engine/projecti
 import { NotFoundError } from './errors.js';
 import { createSecretBox, ensureSecretsKeyFile } from '../infra/crypto/secretBox.js';
 import { buildApp } from './http/app.js';
+import { mountServerProof } from './http/serverProof.js';
 import { createMcpServerFactory } from './mcp/server.js';
 import type { LedgerModule, ModuleContext, ModuleParts } from './module.js';
 import type { Operation } from './operations.js';
@@ -67,6 +70,8 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
   const parts: ModuleParts[] = [];
   try {
     db = await openDatabase(config);
+    // The embedded database has just made its files, readable by all.
+    if (!config.storage.postgresUrl) keepDataDirPrivate(config.storage.dataDir);
     const missing = await checkPostgresExtensions(db, {
       keywordIndex: config.search.keywordIndex,
       embeddingsProvider: config.embeddings.provider,
@@ -157,9 +162,9 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
   }
 };
 
-/** The URL of the server that holds this configuration's data directory; null when none serves it. */
-export const runningServerUrl = (config: Config): string | null =>
-  config.storage.postgresUrl ? null : (dataDirHolder(config.storage.dataDir)?.url ?? null);
+/** The process that holds this configuration's data directory, and the server it runs; null when none holds it. */
+export const dataDirHolderOf = (config: Config): DataDirHolder | null =>
+  config.storage.postgresUrl ? null : dataDirHolder(config.storage.dataDir);
 
 export interface RunningServer {
   app: FastifyInstance;
@@ -177,6 +182,8 @@ export const startServer = async (ledger: Ledger): Promise<RunningServer> => {
     rateLimits: ledger.config.server,
   });
   mountMetrics(app, ledger.metrics);
+  const secret = newSecret();
+  if (!ledger.config.storage.postgresUrl) mountServerProof(app, secret);
   for (const part of ledger.parts) await part.routes?.(app);
   await ledger.start();
   const [host, port] = ledger.config.server.bind.split(':') as [string, string];
@@ -186,7 +193,10 @@ export const startServer = async (ledger: Ledger): Promise<RunningServer> => {
   // The CLI beside the server reaches it on loopback, whatever address it listens on.
   const unadvertise = ledger.config.storage.postgresUrl
     ? () => undefined
-    : advertiseServer(ledger.config.storage.dataDir, url.replace(/\/\/(0\.0\.0\.0|\[?::\]?):/, '//127.0.0.1:'));
+    : advertiseServer(ledger.config.storage.dataDir, {
+        url: url.replace(/\/\/(0\.0\.0\.0|\[?::\]?):/, '//127.0.0.1:'),
+        secret,
+      });
   const urls = { url, mcp: `${url}/mcp`, admin: `${url}/admin` };
   ledger.logger.info(urls, `Context Ledger is serving on ${urls.url} (MCP ${urls.mcp}, admin console ${urls.admin})`);
   return {

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { ValidationError } from '../../src/errors.js';
 import { scanFilesystem, type FilesystemScanOptions } from './filesystem.js';
 import { scanGitRepository, sourceUrlFor, type GitScanOptions } from './git.js';
+import { readInsideRoot } from './readInsideRoot.js';
 import type { GitFile, ScannedFile, SkippedFile } from './types.js';
 
 const temporaryDirectories: string[] = [];
@@ -156,6 +157,42 @@ describe('filesystem connector', () => {
         ['c.txt', 'scanned'],
       ],
     );
+  });
+
+  it('refuses a file that became a symbolic link to a file outside the root after the walk saw it', async () => {
+    const directory = makeTemporaryDirectory();
+    writeTree(directory, { 'a.txt': 'a', 'f.md': 'inside' });
+    const items: (ScannedFile | SkippedFile)[] = [];
+    for await (const item of scanFilesystem({ roots: [directory] })) {
+      items.push(item);
+      if (item.sourceId === 'a.txt') {
+        unlinkSync(join(directory, 'f.md'));
+        symlinkSync(join(outside, 'secret.md'), join(directory, 'f.md'));
+      }
+    }
+    expect(items.find((item) => item.sourceId === 'f.md')).toMatchObject({ status: 'skipped', reason: 'outside_root' });
+    expect(scanned(items).some((file) => file.body.includes('outside the root'))).toBe(false);
+  });
+
+  it('refuses a file whose folder became a symbolic link to a folder outside the root after the walk listed it', async () => {
+    const directory = makeTemporaryDirectory();
+    writeTree(directory, { 'race/a.txt': 'a', 'race/secret.md': 'inside' });
+    const items: (ScannedFile | SkippedFile)[] = [];
+    for await (const item of scanFilesystem({ roots: [directory] })) {
+      items.push(item);
+      if (item.sourceId === 'race/a.txt') {
+        renameSync(join(directory, 'race'), join(directory, 'race-before'));
+        symlinkSync(outside, join(directory, 'race'));
+      }
+    }
+    expect(items.find((item) => item.sourceId === 'race/secret.md')).toMatchObject({ status: 'skipped', reason: 'outside_root' });
+    expect(scanned(items).some((file) => file.body.includes('outside the root'))).toBe(false);
+  });
+
+  it('reads no more than the size cap and one byte of a file larger than its size said', async () => {
+    // A file in /proc says it holds 0 bytes, as a file that grows after it is measured would.
+    const read = await readInsideRoot('/proc/self/status', '/proc', 100);
+    expect(read).toEqual({ reason: 'too_large', detail: 'more than 100 bytes' });
   });
 
   it('refuses a root that does not exist or is not a directory', async () => {

@@ -1,9 +1,10 @@
 import type { Dirent, Stats } from 'node:fs';
-import { readdir, readFile, realpath, stat } from 'node:fs/promises';
-import { join, relative, resolve, sep } from 'node:path';
+import { readdir, realpath, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { ValidationError } from '../../src/errors.js';
 import { detectContentType } from '../chunking/contentTypes.js';
 import { decodeText, looksBinary } from './fileContent.js';
+import { isInsideRoot, readInsideRoot } from './readInsideRoot.js';
 import { GitignoreRules } from './gitignoreRules.js';
 import { createPathFilter, type PathFilter } from './pathFilter.js';
 import { DEFAULT_MAX_FILE_BYTES, type ScannedFile, type SkippedFile, type SkipReason } from './types.js';
@@ -108,7 +109,7 @@ async function* walkDirectory(
       }
       const rejection = walk.filter.rejectionOf(sourceId);
       if (rejection) yield skipped(walk, absolutePath, sourceId, 'excluded', rejection);
-      else yield await readEntry(walk, absolutePath, sourceId);
+      else yield await readEntry(walk, absolutePath, target.realPath, sourceId);
     } else {
       yield skipped(walk, absolutePath, sourceId, 'excluded', 'not a regular file');
     }
@@ -126,7 +127,8 @@ const rulesFor = async (
     return inherited;
   }
   try {
-    return inherited.withFile(relativeDirectory, await readFile(join(directory, '.gitignore'), 'utf8'));
+    const read = await readInsideRoot(join(directory, '.gitignore'), walk.realRoot, walk.maxFileBytes);
+    return 'content' in read ? inherited.withFile(relativeDirectory, read.content.toString('utf8')) : inherited;
   } catch {
     return inherited;
   }
@@ -143,12 +145,7 @@ const resolveEntry = async (walk: Walk, entry: Dirent, absolutePath: string): Pr
   }
   try {
     const realPath = await realpath(absolutePath);
-    const fromRoot = relative(walk.realRoot, realPath);
-    if (
-      fromRoot === '..' ||
-      fromRoot.startsWith(`..${sep}`) ||
-      resolve(walk.realRoot, fromRoot) !== realPath
-    ) {
+    if (!isInsideRoot(walk.realRoot, realPath)) {
       return { reason: 'outside_root', detail: 'symbolic link to a path outside the root' };
     }
     const stats = await stat(realPath);
@@ -161,29 +158,13 @@ const resolveEntry = async (walk: Walk, entry: Dirent, absolutePath: string): Pr
 const readEntry = async (
   walk: Walk,
   absolutePath: string,
+  realPath: string,
   sourceId: string,
 ): Promise<ScannedFile | SkippedFile> => {
   try {
-    const stats = await stat(absolutePath);
-    if (stats.size > walk.maxFileBytes) {
-      return skipped(
-        walk,
-        absolutePath,
-        sourceId,
-        'too_large',
-        `${stats.size} bytes, limit ${walk.maxFileBytes}`,
-      );
-    }
-    const content = await readFile(absolutePath);
-    if (content.length > walk.maxFileBytes) {
-      return skipped(
-        walk,
-        absolutePath,
-        sourceId,
-        'too_large',
-        `${content.length} bytes, limit ${walk.maxFileBytes}`,
-      );
-    }
+    const read = await readInsideRoot(realPath, walk.realRoot, walk.maxFileBytes);
+    if ('reason' in read) return skipped(walk, absolutePath, sourceId, read.reason, read.detail);
+    const { content, stats } = read;
     if (looksBinary(content)) return skipped(walk, absolutePath, sourceId, 'binary', null);
     return {
       status: 'scanned',

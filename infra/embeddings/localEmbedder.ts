@@ -91,7 +91,7 @@ export const createLocalEmbedder = async (options: LocalEmbedderOptions): Promis
   };
 
   const config = await AutoConfig.from_pretrained(model).catch((cause: unknown) => {
-    throw new UnavailableError(`cannot read ${join(folder, 'config.json')}: ${(cause as Error).message}`, { cause });
+    throw new UnavailableError(`cannot read the configuration of model ${model}: ${(cause as Error).message}`, { cause });
   });
   const dimensions = (config as unknown as { hidden_size?: unknown }).hidden_size;
   if (typeof dimensions !== 'number') throw new ValidationError(`Model '${model}' declares no hidden_size`);
@@ -101,7 +101,7 @@ export const createLocalEmbedder = async (options: LocalEmbedderOptions): Promis
     const session_options = options.intraOpThreads ? { intraOpNumThreads: options.intraOpThreads } : {};
     loading ??= pipeline('feature-extraction', model, { dtype, session_options }).catch((cause: unknown) => {
       loading = undefined;
-      throw new UnavailableError(`cannot load the weights in ${folder}: ${(cause as Error).message}`, { cause });
+      throw new UnavailableError(`cannot load the weights of model ${model}: ${(cause as Error).message}`, { cause });
     });
     return loading;
   };

@@ -1,6 +1,21 @@
-import { closeSync, fsyncSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  fsyncSync,
+  fstatSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import { AppError } from '../../src/errors.js';
+import { isSecret } from '../crypto/serverProof.js';
+import { keepDataDirPrivate } from './privateFiles.js';
 
 const isRunning = (pid: number): boolean => {
   try {
@@ -31,7 +46,7 @@ const holderOf = (file: string): number | undefined => {
  */
 const createWith = (file: string, content: string) => {
   const draft = `${file}.${process.pid}.tmp`;
-  const fd = openSync(draft, 'w');
+  const fd = openSync(draft, 'w', 0o600);
   try {
     writeSync(fd, content);
     fsyncSync(fd);
@@ -48,23 +63,27 @@ const createWith = (file: string, content: string) => {
 /**
  * Takes `<dataDir>/ctx.lock` for this process: PGlite must never be opened by two processes at
  * once. A lock left by a process that no longer runs (after a crash), or naming no process, is taken over.
+ * Taking and releasing the lock leaves the directory and its files to this user alone.
  */
 export const lockDataDir = (dataDir: string): { release(): void } => {
-  mkdirSync(dataDir, { recursive: true });
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   const file = path.join(dataDir, 'ctx.lock');
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       createWith(file, String(process.pid));
+      keepDataDirPrivate(dataDir);
       return {
         release: () => {
-          if (holderOf(file) === process.pid) rmSync(file, { force: true });
+          if (holderOf(file) !== process.pid) return;
+          keepDataDirPrivate(dataDir);
+          rmSync(file, { force: true });
         },
       };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const holder = holderOf(file);
       if (holder !== undefined && holder !== process.pid && isRunning(holder)) {
-        const url = dataDirHolder(dataDir)?.url;
+        const url = dataDirHolder(dataDir)?.server?.url;
         throw new AppError(
           'data_dir_locked',
           2,
@@ -80,11 +99,58 @@ export const lockDataDir = (dataDir: string): { release(): void } => {
 
 const SERVER_FILE = 'server.json';
 
-/** The process that holds a data directory, and the URL it serves HTTP on when it is a server. */
+/** What a trustworthy `server.json` says: where the server listens and the secret it proves itself with. */
+export interface AdvertisedServer {
+  url: string;
+  secret: string;
+}
+
+/** The process that holds a data directory, and what it advertises when it is a server. */
 export interface DataDirHolder {
   pid: number;
-  url: string | null;
+  /** The server this process runs, when its `server.json` can be trusted. */
+  server: AdvertisedServer | null;
+  /** Why the `server.json` present cannot be trusted; null when there is none, or it is trusted. */
+  distrust: string | null;
 }
+
+const isLoopback = (hostname: string) =>
+  hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname);
+
+/**
+ * Reads `server.json` through one descriptor, never through a symbolic link. Only the user's own
+ * file, which nobody else can read or write, naming a loopback URL and a secret, is trusted: any
+ * other (a file that came with a cloned repository, one another user wrote) names a server that
+ * must not get credentials or data.
+ */
+type ServerFileContent = Partial<AdvertisedServer & { pid: number }>;
+
+const readServerFile = (file: string): { content: ServerFileContent } | { distrust: string } | null => {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT') return null;
+    return { distrust: code === 'ELOOP' ? 'it is a symbolic link' : `it cannot be read (${code})` };
+  }
+  try {
+    const stats = fstatSync(fd);
+    if (!stats.isFile()) return { distrust: 'it is not a regular file' };
+    const uid = process.getuid?.();
+    if (uid !== undefined && stats.uid !== uid) return { distrust: `it belongs to another user (uid ${stats.uid})` };
+    if (uid !== undefined && (stats.mode & 0o077) !== 0) {
+      return { distrust: `other users can read or write it (mode ${(stats.mode & 0o777).toString(8)}; a server writes it 600)` };
+    }
+    const content = JSON.parse(readFileSync(fd, 'utf8')) as ServerFileContent | null;
+    if (!content || typeof content !== 'object') return { distrust: 'it is not a JSON object' };
+    return { content };
+  } catch {
+    return { distrust: 'it is not valid JSON' };
+  } finally {
+    closeSync(fd);
+  }
+};
 
 /** Who holds the data directory now; null when no running process does. */
 export const dataDirHolder = (dataDir: string): DataDirHolder | null => {
@@ -95,23 +161,35 @@ export const dataDirHolder = (dataDir: string): DataDirHolder | null => {
     return null;
   }
   if (pid === undefined || pid === process.pid || !isRunning(pid)) return null;
+  const read = readServerFile(path.join(dataDir, SERVER_FILE));
+  if (!read) return { pid, server: null, distrust: null };
+  if ('distrust' in read) return { pid, server: null, distrust: read.distrust };
+  const { pid: serverPid, url, secret } = read.content;
+  // A file left by an earlier server names another process.
+  if (serverPid !== pid) return { pid, server: null, distrust: null };
+  let hostname: string;
   try {
-    const server = JSON.parse(readFileSync(path.join(dataDir, SERVER_FILE), 'utf8')) as Partial<DataDirHolder>;
-    // A file left by an earlier server names another process.
-    return { pid, url: server.pid === pid && typeof server.url === 'string' ? server.url : null };
+    hostname = new URL(String(url)).hostname;
   } catch {
-    return { pid, url: null };
+    return { pid, server: null, distrust: 'it names no valid URL' };
   }
+  if (!isLoopback(hostname)) return { pid, server: null, distrust: `its URL ${String(url)} is not on loopback` };
+  if (!isSecret(secret)) return { pid, server: null, distrust: 'it holds no secret for the server to prove itself with' };
+  return { pid, server: { url: String(url), secret }, distrust: null };
 };
 
 /**
- * Writes `<dataDir>/server.json` beside the lock, so that other processes (the CLI) reach the data
- * through this server; the returned function removes it.
+ * Writes `<dataDir>/server.json` beside the lock, readable by this user only, so that the CLI can
+ * reach the data through this server, and check with `secret` that it talks to this server; the
+ * returned function removes it.
  */
-export const advertiseServer = (dataDir: string, url: string): (() => void) => {
+export const advertiseServer = (dataDir: string, server: AdvertisedServer): (() => void) => {
   const file = path.join(dataDir, SERVER_FILE);
-  const content = JSON.stringify({ pid: process.pid, url });
-  writeFileSync(file, content);
+  const content = JSON.stringify({ pid: process.pid, ...server });
+  const draft = `${file}.${process.pid}.tmp`;
+  rmSync(draft, { force: true });
+  writeFileSync(draft, content, { mode: 0o600, flag: 'wx' });
+  renameSync(draft, file);
   return () => {
     try {
       if (readFileSync(file, 'utf8') === content) rmSync(file, { force: true });

@@ -6,7 +6,7 @@ import { discoverConfigFile, loadConfig, type Config } from '../config.js';
 import { configTemplate } from '../configTemplate.js';
 import { ValidationError } from '../errors.js';
 import { ensureFreeAddress } from './freePort.js';
-import { openLedger, runningServerUrl, startServer, PRODUCT, type Ledger } from '../main.js';
+import { openLedger, startServer, PRODUCT, type Ledger } from '../main.js';
 import { deploymentAccess } from '../mcp/server.js';
 import type { WithLedger } from '../module.js';
 import { MODULES } from '../modules/index.js';
@@ -14,6 +14,7 @@ import { migrateCli } from '../migration/migrateCli.js';
 import { backupCli } from '../protection/backupCli.js';
 import { cliLogger } from './logger.js';
 import { localLedger } from './localLedger.js';
+import { provenLocalServer } from './localServer.js';
 import { modelCli } from './modelCli.js';
 import { mountVerbs } from './operationVerbs.js';
 import { exitWhenStdoutCloses, print, reportError } from './output.js';
@@ -43,11 +44,11 @@ const configOf = (command: Command, settings: Record<string, Record<string, stri
 };
 
 /** The server to send operations to: the one named, or the one serving the data directory; null for none. */
-const serverOf = (command: Command): ServerAccess | null => {
+const serverOf = async (command: Command): Promise<ServerAccess | null> => {
   const { server, apiKey, token } = command.optsWithGlobals<GlobalOptions>();
   const credentials = { ...(apiKey ? { apiKey } : {}), ...(token ? { token } : {}) };
   if (server) return { url: server, ...credentials };
-  const url = runningServerUrl(configOf(command));
+  const url = await provenLocalServer(configOf(command));
   return url ? { url, ...credentials } : null;
 };
 
@@ -63,7 +64,7 @@ const openForCommand = (command: Command): Promise<Ledger> => {
  * else in this process with its projections running, as a server runs them, until it ends.
  */
 const withLedger: WithLedger = async (command, work) => {
-  const server = serverOf(command);
+  const server = await serverOf(command);
   if (server) return work(remoteLedger(server));
   const ledger = await openForCommand(command);
   try {

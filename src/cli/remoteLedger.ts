@@ -26,7 +26,7 @@ interface ErrorBody {
  * One JSON request with node's own client: it has no response timeout, and an ingest answers only
  * once what it wrote is indexed.
  */
-const post = (url: URL, body: string, headers: Record<string, string>) =>
+export const post = (url: URL, body: string, headers: Record<string, string>) =>
   new Promise<Reply>((resolve, reject) => {
     const request = (url.protocol === 'https:' ? https : http).request(
       url,

@@ -53,6 +53,8 @@ export const buildApp = async (deps: AppDeps): Promise<FastifyInstance> => {
   limitCallers(app, deps.rateLimits);
   app.addHook('onSend', async (request, reply) => {
     reply.header('x-request-id', request.id);
+    // Every answer is read as the type it declares, never sniffed into script or HTML.
+    reply.header('x-content-type-options', 'nosniff');
   });
   app.setErrorHandler((error, request, reply) => {
     const classified = classifyError(error);

@@ -13,6 +13,7 @@ import { ingestFiles } from '../ingestion/ingestFiles.js';
 import { backoff, pause } from './backoff.js';
 import type { JobStream } from './jobStream.js';
 import { progressThrottle } from './progressThrottle.js';
+import { withoutPaths } from './withoutPaths.js';
 
 export interface IndexingDeps {
   store: EventStore;
@@ -117,7 +118,7 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
         return await work();
       } catch (error) {
         if (!(error instanceof UnavailableError)) throw error;
-        outage ??= { reason: `${error.message}; retrying with backoff`, blocked: contextNow(), recorded: false };
+        outage ??= { reason: `${withoutPaths(error.message)}; retrying with backoff`, blocked: contextNow(), recorded: false };
         control.waiting(outage.reason);
         const retryInMs = delays.next();
         deps.logger.warn({ jobId, reason: error.message, retryInMs }, 'indexing job blocked');

@@ -52,7 +52,6 @@ const mountConsole = (app: FastifyInstance, assets: Record<AssetName, string>) =
     reply
       .header('content-type', ASSETS[name])
       .header('content-security-policy', CONTENT_SECURITY_POLICY)
-      .header('x-content-type-options', 'nosniff')
       .header('referrer-policy', 'no-referrer')
       .header('cache-control', 'no-cache')
       .send(assets[name]);

@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
@@ -128,6 +129,39 @@ describe('what ingestion may read, and who may ingest', () => {
       );
       expect(error.message).toContain('/etc/passwd');
       expect(await head()).toEqual(before);
+    });
+
+    it('never stores a file outside the roots while a file in them is swapped with a link to it during ingestion', async () => {
+      const race = path.join(inside, 'race');
+      mkdirSync(race);
+      writeFileSync(path.join(race, 'f.md'), 'the racing quokka\n');
+      // Another process swaps race/f.md between a regular file and a link out, by atomic renames.
+      const swapper = spawn(process.execPath, [
+        '-e',
+        `const fs = require('node:fs');
+         const [spare, file, target] = process.argv.slice(1);
+         fs.writeFileSync(spare + '/race.md', 'the racing quokka\\n');
+         process.stdout.write('swapping');
+         for (;;) {
+           fs.linkSync(spare + '/race.md', spare + '/f.next'); fs.renameSync(spare + '/f.next', file);
+           fs.symlinkSync(target, spare + '/l.next'); fs.renameSync(spare + '/l.next', file);
+         }`,
+        base,
+        path.join(race, 'f.md'),
+        path.join(outside, 'private.md'),
+      ]);
+      await new Promise((resolve) => swapper.stdout.once('data', resolve));
+      try {
+        // A later round may store the file's own text again: each round is searched.
+        for (let round = 0; round < 60; round++) {
+          const ingested = await tools('documents.ingest', writer.key, { paths: [race] });
+          expect(ingested.status).toBe(200);
+          const found = await tools('search', writer.key, { query: 'outside-only-word' });
+          expect(found.body).toMatchObject({ results: [] });
+        }
+      } finally {
+        swapper.kill('SIGKILL');
+      }
     });
 
     it('never shows what lies outside the roots to search', async () => {

@@ -139,6 +139,23 @@ describe('HTTP server hardening', () => {
       expect(response.headers.allow).toBe(allow);
     });
 
+    it('serves the error documentation to no frame, and every answer unsniffed', async () => {
+      const docs = await send('GET', '/docs/errors');
+      expect(docs.status).toBe(200);
+      expect(docs.headers['content-security-policy']).toContain("frame-ancestors 'none'");
+      for (const [method, path] of [
+        ['GET', '/docs/errors'],
+        ['GET', '/health'],
+        ['GET', '/admin'],
+        ['GET', '/api/v1/openapi.json'],
+        ['POST', '/tools/search'],
+        ['GET', '/nowhere'],
+      ] as const) {
+        const response = await send(method, path);
+        expect(response.headers['x-content-type-options'], `${method} ${path}`).toBe('nosniff');
+      }
+    });
+
     it('answers an unsupported method under /api/v1 with 405 in its format', async () => {
       const response = await send('TRACE', '/api/v1/search');
       expect(response.status).toBe(405);

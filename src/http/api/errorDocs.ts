@@ -40,7 +40,7 @@ export const mountErrorDocs = (app: FastifyInstance): void => {
   app.get(ERROR_DOCS_PATH, (_request, reply) =>
     reply
       .header('content-type', 'text/html; charset=utf-8')
-      .header('content-security-policy', "default-src 'none'")
+      .header('content-security-policy', "default-src 'none'; frame-ancestors 'none'")
       .send(page),
   );
 };

@@ -9,12 +9,14 @@ import {
   type Operation,
   type OperationContext,
 } from '../../operations.js';
+import { SERVER_PROOF_PATH } from '../serverProof.js';
 import { refuse } from '../surfaceErrors.js';
 import type { Authenticator, Principal } from './authenticator.js';
 
 /** Routes anyone may call when authentication is on (HEAD goes with GET); every other route needs credentials. */
 const PUBLIC_ROUTES = new Set([
   'GET /health',
+  `POST ${SERVER_PROOF_PATH}`,
   'GET /docs/errors',
   'GET /admin',
   'GET /admin/',
