@@ -195,7 +195,6 @@ const rank = async (
         limit: maxResults,
         filters: { since: range?.from, until: range?.to },
         asOf: request.as_of,
-        count: true,
       },
       context,
     );
@@ -207,8 +206,6 @@ const rank = async (
   const wanted = request.filters?.source_types;
   const isWanted = (source: string) => !wanted?.length || wanted.includes(sourceTypeOf(source) as never);
   const kept = found.results.filter((hit) => isWanted(hit.source));
-  // Every match counts, also those past the cap; where the index cannot count, the ranking is all there is.
-  const matched = Object.entries(found.matches ?? {}).reduce((n, [source, count]) => n + (isWanted(source) ? count : 0), 0);
 
   const activeFile = request.work_context?.active_file
     ? normalisePath(request.work_context.active_file)
@@ -225,7 +222,7 @@ const rank = async (
       return { hit, reasons, score: (1 - rank / (kept.length + 1)) * factor };
     })
     .sort((a, b) => b.score - a.score);
-  return { ranking: ranked, total: Math.max(matched, ranked.length), sourcesSearched };
+  return { ranking: ranked, sourcesSearched };
 };
 
 /**
@@ -249,7 +246,7 @@ export const searchWithWorkContext = async (
     throw new ValidationError(
       'pagination.cursor has expired or is unknown: run the search again without a cursor to start from the first page',
     );
-  const { ranking: ranked, total, sourcesSearched } = pinned
+  const { ranking: ranked, sourcesSearched } = pinned
     ? { ...pinned, sourcesSearched: await deps.sourcesSearched(context.project) }
     : await rank(deps, request, context);
   const top = ranked[0]?.score ?? 1;
@@ -277,12 +274,13 @@ export const searchWithWorkContext = async (
       has_more: hasMore,
       next_cursor: hasMore
         ? encodeCursor({
-            ranking: cursor?.ranking ?? (await deps.rankings.pin(ownerOf(context), { ranking: ranked, total })),
+            ranking: cursor?.ranking ?? (await deps.rankings.pin(ownerOf(context), { ranking: ranked })),
             offset: offset + pageSize,
             fingerprint,
           })
         : null,
-      total_results: total,
+      // The pages serve the whole ranking (up to the configured cap), and nothing past it.
+      total_results: ranked.length,
     },
     query_metadata: {
       execution_time_ms: Math.round(performance.now() - started),
