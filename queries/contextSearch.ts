@@ -183,6 +183,8 @@ export const contextOperations = ({ search, related }: ContextOperationDeps) => 
     input: ContextSearchInputSchema,
     output: ContextSearchOutputSchema,
     run: (input, context) => contextSearch(search, input, context),
+    // Seed 000's tool: over MCP too, its errors are the tool API's.
+    mcpErrors: 'tools',
     formatText: formatContextSearch,
   }),
   defineOperation({

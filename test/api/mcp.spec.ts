@@ -142,10 +142,30 @@ describe('MCP over Streamable HTTP with authentication', () => {
     expect((await globex.callTool({ name: 'context.get', arguments: { id } })).isError).toBeFalsy();
     const mine = await acme.callTool({ name: 'context.get', arguments: { id } });
     expect(mine.isError).toBe(true);
-    // One code per error: MCP names it as the REST API does.
+    // context.get is seed 000's tool: MCP answers with the tool API's error object, code and all.
+    const toolApi = await fetch(`${api.server.url}/tools/get`, {
+      method: 'POST',
+      headers: { ...bearer(api), 'content-type': 'application/json' },
+      body: JSON.stringify({ id }),
+    });
+    expect(toolApi.status).toBe(404);
+    const expected = (await toolApi.json()) as unknown;
+    expect(expected).toEqual({ error: { code: 'not_found', message: anyString } });
+    expect(JSON.parse(textOf(mine))).toEqual(expected);
+    // The REST API keeps its own codes.
     const rest = await api.call('POST', '/operations/get', { token: api.token(ALL_SCOPES), body: { id } });
     expect(rest.body).toMatchObject({ error: { code: 'NOT_FOUND_ERROR' } });
-    expect(JSON.parse(textOf(mine))).toMatchObject({ error: { code: 'NOT_FOUND_ERROR' } });
+  });
+
+  it.each([
+    ['context.get with no id', 'context.get', {}, 'bad_request'],
+    ['context.get with a number for id', 'context.get', { id: 7 }, 'bad_request'],
+    ['context.search with an empty query', 'context.search', { query: ' ' }, 'bad_request'],
+    ['context.search in semantic mode without embeddings', 'context.search', { query: 'x', mode: 'semantic' }, 'embeddings_disabled'],
+  ])("answers %s with seed 000's error code", async (_name, tool, args, code) => {
+    const result = await acme.callTool({ name: tool, arguments: args });
+    expect(result.isError).toBe(true);
+    expect(JSON.parse(textOf(result))).toEqual({ error: { code, message: anyString } });
   });
 
   it('context.get_related_info gathers the documents, chunks and history of a file', async () => {

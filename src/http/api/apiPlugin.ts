@@ -3,12 +3,11 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { AuthorizationError } from '../../domain/auth.js';
 import type { Actor } from '../../domain/metadata.js';
-import { AppError, classifyError, NotFoundError, RateLimitError, UnavailableError } from '../../errors.js';
+import { AppError, classifyError, NotFoundError, RateLimitError, toolApiErrorBody, UnavailableError } from '../../errors.js';
 import { callOperation, type Operation, type OperationContext } from '../../operations.js';
 import { parseInput } from '../../validation.js';
 import { refuseOtherMethod } from '../allowedMethods.js';
 import { stampRateLimitReset } from '../callerRateLimits.js';
-import { toolsErrorBody } from '../surfaceErrors.js';
 import type { ApiMetrics } from './apiMetrics.js';
 import { ENDPOINT_RATE_LIMITS } from './endpointRateLimits.js';
 import { correlationIdOf, toApiError } from './apiErrors.js';
@@ -253,7 +252,7 @@ export const apiPlugin: FastifyPluginAsync<ApiPluginOptions> = async (api, optio
         } catch (error) {
           // Routes whose specification fixes its own error objects answer the operation's errors in them.
           if (operation.rest?.errorFormat === 'tools' && error instanceof AppError && error.statusCode < 500)
-            return reply.status(error.statusCode).send(toolsErrorBody(classifyError(error)));
+            return reply.status(error.statusCode).send(toolApiErrorBody(classifyError(error)));
           throw error;
         }
       },
