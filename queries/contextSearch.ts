@@ -30,10 +30,14 @@ import {
 export const formatSearchResults = (query: string, output: SearchResponse): string => {
   if (output.results.length === 0) return `No results for "${query}".`;
   const blocks = output.results.map((r, i) => {
-    const boosts = r.metadata.boosted_by.length ? ` (boosted: ${r.metadata.boosted_by.join(', ')})` : '';
+    const { metadata } = r;
+    const boosts = metadata.boosted_by.length ? ` (boosted: ${metadata.boosted_by.join(', ')})` : '';
+    // A unit of code is named by its kind (the result's type) and symbol, wherever in the file it is.
+    const unit = metadata.type === metadata.source_type ? null : [metadata.type, metadata.symbol].filter(Boolean).join(' ');
+    const place = [metadata.source_type, unit, metadata.lines && `lines ${metadata.lines}`].filter(Boolean).join(', ');
     return [
-      `[${i + 1}] ${r.metadata.title ?? r.metadata.path} — ${r.source}`,
-      `score ${r.score}, ${r.metadata.source_type}, updated ${r.metadata.last_modified}${boosts}`,
+      `[${i + 1}] ${metadata.title ?? metadata.path} — ${r.source}`,
+      `score ${r.score}, ${place}, updated ${metadata.last_modified}${boosts}`,
       r.content,
     ].join('\n');
   });

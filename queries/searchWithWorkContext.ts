@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { isCodeUnit } from '../src/domain/documents.js';
 import { AsOfSchema } from '../src/engine/asOf.js';
 import { ValidationError } from '../src/errors.js';
 import type { OperationContext } from '../src/operations.js';
@@ -54,9 +55,13 @@ export const SearchResultSchema = z.object({
   metadata: z.object({
     document_id: z.string(),
     title: z.string().nullable(),
-    type: z.string(),
+    type: z
+      .string()
+      .describe("The unit of code the result is (function, class, method, …), else its source's type"),
     source_type: z.string(),
     path: z.string(),
+    symbol: z.string().nullable().describe('The function, class or heading the shown chunk holds'),
+    lines: z.string().nullable().describe('Lines of the shown chunk in its file: start-end'),
     last_modified: z.string(),
     boosted_by: z.array(z.string()),
   }),
@@ -195,6 +200,7 @@ const rank = async (
         limit: maxResults,
         filters: { since: range?.from, until: range?.to },
         asOf: request.as_of,
+        chunkInfo: true,
       },
       context,
     );
@@ -254,22 +260,27 @@ export const searchWithWorkContext = async (
   const page = ranked.slice(offset, offset + pageSize);
   const hasMore = offset + pageSize < ranked.length;
   return {
-    results: page.map(({ hit, reasons, score }) => ({
-      source:
-        hit.source_url ??
-        `${sourceTypeOf(hit.source) === 'file' ? 'file://' : `${hit.source}:`}${hit.source_id}`,
-      content: hit.snippet,
-      score: Number((score / top).toFixed(4)),
-      metadata: {
-        document_id: hit.id,
-        title: hit.title,
-        type: sourceTypeOf(hit.source),
-        source_type: sourceTypeOf(hit.source),
-        path: hit.source_id,
-        last_modified: hit.updated_at,
-        boosted_by: reasons,
-      },
-    })),
+    results: page.map(({ hit, reasons, score }) => {
+      const chunk = hit.chunk ?? { kind: null, symbol: null, lines: null };
+      return {
+        source:
+          hit.source_url ??
+          `${sourceTypeOf(hit.source) === 'file' ? 'file://' : `${hit.source}:`}${hit.source_id}`,
+        content: hit.snippet,
+        score: Number((score / top).toFixed(4)),
+        metadata: {
+          document_id: hit.id,
+          title: hit.title,
+          type: isCodeUnit(chunk) ? chunk.kind! : sourceTypeOf(hit.source),
+          source_type: sourceTypeOf(hit.source),
+          path: hit.source_id,
+          symbol: chunk.symbol,
+          lines: chunk.lines,
+          last_modified: hit.updated_at,
+          boosted_by: reasons,
+        },
+      };
+    }),
     pagination: {
       has_more: hasMore,
       next_cursor: hasMore
