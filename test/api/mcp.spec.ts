@@ -104,16 +104,35 @@ describe('MCP over Streamable HTTP with authentication', () => {
       },
     });
     expect(result.isError).toBeFalsy();
-    expect(textOf(result)).toMatch(/^Context for "chargeInvoice" \(2 of 2 results, 1 sources\):/);
+    expect(textOf(result)).toMatch(/^Context for "chargeInvoice" \(2 of 2 results, 1 source\):/);
     expect(textOf(result)).toContain('[1] invoice — file://src/billing/invoice.ts');
     const output = structured(result) as { results: { metadata: { boosted_by: string[] } }[] };
     expect(output.results[0]!.metadata.boosted_by).toEqual(['active_file']);
   });
 
+  it('context.search gives in its text the id of each result, for context.get, and scores to three decimals', async () => {
+    for (const args of [{ query: 'chargeInvoice', top_k: 5 }, { query: 'chargeInvoice', limit: 5 }]) {
+      const result = await acme.callTool({ name: 'context.search', arguments: args });
+      const { results } = structured(result) as { results: ({ id: string } | { metadata: { document_id: string } })[] };
+      const ids = results.map((r) => ('id' in r ? r.id : r.metadata.document_id));
+      expect(ids).toHaveLength(2);
+      const text = textOf(result);
+      for (const id of ids) expect(text).toContain(`(id ${id})`);
+      const scores = [...text.matchAll(/^score (\S+?),/gm)].map((m) => m[1]!);
+      expect(scores).toHaveLength(2);
+      for (const score of scores) expect(score).toMatch(/^\d+(\.\d{1,3})?$/);
+      // The id in the text opens the document.
+      const opened = await acme.callTool({ name: 'context.get', arguments: { id: /\(id ([0-9a-f-]{36})\)/.exec(text)![1] } });
+      expect(opened.isError).toBeFalsy();
+    }
+    const one = await globex.callTool({ name: 'context.search', arguments: { query: 'chargeInvoice', limit: 5 } });
+    expect(textOf(one)).toMatch(/^Context for "chargeInvoice" \(1 result\):/);
+  });
+
   it('context.search tells the LLM how to read the next page, and the last page says no more', async () => {
     const first = await acme.callTool({ name: 'context.search', arguments: { query: 'chargeInvoice', top_k: 1 } });
     const cursor = (structured(first) as { pagination: { next_cursor: string } }).pagination.next_cursor;
-    expect(textOf(first)).toMatch(/^Context for "chargeInvoice" \(1 of 2 results, 1 sources\):/);
+    expect(textOf(first)).toMatch(/^Context for "chargeInvoice" \(1 of 2 results, 1 source\):/);
     expect(textOf(first)).toContain(`More results: pass pagination.cursor "${cursor}" for the next page.`);
     const last = await acme.callTool({
       name: 'context.search',
