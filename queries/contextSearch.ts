@@ -26,21 +26,33 @@ import {
   type WorkContextSearchDeps,
 } from './searchWithWorkContext.js';
 
+/** `1 source`, `2 sources`. */
+const count = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+
+/** A score as an LLM needs it: three decimals say enough about order. */
+const scoreText = (score: number) => String(Number(score.toFixed(3)));
+
 /** Results as a block an LLM can read in its context window. */
 export const formatSearchResults = (query: string, output: SearchResponse): string => {
   if (output.results.length === 0) return `No results for "${query}".`;
   const blocks = output.results.map((r, i) => {
-    const boosts = r.metadata.boosted_by.length ? ` (boosted: ${r.metadata.boosted_by.join(', ')})` : '';
+    const { metadata } = r;
+    const boosts = metadata.boosted_by.length ? ` (boosted: ${metadata.boosted_by.join(', ')})` : '';
+    // A unit of code is named by its kind (the result's type) and symbol, wherever in the file it is.
+    const unit = metadata.type === metadata.source_type ? null : [metadata.type, metadata.symbol].filter(Boolean).join(' ');
+    const place = [metadata.source_type, unit, metadata.lines && `lines ${metadata.lines}`].filter(Boolean).join(', ');
     return [
-      `[${i + 1}] ${r.metadata.title ?? r.metadata.path} — ${r.source}`,
-      `score ${r.score}, ${r.metadata.source_type}, updated ${r.metadata.last_modified}${boosts}`,
+      `[${i + 1}] ${metadata.title ?? metadata.path} — ${r.source} (id ${metadata.document_id})`,
+      `score ${scoreText(r.score)}, ${place}, updated ${metadata.last_modified}${boosts}`,
       r.content,
     ].join('\n');
   });
   const more = output.pagination.has_more
     ? `\n\nMore results: pass pagination.cursor "${output.pagination.next_cursor}" for the next page.`
     : '';
-  return `Context for "${query}" (${output.results.length} of ${output.pagination.total_results} results, ${output.query_metadata.sources_searched} sources):\n\n${blocks.join('\n\n')}${more}`;
+  const { total_results: total } = output.pagination;
+  const sources = count(output.query_metadata.sources_searched, 'source');
+  return `Context for "${query}" (${output.results.length} of ${count(total, 'result')}, ${sources}):\n\n${blocks.join('\n\n')}${more}`;
 };
 
 const formatRelatedInfo = (info: RelatedInfo): string => {
@@ -154,9 +166,9 @@ const contextSearch = async (
 const formatDocumentResults = (query: string, output: SearchOutput): string => {
   if (output.results.length === 0) return `No results for "${query}".`;
   const blocks = output.results.map((r, i) =>
-    [`[${i + 1}] ${r.title ?? r.source_id} — ${r.source}:${r.source_id} (id ${r.id})`, `score ${r.score}, updated ${r.updated_at}`, r.snippet].join('\n'),
+    [`[${i + 1}] ${r.title ?? r.source_id} — ${r.source}:${r.source_id} (id ${r.id})`, `score ${scoreText(r.score)}, updated ${r.updated_at}`, r.snippet].join('\n'),
   );
-  return `Context for "${query}" (${output.results.length} results):\n\n${blocks.join('\n\n')}`;
+  return `Context for "${query}" (${count(output.results.length, 'result')}):\n\n${blocks.join('\n\n')}`;
 };
 
 const formatContextSearch = (output: ContextSearchOutput, input: ContextSearchInput): string => {
@@ -183,6 +195,8 @@ export const contextOperations = ({ search, related }: ContextOperationDeps) => 
     input: ContextSearchInputSchema,
     output: ContextSearchOutputSchema,
     run: (input, context) => contextSearch(search, input, context),
+    // Seed 000's tool: over MCP too, its errors are the tool API's.
+    mcpErrors: 'tools',
     formatText: formatContextSearch,
   }),
   defineOperation({

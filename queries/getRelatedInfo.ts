@@ -2,6 +2,7 @@ import path from 'node:path';
 import { z } from 'zod';
 import { ANNOTATION_CHUNKS, type AnnotationChunkRow } from '../src/domain/annotationChunkViews.js';
 import type { DocumentView } from '../src/domain/documentView.js';
+import { lineRange } from '../src/domain/documents.js';
 import { annotationStream } from '../src/domain/annotations.js';
 import { streamId } from '../src/domain/events.js';
 import type { OperationContext } from '../src/operations.js';
@@ -163,7 +164,7 @@ export const getRelatedInfo = async (
     chunk_id: chunk.id,
     kind: chunk.kind,
     symbol: chunk.symbol,
-    lines: chunk.startLine !== null && chunk.endLine !== null ? `${chunk.startLine}-${chunk.endLine}` : null,
+    lines: lineRange(chunk),
     text: (texts.get(chunk.textHash) ?? '').slice(0, 400),
   }));
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isCodeUnit, lineRange, type ChunkRef } from '../src/domain/documents.js';
 import type { DocumentView } from '../src/domain/documentView.js';
 import { inUtc } from '../src/domain/instant.js';
 import { AsOfSchema } from '../src/engine/asOf.js';
@@ -50,6 +51,13 @@ export const SearchInputSchema = z.object({
         '(adaptive), reciprocal ranks (rrf), or normalised scores averaged (weighted)',
     ),
   explain: z.boolean().default(false).describe("Add each result's component scores"),
+  chunkInfo: z
+    .boolean()
+    .default(false)
+    .describe(
+      "Add the shown chunk's kind, symbol and lines to each result (`chunk`) rather than opening the snippet " +
+        'of a unit of code with them',
+    ),
   count: z
     .boolean()
     .default(false)
@@ -77,6 +85,15 @@ const ExplainSchema = z.object({
   semantic: ComponentRankSchema.nullable(),
 });
 
+/** The chunk a result shows: what the chunker made of it. */
+const ChunkInfoSchema = z.object({
+  /** `function`, `class`, `method`, … for code; `section`, `text` or `lines` otherwise. */
+  kind: z.string().nullable(),
+  symbol: z.string().nullable(),
+  /** `start-end`, 1-based and inclusive. */
+  lines: z.string().nullable(),
+});
+
 export const SearchResultSchema = z.object({
   id: z.string(),
   score: z.number(),
@@ -87,6 +104,7 @@ export const SearchResultSchema = z.object({
   snippet: z.string(),
   source_url: z.string().nullable(),
   explain: ExplainSchema.optional(),
+  chunk: ChunkInfoSchema.optional(),
 });
 /** A hybrid search answered from one ranking because the other index was unavailable. */
 const DegradedSchema = z.object({
@@ -199,12 +217,13 @@ const rankDocuments = async (
     top.map((hit) => hit.chunkId),
   );
   const documents = top.map((hit) => byId.get(hit.documentId));
-  const chunkHashes = top.map((hit, i) => documents[i]?.chunks.find((c) => c.id === hit.chunkId)?.textHash);
-  const texts = await deps.content.get(chunkHashes.filter((h): h is string => h !== undefined));
+  const chunks = top.map((hit, i) => documents[i]?.chunks.find((c) => c.id === hit.chunkId));
+  const texts = await deps.content.get(chunks.flatMap((c) => (c ? [c.textHash] : [])));
   const results = top.flatMap((hit, i) => {
     const doc = documents[i];
     if (!doc) return [];
-    const text = texts.get(chunkHashes[i] ?? '') ?? '';
+    const chunk = chunks[i];
+    const snippet = hit.snippet ?? snippetOf(texts.get(chunk?.textHash ?? '') ?? '', input.query);
     return [
       {
         id: doc.id,
@@ -213,7 +232,7 @@ const rankDocuments = async (
         source: doc.source,
         source_id: doc.sourceId,
         updated_at: inUtc(doc.updatedAt),
-        snippet: hit.snippet ?? snippetOf(text, input.query),
+        snippet: input.chunkInfo || !chunk ? snippet : `${codeLabel(chunk)}${snippet}`,
         source_url: doc.sourceUrl,
         ...(input.explain
           ? {
@@ -224,11 +243,21 @@ const rankDocuments = async (
               },
             }
           : {}),
+        ...(input.chunkInfo
+          ? { chunk: { kind: chunk?.kind ?? null, symbol: chunk?.symbol ?? null, lines: chunk ? lineRange(chunk) : null } }
+          : {}),
       },
     ];
   });
   const matches = counting && matchesPerSource(await counting, results, semanticOnly);
   return { results, ...(degraded ? { degraded } : {}), ...(matches ? { matches } : {}) };
+};
+
+/** `function verifyToken (lines 5-7): ` before the snippet of a unit of code; nothing before any other. */
+const codeLabel = (chunk: ChunkRef) => {
+  if (!isCodeUnit(chunk)) return '';
+  const lines = lineRange(chunk);
+  return `${[chunk.kind, chunk.symbol].filter(Boolean).join(' ')}${lines ? ` (lines ${lines})` : ''}: `;
 };
 
 /**

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { isCodeUnit } from '../src/domain/documents.js';
 import { AsOfSchema } from '../src/engine/asOf.js';
 import { ValidationError } from '../src/errors.js';
 import type { OperationContext } from '../src/operations.js';
@@ -54,9 +55,13 @@ export const SearchResultSchema = z.object({
   metadata: z.object({
     document_id: z.string(),
     title: z.string().nullable(),
-    type: z.string(),
+    type: z
+      .string()
+      .describe("The unit of code the result is (function, class, method, …), else its source's type"),
     source_type: z.string(),
     path: z.string(),
+    symbol: z.string().nullable().describe('The function, class or heading the shown chunk holds'),
+    lines: z.string().nullable().describe('Lines of the shown chunk in its file: start-end'),
     last_modified: z.string(),
     boosted_by: z.array(z.string()),
   }),
@@ -195,7 +200,7 @@ const rank = async (
         limit: maxResults,
         filters: { since: range?.from, until: range?.to },
         asOf: request.as_of,
-        count: true,
+        chunkInfo: true,
       },
       context,
     );
@@ -207,8 +212,6 @@ const rank = async (
   const wanted = request.filters?.source_types;
   const isWanted = (source: string) => !wanted?.length || wanted.includes(sourceTypeOf(source) as never);
   const kept = found.results.filter((hit) => isWanted(hit.source));
-  // Every match counts, also those past the cap; where the index cannot count, the ranking is all there is.
-  const matched = Object.entries(found.matches ?? {}).reduce((n, [source, count]) => n + (isWanted(source) ? count : 0), 0);
 
   const activeFile = request.work_context?.active_file
     ? normalisePath(request.work_context.active_file)
@@ -225,7 +228,7 @@ const rank = async (
       return { hit, reasons, score: (1 - rank / (kept.length + 1)) * factor };
     })
     .sort((a, b) => b.score - a.score);
-  return { ranking: ranked, total: Math.max(matched, ranked.length), sourcesSearched };
+  return { ranking: ranked, sourcesSearched };
 };
 
 /**
@@ -249,7 +252,7 @@ export const searchWithWorkContext = async (
     throw new ValidationError(
       'pagination.cursor has expired or is unknown: run the search again without a cursor to start from the first page',
     );
-  const { ranking: ranked, total, sourcesSearched } = pinned
+  const { ranking: ranked, sourcesSearched } = pinned
     ? { ...pinned, sourcesSearched: await deps.sourcesSearched(context.project) }
     : await rank(deps, request, context);
   const top = ranked[0]?.score ?? 1;
@@ -257,32 +260,38 @@ export const searchWithWorkContext = async (
   const page = ranked.slice(offset, offset + pageSize);
   const hasMore = offset + pageSize < ranked.length;
   return {
-    results: page.map(({ hit, reasons, score }) => ({
-      source:
-        hit.source_url ??
-        `${sourceTypeOf(hit.source) === 'file' ? 'file://' : `${hit.source}:`}${hit.source_id}`,
-      content: hit.snippet,
-      score: Number((score / top).toFixed(4)),
-      metadata: {
-        document_id: hit.id,
-        title: hit.title,
-        type: sourceTypeOf(hit.source),
-        source_type: sourceTypeOf(hit.source),
-        path: hit.source_id,
-        last_modified: hit.updated_at,
-        boosted_by: reasons,
-      },
-    })),
+    results: page.map(({ hit, reasons, score }) => {
+      const chunk = hit.chunk ?? { kind: null, symbol: null, lines: null };
+      return {
+        source:
+          hit.source_url ??
+          `${sourceTypeOf(hit.source) === 'file' ? 'file://' : `${hit.source}:`}${hit.source_id}`,
+        content: hit.snippet,
+        score: Number((score / top).toFixed(4)),
+        metadata: {
+          document_id: hit.id,
+          title: hit.title,
+          type: isCodeUnit(chunk) ? chunk.kind! : sourceTypeOf(hit.source),
+          source_type: sourceTypeOf(hit.source),
+          path: hit.source_id,
+          symbol: chunk.symbol,
+          lines: chunk.lines,
+          last_modified: hit.updated_at,
+          boosted_by: reasons,
+        },
+      };
+    }),
     pagination: {
       has_more: hasMore,
       next_cursor: hasMore
         ? encodeCursor({
-            ranking: cursor?.ranking ?? (await deps.rankings.pin(ownerOf(context), { ranking: ranked, total })),
+            ranking: cursor?.ranking ?? (await deps.rankings.pin(ownerOf(context), { ranking: ranked })),
             offset: offset + pageSize,
             fingerprint,
           })
         : null,
-      total_results: total,
+      // The pages serve the whole ranking (up to the configured cap), and nothing past it.
+      total_results: ranked.length,
     },
     query_metadata: {
       execution_time_ms: Math.round(performance.now() - started),

@@ -10,16 +10,40 @@ const alignComments = (text: string, column = 42): string =>
     (_, setting: string, comment: string) => `${setting.padEnd(column - 1)} ${comment}`,
   );
 
-/** The `ctx.toml` that `ctx init` writes: every setting at its default, each with a comment; optional ones commented out. */
+/**
+ * A vocabulary for a new project's annotations: whether a chunk matters to the question at hand.
+ * Unset, annotation tools take the fee-schedule vocabulary their specification names.
+ */
+export const STARTER_VOCABULARY = {
+  categories: ['relevant', 'irrelevant', 'needs_review'],
+  labels: ['Relevant', 'Irrelevant', 'Needs Review'],
+  subtypes: ['definition', 'example', 'reference', 'question', 'other'],
+} as const;
+
+/**
+ * The `ctx.toml` that `ctx init` writes: every setting with a comment, at its default (optional
+ * ones commented out), but for a generic annotation vocabulary to start from.
+ */
 export const configTemplate = (): string => {
   const d = ConfigSchema.parse({});
-  return alignComments(`# Context Ledger configuration. Every value below is the default; delete what you do not change.
+  return alignComments(`# Context Ledger configuration. Every value below is the default, but for [annotations];
+# delete what you do not change.
 # Environment variables override this file: CTX_<SECTION>__<KEY>, e.g. CTX_SERVER__BIND=0.0.0.0:7331.
 # \`ctx\` reads ./ctx.toml from the working directory; \`--config FILE\` reads another file instead.
 
 [server]
 bind = ${toml(d.server.bind)}                # host:port; beyond loopback, authentication turns on
 body_limit_bytes = ${d.server.bodyLimitBytes}          # largest request body
+allowed_hosts = ${toml(d.server.allowedHosts)}                         # host names clients use, besides localhost (needed beyond loopback)
+cors_origins = ${toml(d.server.corsOrigins)}                          # origins whose pages may call, besides localhost ones; "*" for any
+tools_per_minute = ${d.server.toolsPerMinute}                   # requests per minute per tenant to Lua tools, /tools/list and /agents/*
+mcp_per_minute = ${d.server.mcpPerMinute}                    # MCP messages over HTTP per minute per tenant
+# Budgets per tenant and minute that every surface shares (REST, /tools, MCP), to start with;
+# the operator changes them at run time with PATCH /api/v1/config {"rate_limits": …}.
+search_per_minute = ${d.server.searchPerMinute}                  # searches
+index_per_minute = ${d.server.indexPerMinute}                    # index start, stop and status
+connectors_per_minute = ${d.server.connectorsPerMinute}              # connector reads and changes
+config_per_minute = ${d.server.configPerMinute}                    # configuration reads and changes
 
 [storage]
 data_dir = ${toml(d.storage.dataDir)}                     # the embedded database; one process at a time
@@ -33,6 +57,8 @@ model = ${toml(d.embeddings.model)}
 # model_dir = "/opt/models"                 # holds <model>/; nothing is downloaded then
 # url = "http://127.0.0.1:11434"            # provider = "http": an Ollama or OpenAI-compatible server
 api = ${toml(d.embeddings.api)}                        # openai | ollama
+# api_key = "sk-…"                          # provider = "http": sent as a bearer token
+# dimensions = 384                          # provider = "http": the vectors' length (unset: learnt from one request)
 batch_size = ${d.embeddings.batchSize}
 weights = ${toml(d.embeddings.weights)}                     # auto | fp32 | q8 (int8: faster, slightly less exact)
 # threads = 2                               # a local model's threads per forward pass
@@ -46,6 +72,8 @@ progress_every_files = ${d.jobs.progressEveryFiles}
 default_limit = ${d.search.defaultLimit}
 keyword_index = ${toml(d.search.keywordIndex)}           # pg_textsearch | meilisearch
 # meilisearch_url = "http://127.0.0.1:7700"
+# meilisearch_api_key = "…"
+meilisearch_timeout_ms = ${d.search.meilisearchTimeoutMs}              # a Meilisearch request unanswered this long counts as an outage
 as_of_cache = ${d.search.asOfCache}                           # past positions whose search indexes stay built
 
 # Named sources, ingested with \`ctx ingest --source git:platform\`:
@@ -56,10 +84,10 @@ as_of_cache = ${d.search.asOfCache}                           # past positions w
 # kind = "filesystem"
 # roots = ["./handbook"]
 
-[annotations]                             # the vocabulary annotators may use
-categories = ${toml(d.annotations.categories)}
-labels = ${toml(d.annotations.labels)}
-subtypes = ${toml(d.annotations.subtypes)}
+[annotations]                             # the vocabulary annotators may use; unset, a fee schedule's
+categories = ${toml(STARTER_VOCABULARY.categories)}
+labels = ${toml(STARTER_VOCABULARY.labels)}
+subtypes = ${toml(STARTER_VOCABULARY.subtypes)}
 
 [extensions]
 tools_dir = ${toml(d.extensions.toolsDir)}                   # Lua tools (*.lua)
@@ -79,6 +107,7 @@ allow_private_addresses = ${toml(d.connectors.allowPrivateAddresses)}           
 [auth]
 mode = ${toml(d.auth.mode)}                             # auto (on unless bound to loopback) | on | off
 # jwt_secret = "at least 32 characters"
+# jwt_public_key = "-----BEGIN PUBLIC KEY-----…"  # RS256 or ES256: tokens signed elsewhere
 algorithm = ${toml(d.auth.algorithm)}
 issuer = ${toml(d.auth.issuer)}
 audience = ${toml(d.auth.audience)}
@@ -86,8 +115,11 @@ access_ttl_s = ${d.auth.accessTtlS}
 refresh_ttl_s = ${d.auth.refreshTtlS}
 # secrets_key = "at least 32 characters"   # seals connector secrets and annotation notes
 
-[api]
-# connectors_root = "/srv/repos"            # local connectors read only below it (default: the working directory)
+[ingest]
+# Folders ctx ingest, indexed repositories and local connectors may read (default: the working directory).
+# Setting them replaces the default: list the working directory too if it should stay readable.
+# Or in the environment: CTX_INGEST__ROOTS=.,/srv/repos
+# roots = [".", "/srv/repos"]
 
 [mcp]
 # toolsets = ["default"]                    # or "all", or groups: ledger, search, jobs, annotations, admin, extensions

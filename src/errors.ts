@@ -213,3 +213,33 @@ export const classifyError = (error: unknown): ClassifiedError => {
   }
   return { ...ERROR_CATALOGUE.INTERNAL_ERROR, code: 'INTERNAL_ERROR', detail: UNEXPECTED, expected: false };
 };
+
+/**
+ * Seed 000's codes, which the Context Harness tool API keeps (`/tools/*`, and its search, get and
+ * sources tools over MCP): the seed names bad_request, not_found, not_configured,
+ * embeddings_disabled, tool_error, timeout and internal; the rest follow its style.
+ */
+const TOOL_API_CODES: Record<ErrorCode, string> = {
+  VALIDATION_ERROR: 'bad_request',
+  EMBEDDINGS_DISABLED: 'embeddings_disabled',
+  NOT_CONFIGURED: 'not_configured',
+  AUTHENTICATION_ERROR: 'unauthorized',
+  AUTHORIZATION_ERROR: 'forbidden',
+  NOT_FOUND_ERROR: 'not_found',
+  METHOD_NOT_ALLOWED_ERROR: 'method_not_allowed',
+  TIMEOUT: 'timeout',
+  CONFLICT_ERROR: 'conflict',
+  PAYLOAD_TOO_LARGE_ERROR: 'payload_too_large',
+  URI_TOO_LONG_ERROR: 'uri_too_long',
+  UNSUPPORTED_MEDIA_TYPE_ERROR: 'bad_request',
+  RATE_LIMIT_ERROR: 'rate_limited',
+  INTERNAL_ERROR: 'internal',
+  TOOL_ERROR: 'tool_error',
+  SERVICE_UNAVAILABLE: 'unavailable',
+  INSUFFICIENT_STORAGE: 'insufficient_storage',
+};
+
+/** Seed 000's error body: `{error: {code, message}}`. */
+export const toolApiErrorBody = (error: ClassifiedError, message = error.detail) => ({
+  error: { code: TOOL_API_CODES[error.code], message },
+});

@@ -46,11 +46,7 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodO
   input: I;
   output: O;
   run(input: z.output<I>, context: OperationContext): Promise<z.output<O>>;
-  /**
-   * For MCP tools whose specification fixes its own error objects: which (seed 004's job errors,
-   * seed 003's annotation errors); the MCP surface builds them. Such an operation validates its own
-   * input (in `run`), so that bad input is answered in that shape too.
-   */
+  /** For MCP tools whose specification fixes its own error objects: which; the MCP surface builds them. */
   mcpErrors?: McpErrorObjects;
   /** Its route under `/api/v1`, when it has one. */
   rest?: RestRoute;
@@ -229,7 +225,15 @@ export const rateClassOf = (operation: Guarded): RateClass => {
 /** Whether an operation is offered as an MCP tool and by name. */
 export const isTool = (operation: Operation) => operation.tool !== false;
 
-export type McpErrorObjects = 'jobs' | 'annotations';
+/**
+ * Error objects a specification fixes for its MCP tools: seed 004's job errors and seed 003's
+ * annotation errors (the tools check their own input, so that bad input is answered in that shape
+ * too), and seed 000's tool API errors (`{error: {code, message}}` with its lowercase codes).
+ */
+export type McpErrorObjects = 'jobs' | 'annotations' | 'tools';
+
+/** Whether an operation parses its own input (its errors then name what its specification asks). */
+const parsesOwnInput = (operation: Operation) => operation.mcpErrors === 'jobs' || operation.mcpErrors === 'annotations';
 
 /** The scope a caller needs to call an operation: its own, or else one that follows from its group and whether it writes. */
 export const requiredScope = (operation: Guarded): string => {
@@ -283,7 +287,7 @@ export const defineOperation = <I extends z.ZodObject, O extends z.ZodObject>(op
 /**
  * Runs an operation for a caller: a tenant's call runs in its own project, and naming another
  * project is refused; and the input is parsed by the operation's schema unless the operation checks it
- * itself (those with `mcpErrors`).
+ * itself (those with seed 004's or seed 003's error objects).
  */
 export const callOperation = (operation: Operation, given: unknown, context: OperationContext) => {
   const { tenant } = context.actor;
@@ -296,5 +300,5 @@ export const callOperation = (operation: Operation, given: unknown, context: Ope
     }
     input = { ...(given as object), project_id: tenant };
   }
-  return operation.run(operation.mcpErrors ? (input as never) : parseInput(operation.input, input), context);
+  return operation.run(parsesOwnInput(operation) ? (input as never) : parseInput(operation.input, input), context);
 };

@@ -2,8 +2,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, discoverConfigFile, loadConfig } from '../src/config.js';
-import { configTemplate } from '../src/configTemplate.js';
+import { z } from 'zod';
+import { ConfigError, ConfigSchema, discoverConfigFile, loadConfig } from '../src/config.js';
+import { configTemplate, STARTER_VOCABULARY } from '../src/configTemplate.js';
 
 const tomlFile = (text: string) => {
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'ctx-config-')), 'ctx.toml');
@@ -102,10 +103,34 @@ describe('loadConfig', () => {
       expect(() => loadConfig({ env: { CTX_CONNECTORS__ALLOWED_HOSTS: bad } }), bad).toThrow(/connectors\.allowed_hosts\[0\]: expected a host/);
   });
 
-  it('writes a template for ctx init that loads as the defaults', () => {
+  it('writes a template for ctx init that loads as the defaults, but for a generic annotation vocabulary', () => {
     const file = tomlFile(configTemplate());
-    expect(loadConfig({ file, env: {} })).toEqual(loadConfig({ env: {} }));
+    const defaults = loadConfig({ env: {} });
+    expect(loadConfig({ file, env: {} })).toEqual({ ...defaults, annotations: STARTER_VOCABULARY });
     expect(configTemplate()).toMatch(/^body_limit_bytes = 4194304 +# /m);
+    expect(configTemplate()).not.toMatch(/fee_schedule|Fee Schedule/);
+  });
+
+  it('names every setting in the template, set or commented out, but the older name of ingest.roots', () => {
+    const template = configTemplate();
+    const snake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+    const objectOf = (schema: unknown): z.ZodObject | null => {
+      let at = schema as { _zod?: { def?: { innerType?: unknown } } };
+      while (!(at instanceof z.ZodObject) && at._zod?.def?.innerType) at = at._zod.def.innerType;
+      return at instanceof z.ZodObject ? at : null;
+    };
+    const missing: string[] = [];
+    for (const [section, schema] of Object.entries(ConfigSchema.shape)) {
+      const fields = objectOf(schema);
+      if (!fields) continue; // [sources.*]: named tables, shown as an example
+      const body = template.split(`\n[${section}]`)[1]?.split('\n[')[0] ?? '';
+      for (const key of Object.keys(fields.shape).map(snake)) {
+        if (`${section}.${key}` === 'api.connectors_root') continue;
+        if (!new RegExp(`^(# )?${key} = `, 'm').test(body)) missing.push(`${section}.${key}`);
+      }
+    }
+    expect(missing).toEqual([]);
+    expect(template).not.toMatch(/connectors_root/);
   });
 
   it('names the file when it is not valid TOML', () => {

@@ -1,13 +1,13 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { newId } from '../domain/ids.js';
-import { classifyError, type ClassifiedError } from '../errors.js';
+import { classifyError, toolApiErrorBody, type ClassifiedError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
 import { refuseOtherMethod } from './allowedMethods.js';
 import { parseJsonWithinDepth } from './jsonBodies.js';
 import { limitCallers, type CallerRateLimits } from './rateLimits.js';
 import { guardHostAndOrigin, type BrowserPolicy } from './hostAndOriginGuard.js';
 import { mountMcp, type McpAuthenticate, type McpRouteOptions } from './mcpRoutes.js';
-import { jsonRpcErrorBody, refuse, surfaceOf, toolsErrorBody } from './surfaceErrors.js';
+import { jsonRpcErrorBody, refuse, surfaceOf } from './surfaceErrors.js';
 
 export interface AppDeps {
   logger: Logger & FastifyServerOptions['loggerInstance'];
@@ -22,7 +22,7 @@ export interface AppDeps {
 
 /** The error body of a route outside `/api/v1`: seed 000's, or JSON-RPC's on MCP. */
 const errorBody = (request: FastifyRequest, error: ClassifiedError) =>
-  surfaceOf(request) === 'mcp' ? jsonRpcErrorBody(-32000, error.detail) : toolsErrorBody(error);
+  surfaceOf(request) === 'mcp' ? jsonRpcErrorBody(-32000, error.detail) : toolApiErrorBody(error);
 
 /** Requests are logged at debug, one line each when done: at the default level a busy server's log stays readable. */
 class DebugRequestLogs extends LogController {

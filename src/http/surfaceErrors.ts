@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { classifyError, type ClassifiedError, type ErrorCode } from '../errors.js';
+import { classifyError, toolApiErrorBody } from '../errors.js';
 import { apiErrorBody, correlationIdOf } from './api/apiErrors.js';
 
 /** The HTTP surfaces, each with its own error format. */
@@ -12,33 +12,6 @@ export const surfaceOf = (request: FastifyRequest): Surface => {
   if (path === '/mcp' || (path === '/' && request.method === 'POST')) return 'mcp';
   return 'tools';
 };
-
-/**
- * Seed 000's codes, which the `/tools` API keeps: the seed names bad_request, not_found,
- * not_configured, embeddings_disabled, tool_error, timeout and internal; the rest follow its style.
- */
-const TOOLS_CODES: Record<ErrorCode, string> = {
-  VALIDATION_ERROR: 'bad_request',
-  EMBEDDINGS_DISABLED: 'embeddings_disabled',
-  NOT_CONFIGURED: 'not_configured',
-  AUTHENTICATION_ERROR: 'unauthorized',
-  AUTHORIZATION_ERROR: 'forbidden',
-  NOT_FOUND_ERROR: 'not_found',
-  METHOD_NOT_ALLOWED_ERROR: 'method_not_allowed',
-  TIMEOUT: 'timeout',
-  CONFLICT_ERROR: 'conflict',
-  PAYLOAD_TOO_LARGE_ERROR: 'payload_too_large',
-  URI_TOO_LONG_ERROR: 'uri_too_long',
-  UNSUPPORTED_MEDIA_TYPE_ERROR: 'bad_request',
-  RATE_LIMIT_ERROR: 'rate_limited',
-  INTERNAL_ERROR: 'internal',
-  TOOL_ERROR: 'tool_error',
-  SERVICE_UNAVAILABLE: 'unavailable',
-  INSUFFICIENT_STORAGE: 'insufficient_storage',
-};
-
-/** Seed 000's error body, used by every route outside `/api/v1` and MCP. */
-export const toolsErrorBody = (error: ClassifiedError) => ({ error: { code: TOOLS_CODES[error.code], message: error.detail } });
 
 /** A JSON-RPC error without a request id, as MCP's Streamable HTTP transport answers refusals. */
 export const jsonRpcErrorBody = (code: number, message: string) => ({
@@ -58,6 +31,6 @@ export const refuse = (request: FastifyRequest, reply: FastifyReply, status: num
     case 'mcp':
       return reply.status(status).send(jsonRpcErrorBody(-32000, message));
     case 'tools':
-      return reply.status(status).send(toolsErrorBody(refusal));
+      return reply.status(status).send(toolApiErrorBody(refusal));
   }
 };

@@ -31,30 +31,36 @@ const realPathOf = (target: string): string => {
   }
 };
 
+/**
+ * How an operator lets ingestion read a path: the setting in ctx.toml or the environment (both
+ * replace the list, so the folders already allowed stay in it), or starting ctx inside its folder.
+ * Nothing is looked up on disk, and a relative path is not resolved: the answer shows a client
+ * nothing of the server's folders it did not name itself.
+ */
+const howToAllow = (what: string) =>
+  `To allow it, add ${what} (or a folder above it) to roots ` +
+  'under [ingest] in ctx.toml, keeping the folders already there (unset, it is the working directory), ' +
+  'or set CTX_INGEST__ROOTS to the folders, comma-separated; or run ctx from a folder that holds it';
+
 export const readableRoots = (roots: readonly string[], cwd = process.cwd()): ReadableRoots => {
   const absolute = roots.map((root) => path.resolve(cwd, root));
-  const refuse = (message: string, given: string, field: string) =>
-    new ValidationError(message, {
-      field,
-      value: given,
-      setting: ROOTS_SETTING,
-      suggestion: `Give a path inside the folders ingestion may read, or add its folder to the server's ${ROOTS_SETTING} setting`,
-    });
+  const refuse = (message: string, given: string, field: string, suggestion: string) =>
+    new ValidationError(message, { field, value: given, setting: ROOTS_SETTING, suggestion });
+  const outside = (problem: string, given: string, field: string, what: string) => {
+    const fix = howToAllow(what);
+    return refuse(`Path '${given}' ${problem} the folders ingestion may read (setting ${ROOTS_SETTING}). ${fix}.`, given, field, fix);
+  };
   return {
     roots: absolute,
     resolve: (given, { base = cwd, field = 'path' } = {}) => {
       if (typeof given !== 'string' || given.length === 0 || given.includes('\0'))
-        throw refuse(`The ${field} must be a non-empty path`, String(given), field);
+        throw refuse(`The ${field} must be a non-empty path`, String(given), field, 'Give a path to read');
       const resolved = path.resolve(base, given);
       if (!absolute.some((root) => inside(root, resolved)))
-        throw refuse(`Path '${given}' is outside the folders ingestion may read (setting ${ROOTS_SETTING})`, given, field);
+        throw outside('is outside', given, field, path.isAbsolute(given) ? `'${given}'` : 'its absolute path');
       const real = realPathOf(resolved);
       if (!absolute.some((root) => inside(realPathOf(root), real)))
-        throw refuse(
-          `Path '${given}' leads through a link outside the folders ingestion may read (setting ${ROOTS_SETTING})`,
-          given,
-          field,
-        );
+        throw outside('leads through a link outside', given, field, 'the folder the link leads to');
       return resolved;
     },
   };

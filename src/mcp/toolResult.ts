@@ -7,6 +7,7 @@ import {
   IllegalStateError,
   InsufficientStorageError,
   NotFoundError,
+  toolApiErrorBody,
   UnavailableError,
   type ClassifiedError,
 } from '../errors.js';
@@ -68,7 +69,8 @@ const jobErrorObject = (error: unknown, classified: ClassifiedError, correlation
 /**
  * The one place MCP maps errors, from the catalogue: a tool answers `{error: {code, message,
  * details?}}` with the catalogue's code, unless its specification fixes its own error objects
- * (seed 004's job tools, seed 003's annotation tools). Unexpected errors are logged and masked.
+ * (seed 004's job tools, seed 003's annotation tools, seed 000's tool API). Unexpected errors are
+ * logged and masked.
  */
 export const toolFailure = (
   error: unknown,
@@ -78,15 +80,18 @@ export const toolFailure = (
 ): CallToolResult => {
   const classified = classifyError(error);
   if (!classified.expected) logger.error({ err: error, correlationId }, 'MCP tool failed');
+  const masked = `Internal error (correlation id ${correlationId})`;
   const body =
     objects === 'jobs'
       ? jobErrorObject(error, classified, correlationId)
       : objects === 'annotations'
         ? annotationErrorObject(error, correlationId)
-        : {
+        : objects === 'tools'
+          ? toolApiErrorBody(classified, classified.expected ? classified.detail : masked)
+          : {
             error: classified.expected
               ? { code: classified.code, message: classified.detail, ...(classified.details ? { details: classified.details } : {}) }
-              : { code: classified.code, message: `Internal error (correlation id ${correlationId})` },
+              : { code: classified.code, message: masked },
           };
   return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: true };
 };

@@ -1,8 +1,6 @@
-/** A ranking kept for the pages after the first, and what its first page said beside it. */
+/** A ranking kept for the pages after the first. */
 export interface Pinned<T> {
   ranking: readonly T[];
-  /** How many documents the query matched when the ranking was made. */
-  total: number;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client, ResourceNotFoundError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Scope } from '../../src/domain/auth.js';
 import { ALL_SCOPES, ingest, startApiServer, type ApiServer } from './apiServer.js';
@@ -104,16 +104,35 @@ describe('MCP over Streamable HTTP with authentication', () => {
       },
     });
     expect(result.isError).toBeFalsy();
-    expect(textOf(result)).toMatch(/^Context for "chargeInvoice" \(2 of 2 results, 1 sources\):/);
+    expect(textOf(result)).toMatch(/^Context for "chargeInvoice" \(2 of 2 results, 1 source\):/);
     expect(textOf(result)).toContain('[1] invoice — file://src/billing/invoice.ts');
     const output = structured(result) as { results: { metadata: { boosted_by: string[] } }[] };
     expect(output.results[0]!.metadata.boosted_by).toEqual(['active_file']);
   });
 
+  it('context.search gives in its text the id of each result, for context.get, and scores to three decimals', async () => {
+    for (const args of [{ query: 'chargeInvoice', top_k: 5 }, { query: 'chargeInvoice', limit: 5 }]) {
+      const result = await acme.callTool({ name: 'context.search', arguments: args });
+      const { results } = structured(result) as { results: ({ id: string } | { metadata: { document_id: string } })[] };
+      const ids = results.map((r) => ('id' in r ? r.id : r.metadata.document_id));
+      expect(ids).toHaveLength(2);
+      const text = textOf(result);
+      for (const id of ids) expect(text).toContain(`(id ${id})`);
+      const scores = [...text.matchAll(/^score (\S+?),/gm)].map((m) => m[1]!);
+      expect(scores).toHaveLength(2);
+      for (const score of scores) expect(score).toMatch(/^\d+(\.\d{1,3})?$/);
+      // The id in the text opens the document.
+      const opened = await acme.callTool({ name: 'context.get', arguments: { id: /\(id ([0-9a-f-]{36})\)/.exec(text)![1] } });
+      expect(opened.isError).toBeFalsy();
+    }
+    const one = await globex.callTool({ name: 'context.search', arguments: { query: 'chargeInvoice', limit: 5 } });
+    expect(textOf(one)).toMatch(/^Context for "chargeInvoice" \(1 result\):/);
+  });
+
   it('context.search tells the LLM how to read the next page, and the last page says no more', async () => {
     const first = await acme.callTool({ name: 'context.search', arguments: { query: 'chargeInvoice', top_k: 1 } });
     const cursor = (structured(first) as { pagination: { next_cursor: string } }).pagination.next_cursor;
-    expect(textOf(first)).toMatch(/^Context for "chargeInvoice" \(1 of 2 results, 1 sources\):/);
+    expect(textOf(first)).toMatch(/^Context for "chargeInvoice" \(1 of 2 results, 1 source\):/);
     expect(textOf(first)).toContain(`More results: pass pagination.cursor "${cursor}" for the next page.`);
     const last = await acme.callTool({
       name: 'context.search',
@@ -142,10 +161,30 @@ describe('MCP over Streamable HTTP with authentication', () => {
     expect((await globex.callTool({ name: 'context.get', arguments: { id } })).isError).toBeFalsy();
     const mine = await acme.callTool({ name: 'context.get', arguments: { id } });
     expect(mine.isError).toBe(true);
-    // One code per error: MCP names it as the REST API does.
+    // context.get is seed 000's tool: MCP answers with the tool API's error object, code and all.
+    const toolApi = await fetch(`${api.server.url}/tools/get`, {
+      method: 'POST',
+      headers: { ...bearer(api), 'content-type': 'application/json' },
+      body: JSON.stringify({ id }),
+    });
+    expect(toolApi.status).toBe(404);
+    const expected = (await toolApi.json()) as unknown;
+    expect(expected).toEqual({ error: { code: 'not_found', message: anyString } });
+    expect(JSON.parse(textOf(mine))).toEqual(expected);
+    // The REST API keeps its own codes.
     const rest = await api.call('POST', '/operations/get', { token: api.token(ALL_SCOPES), body: { id } });
     expect(rest.body).toMatchObject({ error: { code: 'NOT_FOUND_ERROR' } });
-    expect(JSON.parse(textOf(mine))).toMatchObject({ error: { code: 'NOT_FOUND_ERROR' } });
+  });
+
+  it.each([
+    ['context.get with no id', 'context.get', {}, 'bad_request'],
+    ['context.get with a number for id', 'context.get', { id: 7 }, 'bad_request'],
+    ['context.search with an empty query', 'context.search', { query: ' ' }, 'bad_request'],
+    ['context.search in semantic mode without embeddings', 'context.search', { query: 'x', mode: 'semantic' }, 'embeddings_disabled'],
+  ])("answers %s with seed 000's error code", async (_name, tool, args, code) => {
+    const result = await acme.callTool({ name: tool, arguments: args });
+    expect(result.isError).toBe(true);
+    expect(JSON.parse(textOf(result))).toEqual({ error: { code, message: anyString } });
   });
 
   it('context.get_related_info gathers the documents, chunks and history of a file', async () => {
@@ -312,23 +351,31 @@ describe('MCP over Streamable HTTP with authentication', () => {
   });
 
   describe('engine://files resources', () => {
-    it('lists the tenant files a page at a time', async () => {
+    const uri = (path: string) => `engine://files/filesystem/${path}`;
+
+    it('lists the tenant files and their directories a page at a time', async () => {
       const first = (await acme.request({ method: 'resources/list', params: {} })) as {
-        resources: { uri: string }[];
+        resources: { uri: string; mimeType: string }[];
         nextCursor?: string;
       };
       expect(first.resources.length).toBe(100);
       expect(first.nextCursor).toEqual(anyString);
       const second = await acme.listResources({ cursor: first.nextCursor });
       expect(second.nextCursor).toBeUndefined();
-      const uris = [...first.resources, ...second.resources].map((r) => r.uri);
-      expect(new Set(uris).size).toBe(122);
-      expect(uris).toContain('engine://files/src/billing/invoice.ts');
+      const all = [...first.resources, ...second.resources];
+      const uris = all.map((r) => r.uri);
+      // 122 files, and the directories they are in: the source's top, docs/, notes/, src/ and src/billing/.
+      expect(new Set(uris).size).toBe(127);
+      expect(uris.slice(0, 4)).toEqual([uri(''), uri('docs/'), uri('docs/billing.md'), uri('notes/')]);
+      expect(uris).toContain(uri('src/billing/invoice.ts'));
+      expect(all.filter((r) => r.mimeType === 'text/uri-list').map((r) => r.uri)).toEqual(
+        ['', 'docs/', 'notes/', 'src/', 'src/billing/'].map(uri),
+      );
       // The client's own listing follows the cursors to the end.
-      expect((await acme.listResources()).resources.length).toBe(122);
-      expect((await globex.listResources()).resources.map((r) => r.uri)).toEqual([
-        'engine://files/src/billing/invoice.ts',
-      ]);
+      expect((await acme.listResources()).resources.length).toBe(127);
+      expect((await globex.listResources()).resources.map((r) => r.uri)).toEqual(
+        ['', 'src/', 'src/billing/', 'src/billing/invoice.ts'].map(uri),
+      );
     });
 
     it('advertises the resource template', async () => {
@@ -337,30 +384,73 @@ describe('MCP over Streamable HTTP with authentication', () => {
     });
 
     it("reads a file of the caller's tenant, never another's", async () => {
-      const mine = await acme.readResource({ uri: 'engine://files/src/billing/invoice.ts' });
+      const mine = await acme.readResource({ uri: uri('src/billing/invoice.ts') });
       expect(mine.contents[0]).toMatchObject({
-        uri: 'engine://files/src/billing/invoice.ts',
+        uri: uri('src/billing/invoice.ts'),
         text: expect.stringContaining('chargeInvoice(invoice)') as unknown,
       });
-      const theirs = await globex.readResource({ uri: 'engine://files/src/billing/invoice.ts' });
+      const theirs = await globex.readResource({ uri: uri('src/billing/invoice.ts') });
       expect(theirs.contents[0]).toMatchObject({ text: 'globex chargeInvoice secret sauce' });
-      await expect(globex.readResource({ uri: 'engine://files/docs/billing.md' })).rejects.toThrow(
-        /No indexed file/,
-      );
+      await expect(globex.readResource({ uri: uri('docs/billing.md') })).rejects.toThrow(/No indexed file/);
+    });
+
+    it('gives the same path in two sources two URIs, each read from its own source, and an absolute path one too', async () => {
+      await ingest(api, 'initech', [{ source_id: 'lib/lib.es5.d.ts', body: 'first repository' }], 'repo:/work/first');
+      await ingest(api, 'initech', [{ source_id: 'lib/lib.es5.d.ts', body: 'second repository' }], 'repo:/work/second');
+      // Read from outside the folder it was ingested from: its path is absolute.
+      await ingest(api, 'initech', [{ source_id: '/home/me/notes.md', body: 'my notes' }]);
+      const client = await connect(api, bearer(api, ALL_SCOPES, 'initech'));
+      try {
+        const uris = (await client.listResources()).resources.map((r) => r.uri);
+        expect(uris).toEqual([
+          'engine://files/filesystem/',
+          'engine://files/filesystem//',
+          'engine://files/filesystem//home/',
+          'engine://files/filesystem//home/me/',
+          'engine://files/filesystem//home/me/notes.md',
+          'engine://files/repo:%2Fwork%2Ffirst/',
+          'engine://files/repo:%2Fwork%2Ffirst/lib/',
+          'engine://files/repo:%2Fwork%2Ffirst/lib/lib.es5.d.ts',
+          'engine://files/repo:%2Fwork%2Fsecond/',
+          'engine://files/repo:%2Fwork%2Fsecond/lib/',
+          'engine://files/repo:%2Fwork%2Fsecond/lib/lib.es5.d.ts',
+        ]);
+        expect((await client.readResource({ uri: uris[4]! })).contents[0]).toMatchObject({ text: 'my notes' });
+        expect((await client.readResource({ uri: 'engine://files/filesystem//home' })).contents[0]).toMatchObject({
+          uri: 'engine://files/filesystem//home/',
+          text: 'engine://files/filesystem//home/me/',
+        });
+        const texts = await Promise.all(
+          [uris[7]!, uris[10]!].map(async (u) => ((await client.readResource({ uri: u })).contents[0] as { text: string }).text),
+        );
+        expect(texts).toEqual(['first repository', 'second repository']);
+        expect((await client.readResource({ uri: 'engine://files/' })).contents[0]).toMatchObject({
+          text: ['filesystem', 'repo:%2Fwork%2Ffirst', 'repo:%2Fwork%2Fsecond'].map((s) => `engine://files/${s}/`).join('\r\n'),
+        });
+      } finally {
+        await client.close();
+      }
+    });
+
+    it("answers a missing file with MCP's resource-not-found error, naming the URI", async () => {
+      const missing = uri('src/billing/missing.ts');
+      const error = await acme.readResource({ uri: missing }).catch((e: unknown) => e);
+      expect(error).toBeInstanceOf(ResourceNotFoundError);
+      expect(error).toMatchObject({ code: -32602, data: { uri: missing } });
     });
 
     it.each([
-      'engine://files/%2e%2e/%2e%2e/etc/passwd',
+      'engine://files/filesystem/%2e%2e/%2e%2e/etc/passwd',
       'engine://files//etc/passwd',
-      'engine://files/src/..%2f..%2fetc/passwd',
-      'engine://files/..\\..\\etc\\passwd',
-    ])('refuses the traversal %s', async (uri) => {
-      await expect(acme.readResource({ uri })).rejects.toThrow(/Refused|No indexed file|Malformed/);
+      'engine://files/filesystem/src/..%2f..%2fetc/passwd',
+      'engine://files/filesystem/..\\..\\etc\\passwd',
+    ])('refuses the traversal %s', async (u) => {
+      await expect(acme.readResource({ uri: u })).rejects.toThrow(/Refused|No indexed file|Malformed/);
     });
 
     it('normalises plain ".." segments away before the lookup, so nothing outside the index is read', async () => {
-      await expect(acme.readResource({ uri: 'engine://files/../../etc/passwd' })).rejects.toThrow(
-        /No indexed file etc\/passwd/,
+      await expect(acme.readResource({ uri: 'engine://files/filesystem/../../etc/passwd' })).rejects.toThrow(
+        /No indexed file or directory etc\/passwd/,
       );
     });
   });

@@ -1,3 +1,4 @@
+import { Ajv } from 'ajv';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPglite } from '../../infra/postgres/database.js';
 import { createPinnedRankings } from '../../infra/postgres/pinnedRankings.js';
@@ -68,7 +69,7 @@ describe('/api/v1/search cursors', () => {
     expect((await page(token)).pagination.total_results).toBe(30 + written);
   });
 
-  it('counts every document the query matches in total_results, also those past the configured cap', async () => {
+  it('says in total_results, has_more and next_cursor what paging serves, also when the configured cap cuts the ranking', async () => {
     const globex = 'globex';
     const token = api.token(ALL_SCOPES, globex);
     await ingest(api, globex, [
@@ -76,18 +77,37 @@ describe('/api/v1/search cursors', () => {
       ...Array.from({ length: 4 }, (_, i) => ({ source_id: `docs/other-${i}.md`, body: `quarterly forecast ${i}` })),
     ]);
     await ingest(api, globex, notes(3, 'general'), 'slack');
+
+    // The response schema the server publishes (OpenAPI 3.0: `nullable` where a field may be null).
+    const openapi = (await api.call('GET', '/openapi.json')).body as {
+      components: { schemas: Record<string, Record<string, unknown>> };
+    };
+    const matchesOpenApi = new Ajv({ strict: false }).compile(openapi.components.schemas.SearchResponse!);
+
+    /** Every page of a search, each checked against the metadata it came with and the published schema. */
+    const everyPage = async (body: Record<string, unknown>) => {
+      const pages = [await page(token, undefined, body)];
+      while (pages.at(-1)!.pagination.next_cursor) pages.push(await page(token, pages.at(-1)!.pagination.next_cursor!, body));
+      const served = pages.flatMap(idsOf);
+      for (const [i, { pagination }] of pages.entries()) {
+        const last = i === pages.length - 1;
+        expect(matchesOpenApi(pages[i]), JSON.stringify(matchesOpenApi.errors)).toBe(true);
+        expect(pagination.total_results).toBe(served.length);
+        expect(pagination.has_more).toBe(!last);
+        expect(pagination.next_cursor === null).toBe(last);
+      }
+      expect(new Set(served).size).toBe(served.length);
+      return served;
+    };
+    expect(await everyPage({})).toHaveLength(28);
+    expect(await everyPage({ filters: { source_types: ['slack'] } })).toHaveLength(3);
+
     const capped = await api.call('PATCH', '/config', { token, body: { search: { max_results: 12, default_top_k: 5 } } });
     expect(capped.status, JSON.stringify(capped.body)).toBe(200);
-
-    const first = await page(token);
-    expect(first.pagination.total_results).toBe(28);
-    const second = await page(token, first.pagination.next_cursor!);
-    // Only the configured cap is served, but the count is the query's.
-    expect(idsOf(second)).toHaveLength(2);
-    expect(second.pagination).toMatchObject({ has_more: false, next_cursor: null, total_results: 28 });
-    // The count honours the source-type filter as the results do.
-    const slack = await page(token, undefined, { filters: { source_types: ['slack'] } });
-    expect(slack.pagination.total_results).toBe(3);
+    // Only the configured cap is ranked, and so only the cap is counted.
+    expect(await everyPage({})).toHaveLength(12);
+    const one = await api.call('POST', '/search', { token, body: { query: QUERY, top_k: 100 } });
+    expect(one.body.pagination).toEqual({ has_more: false, next_cursor: null, total_results: 12 });
   });
 
   it('refuses a cursor handed to another tenant', async () => {
@@ -155,13 +175,13 @@ describe('pinned rankings', () => {
     try {
       let now = Date.parse('2026-01-01T00:00:00Z');
       const rankings = await createPinnedRankings<string>(db, { ttlMs: 60_000, now: () => now });
-      const id = await rankings.pin('acme', { ranking: ['a', 'b'], total: 7 });
-      expect(await rankings.get(id, 'acme')).toEqual({ ranking: ['a', 'b'], total: 7 });
+      const id = await rankings.pin('acme', { ranking: ['a', 'b'] });
+      expect(await rankings.get(id, 'acme')).toEqual({ ranking: ['a', 'b'] });
       expect(await rankings.get(id, 'hooli')).toBeUndefined();
       now += 60_001;
       expect(await rankings.get(id, 'acme')).toBeUndefined();
       // Pinning another prunes the expired one.
-      await rankings.pin('acme', { ranking: [], total: 0 });
+      await rankings.pin('acme', { ranking: [] });
       const [row] = await db.query<{ n: number }>('SELECT count(*)::int AS n FROM search_pinned_rankings');
       expect(row?.n).toBe(1);
     } finally {

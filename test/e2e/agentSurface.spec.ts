@@ -174,19 +174,20 @@ describe('engine://files directories', () => {
   const read = async (uri: string) => (await client.readResource({ uri })).contents[0] as Record<string, unknown>;
 
   it("reads a directory's URI as the URIs of its entries, subdirectories first", async () => {
-    expect(await read('engine://files/http/api')).toEqual({
-      uri: 'engine://files/http/api/',
+    expect(await read('engine://files/repo/http/api')).toEqual({
+      uri: 'engine://files/repo/http/api/',
       mimeType: 'text/uri-list',
-      text: ['engine://files/http/api/v2/', 'engine://files/http/api/routes.ts', 'engine://files/http/api/schemas.ts'].join('\r\n'),
+      text: ['engine://files/repo/http/api/v2/', 'engine://files/repo/http/api/routes.ts', 'engine://files/repo/http/api/schemas.ts'].join('\r\n'),
     });
-    expect((await read('engine://files/http/')).text).toBe(['engine://files/http/api/', 'engine://files/http/app.ts'].join('\r\n'));
-    expect((await read('engine://files/')).text).toBe(['engine://files/http/', 'engine://files/README.md'].join('\r\n'));
+    expect((await read('engine://files/repo/http/')).text).toBe(['engine://files/repo/http/api/', 'engine://files/repo/http/app.ts'].join('\r\n'));
+    expect((await read('engine://files/repo/')).text).toBe(['engine://files/repo/http/', 'engine://files/repo/README.md'].join('\r\n'));
+    expect((await read('engine://files/')).text).toBe('engine://files/repo/');
   });
 
   it('still reads a file, and refuses a path that is neither file nor directory', async () => {
-    expect(await read('engine://files/http/app.ts')).toMatchObject({ text: '// http/app.ts' });
-    await expect(client.readResource({ uri: 'engine://files/http/ap' })).rejects.toThrow(/No indexed file http\/ap/);
-    await expect(client.readResource({ uri: 'engine://files/http/../etc' })).rejects.toThrow(/No indexed file|Refused/);
+    expect(await read('engine://files/repo/http/app.ts')).toMatchObject({ text: '// http/app.ts' });
+    await expect(client.readResource({ uri: 'engine://files/repo/http/ap' })).rejects.toThrow(/No indexed file or directory repo\/http\/ap/);
+    await expect(client.readResource({ uri: 'engine://files/repo/http/../etc' })).rejects.toThrow(/No indexed file|Refused/);
   });
 });
 

@@ -3,6 +3,7 @@ import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import { STARTER_VOCABULARY } from '../../src/configTemplate.js';
 import { runCtx, spawnCtx } from '../support/cli.js';
 import { tempDataDir } from '../support/ledger.js';
 
@@ -68,7 +69,7 @@ describe('ctx CLI', () => {
     expect(first.stdout.trim()).toBe(`wrote ${file}`);
     const written = readFileSync(file, 'utf8');
     expect(written).toMatch(/^bind = "127\.0\.0\.1:7331" +# /m);
-    expect(loadConfig({ file, env: {} })).toEqual(loadConfig({ env: {} }));
+    expect(loadConfig({ file, env: {} })).toEqual({ ...loadConfig({ env: {} }), annotations: STARTER_VOCABULARY });
 
     writeFileSync(file, '[server]\nbind = "127.0.0.1:9000"\n');
     const again = await runCtx(['init'], {}, { cwd });

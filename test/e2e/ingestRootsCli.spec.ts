@@ -1,4 +1,4 @@
-import { readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCtx } from '../support/cli.js';
@@ -32,6 +32,31 @@ describe('ctx ingest and ctx index read only inside ingest.roots', () => {
     const files = readdirSync(path.resolve(import.meta.dirname, '../../docs')).length;
     expect(ingested.stdout).toMatch(new RegExp(`^${files} files: ${files} new`));
   }, 180_000);
+
+  it('says how to allow a folder, and each way it names works', async () => {
+    const refused = await runCtx(['ingest', repo, '--data-dir', tempDataDir()], KEYWORD_ONLY);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`Path '${repo}' is outside the folders ingestion may read (setting ingest.roots).`);
+    expect(refused.stderr).toContain(`add '${repo}' (or a folder above it) to roots under [ingest] in ctx.toml`);
+    expect(refused.stderr).toContain('set CTX_INGEST__ROOTS to the folders, comma-separated');
+    expect(refused.stderr).toContain('run ctx from a folder that holds it');
+
+    // ctx init writes the [ingest] section, commented: uncommented with the folder, it allows it.
+    const project = tempDataDir('ctx-roots-project-');
+    expect((await runCtx(['init'], {}, { cwd: project })).code).toBe(0);
+    const file = path.join(project, 'ctx.toml');
+    const template = readFileSync(file, 'utf8');
+    const commented = /^(\[ingest\]\n(?:#.*\n)*?)# roots = .*$/m;
+    expect(template).toMatch(commented);
+    writeFileSync(file, template.replace(commented, `$1roots = [".", ${JSON.stringify(repo)}]`));
+    const configured = await runCtx(['ingest', repo, '--data-dir', tempDataDir()], KEYWORD_ONLY, { cwd: project });
+    expect(configured.code, configured.stderr).toBe(0);
+
+    const fromEnvironment = await runCtx(['ingest', repo, '--data-dir', tempDataDir()], { ...KEYWORD_ONLY, CTX_INGEST__ROOTS: `.,${repo}` });
+    expect(fromEnvironment.code, fromEnvironment.stderr).toBe(0);
+    const fromTheFolder = await runCtx(['ingest', '.', '--data-dir', tempDataDir()], KEYWORD_ONLY, { cwd: repo });
+    expect(fromTheFolder.code, fromTheFolder.stderr).toBe(0);
+  }, 300_000);
 
   it('reads a folder once ingest.roots names it', async () => {
     const indexed = await runCtx(['index', repo, '--json', '--data-dir', tempDataDir()], {

@@ -1,4 +1,7 @@
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { Client, ResourceNotFoundError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { streamId } from '../../src/domain/events.js';
@@ -111,6 +114,37 @@ describe('MCP over stdio', () => {
       expect((await client.listTools()).tools.map((t) => t.name)).toContain('ledger.history');
       const result = await client.callTool({ name: 'ledger.history', arguments: {} });
       expect(structured(result)).toEqual({ events: [], nextCursor: null });
+    } finally {
+      await client.close();
+    }
+  });
+});
+
+describe('engine://files over stdio', () => {
+  it('exposes files ingested from outside the working directory, by their absolute path', async () => {
+    const dataDir = tempDataDir();
+    const cwd = mkdtempSync(path.join(tmpdir(), 'ctx-cwd-'));
+    const elsewhere = mkdtempSync(path.join(tmpdir(), 'ctx-elsewhere-'));
+    mkdirSync(path.join(elsewhere, 'notes'));
+    writeFileSync(path.join(elsewhere, 'notes', 'plan.md'), '# Plan\n\nShip it.\n');
+    const env = { CTX_INGEST__ROOTS: tmpdir(), CTX_EMBEDDINGS__PROVIDER: 'none' };
+    const ingested = await runCtx(['ingest', elsewhere, '--data-dir', dataDir], env, { cwd });
+    expect(ingested.code, ingested.stderr).toBe(0);
+
+    const { command, args } = ctxCommand(['mcp', '--data-dir', dataDir]);
+    const client = new Client({ name: 'stdio-files', version: '1.0.0' });
+    await client.connect(
+      new StdioClientTransport({ command, args, cwd, env: { ...process.env, ...env }, stderr: 'pipe' }),
+    );
+    try {
+      const file = `engine://files/filesystem/${elsewhere}/notes/plan.md`;
+      const uris = (await client.listResources()).resources.map((r) => r.uri);
+      expect(uris).toContain(file);
+      expect(uris).toContain(`engine://files/filesystem/${elsewhere}/notes/`);
+      expect((await client.readResource({ uri: file })).contents[0]).toMatchObject({ uri: file, text: '# Plan\n\nShip it.\n' });
+      await expect(client.readResource({ uri: `engine://files/filesystem/${elsewhere}/notes/gone.md` })).rejects.toBeInstanceOf(
+        ResourceNotFoundError,
+      );
     } finally {
       await client.close();
     }

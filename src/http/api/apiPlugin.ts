@@ -2,12 +2,11 @@ import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { AuthorizationError } from '../../domain/auth.js';
 import type { Actor } from '../../domain/metadata.js';
-import { AppError, classifyError, NotFoundError, UnavailableError } from '../../errors.js';
+import { AppError, classifyError, NotFoundError, toolApiErrorBody, UnavailableError } from '../../errors.js';
 import { callOperation, type Operation, type OperationContext } from '../../operations.js';
 import { parseInput, queryFields } from '../../validation.js';
 import { refuseOtherMethod } from '../allowedMethods.js';
 import type { RateLimits } from '../rateLimits.js';
-import { toolsErrorBody } from '../surfaceErrors.js';
 import type { ApiMetrics } from './apiMetrics.js';
 import { correlationIdOf, toApiError } from './apiErrors.js';
 import { OPEN_PRINCIPAL, type Authenticator, type Principal } from './authenticator.js';
@@ -227,7 +226,7 @@ export const apiPlugin: FastifyPluginCallback<ApiPluginOptions> = (api, options,
         } catch (error) {
           // Routes whose specification fixes its own error objects answer the operation's errors in them.
           if (operation.rest?.errorFormat === 'tools' && error instanceof AppError && error.statusCode < 500)
-            return reply.status(error.statusCode).send(toolsErrorBody(classifyError(error)));
+            return reply.status(error.statusCode).send(toolApiErrorBody(classifyError(error)));
           throw error;
         }
       },

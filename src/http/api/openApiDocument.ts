@@ -53,10 +53,11 @@ const toSchemas = (entries: [string, z.ZodType][], io: 'input' | 'output') => {
     uri: (id) => `${REF}${id}`,
     unrepresentable: 'any',
   });
+  // OpenAPI 3.0 Schema Objects have no `$schema` or `$id`: a component is named by its key.
   return Object.fromEntries(
     Object.entries(schemas).map(([id, schema]) => [
       id,
-      Object.fromEntries(Object.entries(schema).filter(([k]) => k !== '$schema' && k !== 'id')),
+      Object.fromEntries(Object.entries(schema).filter(([k]) => !['$schema', '$id', 'id'].includes(k))),
     ]),
   );
 };
