@@ -6,6 +6,7 @@ import { discoverConfigFile, loadConfig, type Config } from '../config.js';
 import { configTemplate } from '../configTemplate.js';
 import { ValidationError } from '../errors.js';
 import { ensureFreeAddress } from './freePort.js';
+import { relayStdioTo } from './mcpBridge.js';
 import { openLedger, startServer, PRODUCT, type Ledger } from '../main.js';
 import { deploymentAccess } from '../mcp/server.js';
 import type { WithLedger } from '../module.js';
@@ -181,10 +182,20 @@ export const buildCli = (): Command => {
 
   program
     .command('mcp')
-    .description('serve MCP over stdio, for desktop clients')
+    .description('serve MCP over stdio, for desktop clients (through the running server when one holds the data directory)')
     .option('--toolsets <names>', 'only these tool groups, comma-separated (overrides mcp.toolsets)')
     .option('--read-only', 'hide every tool that writes (overrides mcp.read_only)')
     .action(async (options: { toolsets?: string; readOnly?: boolean }, command: Command) => {
+      const server = await serverOf(command);
+      if (server) {
+        if (options.toolsets || options.readOnly)
+          process.stderr.write(`ctx mcp: relaying to the server at ${server.url}, whose own [mcp] settings decide the tools\n`);
+        const relay = await relayStdioTo(server);
+        const stop = stopWithParent(() => relay.close());
+        process.stdin.on('end', () => stop());
+        process.stdin.on('close', () => stop());
+        return;
+      }
       const config = configOf(command, {
         mcp: { toolsets: options.toolsets, readOnly: options.readOnly ? 'true' : undefined },
       });
