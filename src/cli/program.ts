@@ -197,16 +197,19 @@ export const buildCli = (): Command => {
         return;
       }
       const config = configOf(command, {
+        // The embedded database has one holder: it also answers the CLI beside it, on a loopback port of its own.
+        server: { bind: '127.0.0.1:0' },
         mcp: { toolsets: options.toolsets, readOnly: options.readOnly ? 'true' : undefined },
       });
       // stdout carries the protocol: logs go to stderr.
       const ledger = await openLedger(config, { logger: cliLogger(config.log.level, 2) });
-      await ledger.start();
+      const http = config.storage.postgresUrl ? null : await startServer(ledger);
+      if (!http) await ledger.start();
       const access = deploymentAccess(config.mcp);
       const connection = serveStdio(() => ledger.createMcpServer({ subject: 'local', tenant: null, via: 'mcp' }, access));
       const stop = stopWithParent(async () => {
         await connection.close();
-        await ledger.close();
+        await (http ? http.close() : ledger.close());
       });
       process.stdin.on('end', () => stop());
       process.stdin.on('close', () => stop());

@@ -44,4 +44,25 @@ describe('ctx mcp beside a running ctx serve', () => {
       await exited;
     }
   }, 180_000);
+
+  it('answers the CLI beside it while a desktop client holds the data directory through it', async () => {
+    const cwd = tempDataDir('ctx-mcp-holds-');
+    mkdirSync(path.join(cwd, 'docs'));
+    writeFileSync(path.join(cwd, 'docs/garage.md'), '# Garage\n\nChange the engine oil every ten thousand kilometres.\n');
+    const env = { CTX_EMBEDDINGS__PROVIDER: 'none' };
+    const { command, args } = ctxCommand(['mcp']);
+    const client = new Client({ name: 'desktop', version: '1.0.0' });
+    await client.connect(new StdioClientTransport({ command, args, cwd, env: { ...process.env, ...env }, stderr: 'pipe' }));
+    try {
+      const ingested = await runCtx(['ingest', './docs'], env, { cwd });
+      expect(ingested.code, ingested.stderr).toBe(0);
+      const searched = await runCtx(['search', 'engine', 'oil'], env, { cwd });
+      expect(searched.code, searched.stderr).toBe(0);
+      expect(searched.stdout).toContain('docs/garage.md');
+      const found = await client.callTool({ name: 'context.search', arguments: { query: 'engine oil' } });
+      expect(JSON.stringify(structured(found))).toContain('docs/garage.md');
+    } finally {
+      await client.close();
+    }
+  }, 180_000);
 });
