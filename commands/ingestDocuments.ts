@@ -1,8 +1,11 @@
 import { z } from 'zod';
 import { commandContext } from '../src/engine/commands.js';
-import { defineOperation } from '../src/operations.js';
+import { defineOperation, type RouteSurfaces } from '../src/operations.js';
 import { parseInput } from '../src/validation.js';
 import { ingestDocument, type IngestDeps } from './ingestDocument.js';
+
+/** The most documents one batch takes; a larger load is sent as several batches. */
+export const MAX_BATCH_DOCUMENTS = 1000;
 
 export const IngestDocumentsInputSchema = z.object({
   source: z.string().min(1).describe('The source these documents belong to'),
@@ -19,7 +22,7 @@ export const IngestDocumentsInputSchema = z.object({
       }),
     )
     .min(1)
-    .max(1000),
+    .max(MAX_BATCH_DOCUMENTS),
 });
 
 export const IngestDocumentsOutputSchema = z.object({
@@ -33,17 +36,24 @@ export const IngestDocumentsOutputSchema = z.object({
   ),
 });
 
+export const ingestDocumentsSurfaces = {
+  name: 'documents.ingest_batch',
+  toolset: 'search',
+  writes: true,
+  scope: 'index:write',
+  input: IngestDocumentsInputSchema,
+  output: IngestDocumentsOutputSchema,
+  // The bulk path: its own budget, which a client sending one batch after another's answer never exhausts.
+  rest: { method: 'POST', path: '/documents/batch', summary: 'Ingest a batch of documents', rateClass: 'bulk' },
+} as const satisfies RouteSurfaces;
+
 /** Ingests documents given inline (e.g. one JSON object per line of a JSONL file). */
 export const ingestDocumentsOperation = (deps: IngestDeps) =>
   defineOperation({
-    name: 'documents.ingest_batch',
+    ...ingestDocumentsSurfaces,
     title: 'Ingest documents',
-    description: 'Ingest documents given inline: source_id, title, body, optional tags, updated_at and metadata.',
-    toolset: 'search',
-    writes: true,
-    scope: 'index:write',
-    input: IngestDocumentsInputSchema,
-    output: IngestDocumentsOutputSchema,
+    description:
+      'Ingest a batch of documents given inline (at most 1,000): source_id, title, body, optional tags, updated_at and metadata.',
     run: async (rawInput, context) => {
       // Checked whole before the first document is ingested: bad input appends nothing.
       const input = parseInput(IngestDocumentsInputSchema, rawInput);

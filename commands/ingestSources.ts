@@ -35,6 +35,12 @@ const summary = (t: IngestTally) =>
 
 const SHOWN_PROBLEMS = 20;
 
+/** What a JSONL file's batches did, counted by outcome. */
+const batchSummary = ({ results }: { results: { outcome: string }[] }) => {
+  const count = (outcome: string) => results.filter((r) => r.outcome === outcome).length;
+  return `ingested ${results.length} documents: ${count('created')} new, ${count('updated')} updated, ${count('unchanged')} unchanged`;
+};
+
 const tallyText = (tally: IngestTally) =>
   [
     summary(tally),
@@ -64,7 +70,7 @@ export const ingestSurfaces = {
         shows: {
           progress: (p: { done: number; total: number }) => `ingesting ${p.done}/${p.total} documents`,
           settles: true,
-          print: { line: 'ingested {results.length} documents' },
+          print: { line: batchSummary },
         },
       },
       { flags: '--include <glob...>', field: 'include', description: 'only paths matching these globs' },

@@ -56,8 +56,8 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodO
   cli?: CliVerb | readonly CliVerb[];
 }
 
-/** Requests per minute per user share one budget within a class. */
-export type RateClass = 'search' | 'index' | 'connectors' | 'config' | 'auth' | 'admin' | 'read';
+/** Requests per minute per user share one budget within a class (`bulk`: batches of a bulk load). */
+export type RateClass = 'search' | 'index' | 'connectors' | 'config' | 'auth' | 'admin' | 'read' | 'bulk';
 
 /**
  * How an operation answers under `/api/v1`. Its input is the body, with the path parameters and
@@ -106,7 +106,7 @@ export interface CliOption {
   description?: string;
   /**
    * How its text becomes the value: a number, a list of each repetition, a JSON file's content, a
-   * JSONL file's lines, a list of scopes (comma- or space-separated, each a known scope), or a list
+   * JSONL file's lines (with `runs`: the operation runs once per batch of lines), a list of scopes (comma- or space-separated, each a known scope), or a list
    * whose items may also be separated by commas.
    */
   parse?: 'number' | 'repeat' | 'json-file' | 'jsonl-file' | 'pairs' | 'scopes' | 'list';

@@ -39,6 +39,11 @@ const AUTH_PER_MINUTE = 10;
 const ADMIN_PER_MINUTE = 600;
 /** Reads through the operations route outside search (job status, annotation progress): a CLI following a job polls. */
 const READ_PER_MINUTE = 600;
+/**
+ * Batches of a bulk load: more than a client sending one batch after another's answer reaches
+ * (a 500-document batch takes a few hundred milliseconds), so that such a client is never refused.
+ */
+export const BULK_PER_MINUTE = 600;
 
 /** The limit of an endpoint (`METHOD /path`) seed 002 names, else of its class, under the settings in force. */
 export const perMinuteUnder =
@@ -53,6 +58,8 @@ export const perMinuteUnder =
           ? ADMIN_PER_MINUTE
           : rateClass === 'read'
             ? READ_PER_MINUTE
-            : limits[`${rateClass}_per_minute`])
+            : rateClass === 'bulk'
+              ? BULK_PER_MINUTE
+              : limits[`${rateClass}_per_minute`])
     );
   };
