@@ -53,10 +53,41 @@ const mappingStorageErrors = async <T>(work: () => Promise<T>): Promise<T> => {
   }
 };
 
+/**
+ * The embedded database runs alone, without the checkpointer a server runs: it never checkpoints
+ * by itself, and keeps every byte of write-ahead log written since it opened, about 20 KB per
+ * ingested document. It checkpoints once this much has been written since the last checkpoint; the
+ * limits below make it keep only a few segments for reuse then.
+ */
+const CHECKPOINT_WAL_BYTES = 64 * 1024 * 1024;
+const WAL_LIMITS = ['-c', 'max_wal_size=64MB', '-c', 'min_wal_size=32MB'];
+/** How often the write-ahead log written since the last checkpoint is looked at. */
+const WAL_CHECK_MS = 5_000;
+
+/** Checkpoints whenever `CHECKPOINT_WAL_BYTES` of log have been written since the last one; returns the stop. */
+const checkpointingByWal = (db: PGlite): (() => void) => {
+  const timer = setInterval(() => {
+    void (async () => {
+      const [row] = (
+        await db.query<{ bytes: string }>(
+          'SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), redo_lsn)::text AS bytes FROM pg_control_checkpoint()',
+        )
+      ).rows;
+      if (Number(row?.bytes ?? 0) > CHECKPOINT_WAL_BYTES) await db.exec('CHECKPOINT');
+    })().catch(() => undefined);
+  }, WAL_CHECK_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+};
+
 /** Opens PGlite, in memory when `dataDir` is undefined, with pgvector and pg_textsearch loaded. */
 export const openPglite = async (dataDir?: string): Promise<Database> => {
-  const db = await PGlite.create(dataDir, { extensions: PGLITE_EXTENSIONS });
+  const db = await PGlite.create(dataDir, {
+    extensions: PGLITE_EXTENSIONS,
+    startParams: [...PGlite.defaultStartParams, ...WAL_LIMITS],
+  });
   if (dataDir === undefined) growMemoryFilesByDoubling(db);
+  const stopCheckpointing = dataDir === undefined ? () => undefined : checkpointingByWal(db);
   /** Names of the statements `textRows` has prepared, by their SQL. */
   const prepared = new Map<string, string>();
   // Without parameters, the simple protocol does in one exchange what the extended one does in five.
@@ -106,7 +137,10 @@ export const openPglite = async (dataDir?: string): Promise<Database> => {
           return rows;
         }),
       )),
-    close: () => db.close(),
+    close: () => {
+      stopCheckpointing();
+      return db.close();
+    },
   };
 };
 
