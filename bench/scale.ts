@@ -25,9 +25,9 @@ const word = (n: number) => WORDS[n % WORDS.length]!;
 /** A deterministic document of about 1 KB: 140 words drawn from the vocabulary. */
 const documentOf = (i: number) => {
   const words: string[] = [];
-  let seed = i * 2654435761;
+  let seed = Math.imul(i + 1, 2654435761) >>> 0;
   for (let k = 0; k < 140; k++) {
-    seed = (seed * 1103515245 + 12345) >>> 0;
+    seed = (Math.imul(seed, 1103515245) + 12345) >>> 0;
     words.push(word(seed >>> 8));
   }
   return { source_id: `doc-${i}.txt`, title: `Document ${i}`, body: words.join(' ') };
