@@ -9,8 +9,14 @@ import {
 } from '../src/domain/documents.js';
 import { streamId } from '../src/domain/events.js';
 import { deterministicUuid } from '../src/domain/ids.js';
-import { loadAggregateAsOf } from '../src/engine/asOf.js';
-import { handleCommand, type CommandContext, type Decider } from '../src/engine/commands.js';
+import { loadAggregateAsOf, loadAggregates } from '../src/engine/asOf.js';
+import {
+  runCommand,
+  type CommandContext,
+  type Decider,
+  type Decision,
+  type LoadedState,
+} from '../src/engine/commands.js';
 import type { Chunker } from '../src/ports/chunker.js';
 import type { ContentStore } from '../src/ports/contentStore.js';
 import type { EventStore } from '../src/ports/eventStore.js';
@@ -71,69 +77,186 @@ export interface IngestDeps {
   chunker: Chunker;
 }
 
+/** One document's answer in a batch: what it became, or why it failed (the others go on). */
+export type IngestSettled = PromiseSettledResult<IngestResult>;
+
 /**
  * Ingests one document: an unchanged document appends nothing; a changed one appends a new version.
- * The body and chunk texts go to the content store first, so an event never names missing content.
+ * A batch of one.
  */
 export const ingestDocument = async (
-  { store, content, chunker }: IngestDeps,
+  deps: IngestDeps,
   rawInput: IngestDocumentInput,
   context: CommandContext,
 ): Promise<IngestResult> => {
-  const input = parseInput(IngestDocumentInputSchema, rawInput);
-  const body = input.body;
-  const documentId = documentIdOf(context.project, input.source, input.sourceId);
-  const stream = streamId('doc', documentId);
-  const contentType = input.contentType ?? chunker.contentTypeOf(input.sourceId);
-  const [bodyHash] = await content.put([body]);
-
-  const existing = await loadAggregateAsOf(store, stream, ingestDecider);
-  const current = existing.state.current;
-  const fields = {
-    documentId,
-    source: input.source,
-    sourceId: input.sourceId,
-    sourceUrl: input.sourceUrl,
-    title: input.title,
-    author: input.author,
-    createdAt: input.createdAt ?? current?.createdAt ?? input.updatedAt ?? context.now,
-    updatedAt: input.updatedAt ?? context.now,
-    contentType,
-    tags: input.tags,
-    metadata: input.metadata,
-    bodyHash: bodyHash!,
-    bodyBytes: Buffer.byteLength(body),
-  };
-  if (current && sameVersion(current, { ...fields, chunks: [] })) {
-    return { documentId, outcome: 'unchanged', version: existing.state.versions, chunks: current.chunks.length };
-  }
-
-  const chunks =
-    current && current.bodyHash === bodyHash && current.contentType === contentType
-      ? current.chunks
-      : await chunkAndStore(chunker, content, { documentId, path: input.sourceId, contentType, body });
-  const result = await handleCommand(
-    store,
-    stream,
-    ingestDecider,
-    { kind: 'ingest', data: { ...fields, chunks } },
-    context,
-    { retries: 3 },
-  );
-  return {
-    documentId,
-    outcome: result.events.length === 0 ? 'unchanged' : current ? 'updated' : 'created',
-    version: result.state.versions,
-    chunks: chunks.length,
-  };
+  const [settled] = await ingestDocuments(deps, [rawInput], context);
+  if (settled!.status === 'rejected') throw settled!.reason;
+  return settled!.value;
 };
 
+/**
+ * Ingests documents together, sharing database round trips: their bodies are stored in one write,
+ * their streams loaded in one read, their chunk texts stored in one write, and their appends go
+ * through the command handler at once, so that the event store writes them together. An input
+ * that does not parse fails the whole batch before anything is written; after that each document
+ * is stored or fails alone, and its answer says which. The body and chunk texts go to the content
+ * store first, so an event never names missing content.
+ */
+export const ingestDocuments = async (
+  { store, content, chunker }: IngestDeps,
+  rawInputs: readonly IngestDocumentInput[],
+  context: CommandContext,
+): Promise<IngestSettled[]> => {
+  const inputs = rawInputs.map((raw) => parseInput(IngestDocumentInputSchema, raw));
+  const bodyHashes = await content.put(inputs.map((input) => input.body));
+  const planned = inputs.map((input, i) => {
+    const documentId = documentIdOf(context.project, input.source, input.sourceId);
+    return {
+      input,
+      documentId,
+      stream: streamId('doc', documentId),
+      contentType: input.contentType ?? chunker.contentTypeOf(input.sourceId),
+      bodyHash: bodyHashes[i]!,
+    };
+  });
+  const loaded = await loadAggregates(
+    store,
+    planned.map((p) => p.stream),
+    ingestDecider,
+  );
+
+  /** The version the input makes of a document in `state`, and whether it differs from the current one. */
+  const versionOf = (doc: (typeof planned)[number], state: DocumentState) => {
+    const { input } = doc;
+    const current = state.current;
+    const fields: DocumentIngested['data'] = {
+      documentId: doc.documentId,
+      source: input.source,
+      sourceId: input.sourceId,
+      sourceUrl: input.sourceUrl,
+      title: input.title,
+      author: input.author,
+      createdAt: input.createdAt ?? current?.createdAt ?? input.updatedAt ?? context.now,
+      updatedAt: input.updatedAt ?? context.now,
+      contentType: doc.contentType,
+      tags: input.tags,
+      metadata: input.metadata,
+      bodyHash: doc.bodyHash,
+      bodyBytes: Buffer.byteLength(input.body),
+      chunks: [],
+    };
+    const reusable =
+      current && current.bodyHash === doc.bodyHash && current.contentType === doc.contentType
+        ? current.chunks
+        : null;
+    return { fields, changed: !(current && sameVersion(current, fields)), reusable };
+  };
+
+  // Chunked (and their texts stored) together, for the documents whose body is new to them.
+  const toChunk = planned.filter((doc, i) => {
+    const { changed, reusable } = versionOf(doc, loaded[i]!.state);
+    return changed && !reusable;
+  });
+  const chunked = new Map(
+    (
+      await chunkAndStore(
+        chunker,
+        content,
+        toChunk.map((doc) => ({
+          documentId: doc.documentId,
+          path: doc.input.sourceId,
+          contentType: doc.contentType,
+          body: doc.input.body,
+        })),
+      )
+    ).map((chunks, k) => [toChunk[k]!, chunks]),
+  );
+
+  // A document given twice waits for its earlier ingestion, and reads its stream again: appends to
+  // one stream from one command would otherwise carry the same event ids.
+  const previous = new Map<string, Promise<unknown>>();
+  return Promise.allSettled(
+    planned.map(async (doc, i): Promise<IngestResult> => {
+      const earlier = previous.get(doc.stream);
+      const done = (async () => {
+        if (earlier) await earlier.catch(() => undefined);
+        return ingestOne(doc, earlier ? null : loaded[i]!);
+      })();
+      previous.set(doc.stream, done);
+      return done;
+    }),
+  );
+
+  async function ingestOne(
+    doc: (typeof planned)[number],
+    preloaded: LoadedState<DocumentState> | null,
+  ): Promise<IngestResult> {
+    let first = preloaded;
+    const { result } = await runCommand(
+      store,
+      doc.stream,
+      // The batch's read first; a retry after a conflict reads the stream again.
+      async () => {
+        const state = first ?? (await loadAggregateAsOf(store, doc.stream, ingestDecider));
+        first = null;
+        return state;
+      },
+      async (
+        state,
+      ): Promise<Decision<DocumentEvent, { outcome: IngestOutcome; versions: number; chunks: number }>> => {
+        const { fields, changed, reusable } = versionOf(doc, state);
+        const versions = state.versions;
+        if (!changed)
+          return {
+            events: [],
+            result: { outcome: 'unchanged', versions, chunks: state.current!.chunks.length },
+          };
+        const chunks =
+          reusable ??
+          chunked.get(doc) ??
+          (
+            await chunkAndStore(chunker, content, [
+              {
+                documentId: doc.documentId,
+                path: doc.input.sourceId,
+                contentType: doc.contentType,
+                body: doc.input.body,
+              },
+            ])
+          )[0]!;
+        const events = ingestDecider.decide({ kind: 'ingest', data: { ...fields, chunks } }, state, context);
+        return {
+          events,
+          result: {
+            outcome: state.current ? 'updated' : 'created',
+            versions: versions + events.length,
+            chunks: chunks.length,
+          },
+        };
+      },
+      context,
+      { retries: 3 },
+    );
+    return {
+      documentId: doc.documentId,
+      outcome: result.outcome,
+      version: result.versions,
+      chunks: result.chunks,
+    };
+  }
+};
+
+/** Chunks documents, and stores every chunk text in one write. */
 const chunkAndStore = async (
   chunker: Chunker,
   content: ContentStore,
-  input: Parameters<Chunker['chunk']>[0],
-): Promise<DocumentIngested['data']['chunks']> => {
-  const chunks = await chunker.chunk(input);
-  const hashes = await content.put(chunks.map((c) => c.text));
-  return chunks.map(({ text: _text, ...chunk }, i) => ({ ...chunk, textHash: hashes[i]! }));
+  inputs: readonly Parameters<Chunker['chunk']>[0][],
+): Promise<DocumentIngested['data']['chunks'][]> => {
+  if (inputs.length === 0) return [];
+  const chunked = await Promise.all(inputs.map((input) => chunker.chunk(input)));
+  const hashes = await content.put(chunked.flatMap((chunks) => chunks.map((c) => c.text)));
+  let next = 0;
+  return chunked.map((chunks) =>
+    chunks.map(({ text: _text, ...chunk }) => ({ ...chunk, textHash: hashes[next++]! })),
+  );
 };

@@ -1,9 +1,13 @@
 import { z } from 'zod';
 import { MetadataInputSchema } from '../src/domain/documents.js';
+import { classifyError } from '../src/errors.js';
 import { commandContext } from '../src/engine/commands.js';
-import { defineOperation } from '../src/operations.js';
+import { defineOperation, type RouteSurfaces } from '../src/operations.js';
 import { parseInput } from '../src/validation.js';
-import { ingestDocument, type IngestDeps } from './ingestDocument.js';
+import { documentIdOf, ingestDocuments, type IngestDeps } from './ingestDocument.js';
+
+/** The most documents one batch takes; a larger load is sent as several batches. */
+export const MAX_BATCH_DOCUMENTS = 1000;
 
 export const IngestDocumentsInputSchema = z.object({
   source: z.string().min(1).describe('The source these documents belong to'),
@@ -20,7 +24,7 @@ export const IngestDocumentsInputSchema = z.object({
       }),
     )
     .min(1)
-    .max(1000),
+    .max(MAX_BATCH_DOCUMENTS),
 });
 
 export const IngestDocumentsOutputSchema = z.object({
@@ -28,45 +32,69 @@ export const IngestDocumentsOutputSchema = z.object({
     z.object({
       source_id: z.string(),
       id: z.string(),
-      outcome: z.enum(['created', 'updated', 'unchanged']),
+      outcome: z.enum(['created', 'updated', 'unchanged', 'failed']),
       chunks: z.number().int(),
+      /** Why the document failed; the batch's other documents are stored all the same. */
+      error: z.string().optional(),
     }),
   ),
 });
 
+export const ingestDocumentsSurfaces = {
+  name: 'documents.ingest_batch',
+  toolset: 'search',
+  writes: true,
+  scope: 'index:write',
+  input: IngestDocumentsInputSchema,
+  output: IngestDocumentsOutputSchema,
+  // The bulk path: the write budget, which a client sending one batch after another's answer never exhausts.
+  rest: { method: 'POST', path: '/documents/batch', summary: 'Ingest a batch of documents' },
+} as const satisfies RouteSurfaces;
+
+const errorText = (error: unknown) => {
+  const { code, detail } = classifyError(error);
+  return `${code}: ${detail}`;
+};
+
 /** Ingests documents given inline (e.g. one JSON object per line of a JSONL file). */
 export const ingestDocumentsOperation = (deps: IngestDeps) =>
   defineOperation({
-    name: 'documents.ingest_batch',
+    ...ingestDocumentsSurfaces,
     title: 'Ingest documents',
-    description: 'Ingest documents given inline: source_id, title, body, optional tags, updated_at and metadata.',
-    toolset: 'search',
-    writes: true,
-    scope: 'index:write',
-    input: IngestDocumentsInputSchema,
-    output: IngestDocumentsOutputSchema,
+    description:
+      'Ingest a batch of documents given inline (at most 1,000): source_id, title, body, optional tags, updated_at and metadata.',
     run: async (rawInput, context) => {
-      // Checked whole before the first document is ingested: bad input appends nothing.
+      // Checked whole before the first document is ingested: bad input appends nothing. Past that,
+      // each document is stored or fails alone, and its result says which.
       const input = parseInput(IngestDocumentsInputSchema, rawInput);
-      const results = [];
-      for (const doc of input.documents) {
-        const result = await ingestDocument(
-          deps,
-          {
-            source: input.source,
-            sourceId: doc.source_id,
-            title: doc.title ?? null,
-            body: doc.body,
-            tags: doc.tags,
-            updatedAt: doc.updated_at,
-            metadata: doc.metadata,
-            sourceUrl: doc.source_url ?? null,
-          },
-          commandContext(context.actor, { project: context.project, correlationId: context.correlationId }),
-        );
-        results.push({ source_id: doc.source_id, id: result.documentId, outcome: result.outcome, chunks: result.chunks });
-        context.onProgress?.({ done: results.length, total: input.documents.length });
-      }
-      return { results };
+      const settled = await ingestDocuments(
+        deps,
+        input.documents.map((doc) => ({
+          source: input.source,
+          sourceId: doc.source_id,
+          title: doc.title ?? null,
+          body: doc.body,
+          tags: doc.tags,
+          updatedAt: doc.updated_at,
+          metadata: doc.metadata,
+          sourceUrl: doc.source_url ?? null,
+        })),
+        commandContext(context.actor, { project: context.project, correlationId: context.correlationId }),
+      );
+      context.onProgress?.({ done: settled.length, total: input.documents.length });
+      // A failure that is not the document's own (a lost database) fails the request: the caller sends it again.
+      const unexpected = settled.find((r) => r.status === 'rejected' && !classifyError(r.reason).expected);
+      if (unexpected) throw (unexpected as PromiseRejectedResult).reason;
+      return {
+        results: settled.map((result, i) => {
+          const { source_id } = input.documents[i]!;
+          if (result.status === 'fulfilled') {
+            const { documentId, outcome, chunks } = result.value;
+            return { source_id, id: documentId, outcome, chunks };
+          }
+          const id = documentIdOf(context.project, input.source, source_id);
+          return { source_id, id, outcome: 'failed' as const, chunks: 0, error: errorText(result.reason) };
+        }),
+      };
     },
   });

@@ -35,6 +35,18 @@ const summary = (t: IngestTally) =>
 
 const SHOWN_PROBLEMS = 20;
 
+/** What a JSONL file's batches did, counted by outcome, and the documents that failed with why. */
+const batchSummary = ({ results }: { results: { source_id: string; outcome: string; error?: string }[] }) => {
+  const count = (outcome: string) => results.filter((r) => r.outcome === outcome).length;
+  const failed = results.filter((r) => r.outcome === 'failed');
+  return [
+    `ingested ${results.length} documents: ${count('created')} new, ${count('updated')} updated, ${count('unchanged')} unchanged` +
+      (failed.length ? `, ${failed.length} failed` : ''),
+    ...failed.slice(0, SHOWN_PROBLEMS).map((r) => `  ${r.source_id}: ${r.error ?? 'failed'}`),
+    ...(failed.length > SHOWN_PROBLEMS ? [`  … and ${failed.length - SHOWN_PROBLEMS} more`] : []),
+  ].join('\n');
+};
+
 const tallyText = (tally: IngestTally) =>
   [
     summary(tally),
@@ -64,7 +76,7 @@ export const ingestSurfaces = {
         shows: {
           progress: (p: { done: number; total: number }) => `ingesting ${p.done}/${p.total} documents`,
           settles: true,
-          print: { line: 'ingested {results.length} documents' },
+          print: { line: batchSummary },
         },
       },
       { flags: '--include <glob...>', field: 'include', description: 'only paths matching these globs' },

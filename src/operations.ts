@@ -106,7 +106,7 @@ export interface CliOption {
   description?: string;
   /**
    * How its text becomes the value: a number, a list of each repetition, a JSON file's content, a
-   * JSONL file's lines, a list of scopes (comma- or space-separated, each a known scope), or a list
+   * JSONL file's lines (with `runs`: the operation runs once per batch of lines), a list of scopes (comma- or space-separated, each a known scope), or a list
    * whose items may also be separated by commas.
    */
   parse?: 'number' | 'repeat' | 'json-file' | 'jsonl-file' | 'pairs' | 'scopes' | 'list';

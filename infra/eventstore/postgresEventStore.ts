@@ -291,6 +291,23 @@ export const createPostgresEventStore = async (
     });
   };
 
+  const readStreams = async (streamIds: readonly string[]): Promise<Map<string, StoredEvent[]>> => {
+    const streams = new Map<string, StoredEvent[]>();
+    if (streamIds.length === 0) return streams;
+    const events = await readEvents({
+      where: ['stream_id = ANY($1::text[])'],
+      orderBy: 'ledger_events.stream_id, ledger_events.stream_revision',
+      limit: '$2',
+      params: [arrayParam('text', streamIds), null],
+    });
+    for (const event of events) {
+      const stream = streams.get(event.streamId);
+      if (stream) stream.push(event);
+      else streams.set(event.streamId, [event]);
+    }
+    return streams;
+  };
+
   const filterSql = (filter: AllFilter | undefined, params: StatementParam[]): string[] => {
     const where: string[] = [];
     const add = (sql: (placeholder: string) => string, value: StatementParam) => {
@@ -422,6 +439,7 @@ export const createPostgresEventStore = async (
     name: `postgres (${db.engine})`,
     append: async (streamId, events, expected) => submit(prepareAppend(streamId, events, expected)),
     readStream,
+    readStreams,
     readAll,
     countAll,
     headPosition,

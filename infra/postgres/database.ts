@@ -53,10 +53,51 @@ const mappingStorageErrors = async <T>(work: () => Promise<T>): Promise<T> => {
   }
 };
 
+/**
+ * The embedded database runs alone, without the background workers a server runs, so it does by
+ * itself what they would do:
+ * - Checkpoints: it never checkpoints on its own, and would keep every byte of write-ahead log
+ *   written since it opened, about 20 KB per ingested document. It checkpoints once this much has
+ *   been written since the last checkpoint; the limits below make it keep only a few segments then.
+ * - Statistics: autovacuum's ANALYZE never runs, so the planner knows nothing of how a table's
+ *   values are spread, and takes `column = ANY(500 values)` for the whole table: a sequential scan
+ *   per batch, slower as the store grows. A table whose size has grown by half since its last
+ *   ANALYZE (or that was never analyzed) is analyzed again: a few times over its life.
+ */
+const CHECKPOINT_WAL_BYTES = 64 * 1024 * 1024;
+const WAL_LIMITS = ['-c', 'max_wal_size=64MB', '-c', 'min_wal_size=32MB'];
+/** How often the embedded database looks at its log and its tables. */
+const MAINTENANCE_MS = 5_000;
+
+const GROWN_TABLES = `SELECT c.oid::regclass::text AS name FROM pg_class c
+  WHERE c.relkind = 'r' AND c.relnamespace = 'public'::regnamespace
+    AND pg_relation_size(c.oid) / 8192 > 1.5 * greatest(c.relpages, 0) + 16`;
+
+/** Checkpoints and analyzes as described above, every `MAINTENANCE_MS`; returns the stop. */
+const maintaining = (db: PGlite): (() => void) => {
+  const timer = setInterval(() => {
+    void (async () => {
+      for (const { name } of (await db.query<{ name: string }>(GROWN_TABLES)).rows) await db.exec(`ANALYZE ${name}`);
+      const [row] = (
+        await db.query<{ bytes: string }>(
+          'SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), redo_lsn)::text AS bytes FROM pg_control_checkpoint()',
+        )
+      ).rows;
+      if (Number(row?.bytes ?? 0) > CHECKPOINT_WAL_BYTES) await db.exec('CHECKPOINT');
+    })().catch(() => undefined);
+  }, MAINTENANCE_MS);
+  timer.unref();
+  return () => clearInterval(timer);
+};
+
 /** Opens PGlite, in memory when `dataDir` is undefined, with pgvector and pg_textsearch loaded. */
 export const openPglite = async (dataDir?: string): Promise<Database> => {
-  const db = await PGlite.create(dataDir, { extensions: PGLITE_EXTENSIONS });
+  const db = await PGlite.create(dataDir, {
+    extensions: PGLITE_EXTENSIONS,
+    startParams: [...PGlite.defaultStartParams, ...WAL_LIMITS],
+  });
   if (dataDir === undefined) growMemoryFilesByDoubling(db);
+  const stopMaintenance = dataDir === undefined ? () => undefined : maintaining(db);
   /** Names of the statements `textRows` has prepared, by their SQL. */
   const prepared = new Map<string, string>();
   // Without parameters, the simple protocol does in one exchange what the extended one does in five.
@@ -106,7 +147,10 @@ export const openPglite = async (dataDir?: string): Promise<Database> => {
           return rows;
         }),
       )),
-    close: () => db.close(),
+    close: () => {
+      stopMaintenance();
+      return db.close();
+    },
   };
 };
 

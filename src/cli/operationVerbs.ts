@@ -2,12 +2,12 @@ import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
 import { AppError, NotFoundError, ValidationError } from '../errors.js';
 import type { LedgerHandle, WithLedger } from '../module.js';
-import { toStorableText } from '../domain/text.js';
 import { ScopeSchema, type Scope } from '../domain/auth.js';
 import type { CliArgument, CliFollow, CliOption, CliOtherwise, CliPrint, CliText, CliVerb, OperationSurfaces } from '../operations.js';
 import { fields, table } from './format.js';
 import { printResult } from './output.js';
-import { progressLine } from './progress.js';
+import { countJsonlLines, jsonlBatches } from './jsonlBatches.js';
+import { progressLine, rateAndEta } from './progress.js';
 
 const valueAt = (value: unknown, path: string): unknown =>
   path.split('.').reduce<unknown>((at, key) => (at && typeof at === 'object' ? (at as Record<string, unknown>)[key] : undefined), value);
@@ -40,30 +40,6 @@ const readJsonFile = (file: string, field: string): unknown => {
   return parsed;
 };
 
-/**
- * One JSON value per line, blank lines skipped; a bad line is reported with its number. Text the
- * ledger cannot store (NUL, unpaired surrogates) is replaced by U+FFFD, as in files read from disk.
- */
-const readJsonlFile = (file: string): unknown[] => {
-  let text: string;
-  try {
-    text = readFileSync(file, 'utf8');
-  } catch (error) {
-    throw new ValidationError(`Cannot read ${file}: ${(error as Error).message}`);
-  }
-  return text
-    .split('\n')
-    .map((line, i) => ({ line: line.trim(), number: i + 1 }))
-    .filter(({ line }) => line.length > 0)
-    .map(({ line, number }) => {
-      try {
-        return toStorableText(JSON.parse(line) as unknown);
-      } catch (error) {
-        throw new ValidationError(`${file}:${number}: not JSON (${(error as Error).message})`);
-      }
-    });
-};
-
 /** Scopes as written at a terminal: `search:read,index:read` or `'search:read index:read'`. */
 const scopesOf = (text: string): Scope[] => {
   const scopes = text.split(/[\s,]+/).filter(Boolean);
@@ -84,8 +60,6 @@ const parsed = (text: unknown, parse: CliArgument['parse'], field: string): unkn
     }
     case 'json-file':
       return readJsonFile(text as string, field);
-    case 'jsonl-file':
-      return readJsonlFile(text as string);
     case 'pairs':
       return Object.fromEntries((text as string[]).map((pair) => pair.split('=', 2)));
     case 'scopes':
@@ -168,6 +142,16 @@ const everyPage = async (ledger: LedgerHandle, operation: string, input: Record<
 };
 
 const POLL_MS = 250;
+/** How often piped progress of batched work writes a line. */
+const PIPED_PROGRESS_MS = 2_000;
+
+/** Answers of batches as one: their lists joined, their other fields the last batch's. */
+const mergeAnswer = (into: Record<string, unknown>, answer: Record<string, unknown>) => {
+  for (const [key, value] of Object.entries(answer)) {
+    const before = into[key];
+    into[key] = Array.isArray(before) && Array.isArray(value) ? before.concat(value) : value;
+  }
+};
 
 type Following = Omit<CliFollow, 'flags' | 'description'>;
 
@@ -233,9 +217,10 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
           if (neededValue === undefined) throw new ValidationError(`${longFlag(option)} needs ${needed.flags}`);
           setAt(only, field, parsed(neededValue, needed.parse, field));
         }
+        const own = verbOf(catalogue, option.runs) ?? { command: verb.command, description: verb.description, print: verb.print, ...option.shows };
+        if (option.parse === 'jsonl-file') return runBatches(option.runs, own, only, option.field, value as string, json, self);
         setAt(only, option.field, parsed(value, option.parse, option.field));
-        const own = verbOf(catalogue, option.runs);
-        return run(option.runs, own ?? { command: verb.command, description: verb.description, print: verb.print, ...option.shows }, only, json, self);
+        return run(option.runs, own, only, json, self);
       }
       setAt(input, option.field, option.value ?? parsed(value, option.parse, option.field));
     }
@@ -268,6 +253,47 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
       return answer;
     });
     const shown = ran.shown ? (ran.shown as (value: unknown, given: unknown) => unknown)(result, input) : result;
+    printResult(shown, json, (value) => printText(ran.print, value));
+  };
+
+  /**
+   * Runs the operation once per batch of a JSONL file's lines, read as they are sent: a file of any
+   * size stays within the operation's and the server's limits. Progress, with the time left, goes
+   * to stderr (a line every few seconds when piped). Each batch is stored when answered, so a run
+   * stopped halfway resumes by running again: what is stored and unchanged appends nothing.
+   */
+  const runBatches = async (
+    operation: string,
+    ran: CliVerb,
+    given: Record<string, unknown>,
+    field: string,
+    file: string,
+    json: boolean | undefined,
+    self: Command,
+  ) => {
+    const total = await countJsonlLines(file);
+    const result = await withLedger(self, async (ledger) => {
+      const line = progressLine({ pipedEveryMs: PIPED_PROGRESS_MS });
+      const shownProgress = ran.progress as ((progress: unknown, input: unknown) => string) | undefined;
+      const started = Date.now();
+      const answers: Record<string, unknown> = {};
+      let done = 0;
+      for await (const values of jsonlBatches(file)) {
+        const input = { ...given };
+        setAt(input, field, values);
+        mergeAnswer(answers, await ledger.run(operation, ran.prepare ? ran.prepare(input) : input));
+        done += values.length;
+        const progress = { done, total };
+        line.update(`${shownProgress ? shownProgress(progress, given) : `${done}/${total}`}${rateAndEta(done, total, started)}`);
+      }
+      if (ran.settles) {
+        line.update('indexing…');
+        await ledger.catchUp();
+      }
+      line.done();
+      return answers;
+    });
+    const shown = ran.shown ? (ran.shown as (value: unknown, given: unknown) => unknown)(result, given) : result;
     printResult(shown, json, (value) => printText(ran.print, value));
   };
 

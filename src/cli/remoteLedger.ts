@@ -11,11 +11,13 @@ export interface ServerAccess {
 }
 
 /** Waits on the server's rate limit before a command gives up. */
-const RATE_LIMIT_RETRIES = 5;
+const RATE_LIMIT_RETRIES = 10;
 
 interface Reply {
   status: number;
   body: unknown;
+  /** Seconds from `Retry-After`, when the reply has one. */
+  retryAfter?: number;
 }
 
 interface ErrorBody {
@@ -43,7 +45,8 @@ export const post = (url: URL, body: string, headers: Record<string, string>) =>
           } catch {
             parsed = { error: { detail: text.slice(0, 500) } };
           }
-          resolve({ status: response.statusCode ?? 0, body: parsed });
+          const retryAfter = Number(response.headers['retry-after']);
+          resolve({ status: response.statusCode ?? 0, body: parsed, ...(retryAfter >= 0 ? { retryAfter } : {}) });
         });
       },
     );
@@ -90,9 +93,10 @@ export const remoteLedger = (server: ServerAccess): LedgerHandle => {
           });
         }
         if (reply.status >= 200 && reply.status < 300) return reply.body as T;
-        const retryAfter = (reply.body as ErrorBody).error?.retry_after;
+        // Told when to come back (the header, or the error's field), the CLI waits that long and asks again.
+        const retryAfter = reply.retryAfter ?? (reply.body as ErrorBody).error?.retry_after;
         if (reply.status === 429 && attempt < RATE_LIMIT_RETRIES) {
-          await sleep((retryAfter ?? 1) * 1000);
+          await sleep(Math.max(retryAfter ?? 1, 0.1) * 1000);
           continue;
         }
         throw failure(reply);

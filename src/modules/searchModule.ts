@@ -6,7 +6,7 @@ import { postgresDocumentProjection } from '../../infra/postgres/documentReadMod
 import { createAsOfSchemas } from '../../infra/search/asOfSchemas.js';
 import { connectMeilisearch, createMeiliKeywordIndex } from '../../infra/search/meiliKeywordIndex.js';
 import { createPgTextsearchKeywordIndex } from '../../infra/search/pgTextsearchKeywordIndex.js';
-import { ingestDocumentsOperation } from '../../commands/ingestDocuments.js';
+import { ingestDocumentsOperation, ingestDocumentsSurfaces } from '../../commands/ingestDocuments.js';
 import { ingestOperation, ingestSurfaces, type IngestInput } from '../../commands/ingestSources.js';
 import { documentsProjection } from '../../projections/documents.js';
 import { getDocumentOperation, getDocumentSurfaces } from '../../queries/getDocument.js';
@@ -223,5 +223,5 @@ export const searchModule: LedgerModule = {
       },
     };
   },
-  surfaces: [searchSurfaces, getDocumentSurfaces, listSourcesSurfaces, ingestSurfaces],
+  surfaces: [searchSurfaces, getDocumentSurfaces, listSourcesSurfaces, ingestSurfaces, ingestDocumentsSurfaces],
 };

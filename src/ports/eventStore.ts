@@ -101,6 +101,8 @@ export interface EventStore {
   readonly name: string;
   append(streamId: string, events: readonly NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
   readStream(streamId: string, options?: ReadStreamOptions): Promise<StoredEvent[]>;
+  /** Several streams whole, in one read: each stream's events in order; a stream without events is missing. */
+  readStreams?(streamIds: readonly string[]): Promise<Map<string, StoredEvent[]>>;
   readAll(options?: ReadAllOptions): Promise<StoredEvent[]>;
   /** How many events `$all` holds after `from` (all when absent), counting no further than `limit`. */
   countAll(options?: { from?: Position; limit?: number }): Promise<number>;

@@ -287,6 +287,20 @@ export const describeEventStoreContract = (
         expect(await store.readStream(uniqueStream())).toEqual([]);
         expect(await store.readStream(uniqueStream(), { direction: 'backwards' })).toEqual([]);
       });
+
+      it('reads several streams in one call, each whole and in order, as readStream does', async () => {
+        if (!store.readStreams) return;
+        const [a, b, missing] = [uniqueStream(), uniqueStream('doc'), uniqueStream()];
+        await store.append(a, newEvents(3), 'no_stream');
+        await store.append(b, [newEvent()], 'no_stream');
+        await store.append(a, [newEvent()], 2n);
+        const read = await store.readStreams([b, missing, a]);
+        expect(read.get(a)).toEqual(await store.readStream(a));
+        expect(read.get(a)?.map((e) => e.revision)).toEqual([0n, 1n, 2n, 3n]);
+        expect(read.get(b)).toEqual(await store.readStream(b));
+        expect(read.has(missing)).toBe(false);
+        expect((await store.readStreams([])).size).toBe(0);
+      });
     });
 
     describe('readAll', () => {

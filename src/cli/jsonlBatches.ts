@@ -1,0 +1,67 @@
+import { createReadStream } from 'node:fs';
+import { createInterface } from 'node:readline';
+import { ValidationError } from '../errors.js';
+import { toStorableText } from '../domain/text.js';
+
+/**
+ * How a JSONL file is sent: at most this many lines, and about this many bytes of JSON, per call.
+ * Within the bulk operation's limits (1,000 documents) and a server's request body limit (1 MiB at
+ * most), so that a file of any size goes through without raising either.
+ */
+export const JSONL_BATCH = { items: 500, bytes: 768 * 1024 } as const;
+
+const opened = (file: string) => {
+  const stream = createReadStream(file, { encoding: 'utf8' });
+  // An unreadable file reads as a clear error, not a stack trace.
+  const failed = new Promise<never>((_, reject) =>
+    stream.once('error', (error) => reject(new ValidationError(`Cannot read ${file}: ${error.message}`))),
+  );
+  failed.catch(() => undefined);
+  return { stream, failed };
+};
+
+/** Non-blank lines of a JSONL file, counted as the batches will read them, without holding the file. */
+export const countJsonlLines = async (file: string): Promise<number> => {
+  const { stream, failed } = opened(file);
+  let count = 0;
+  const counting = (async () => {
+    for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) if (line.trim()) count++;
+  })();
+  await Promise.race([counting, failed]);
+  return count;
+};
+
+/**
+ * One JSON value per line, blank lines skipped, in batches of `JSONL_BATCH` (a line larger than a
+ * batch's bytes goes alone); a bad line is reported with its number. Text the ledger cannot store
+ * (NUL, unpaired surrogates) is replaced by U+FFFD, as in files read from disk.
+ */
+export async function* jsonlBatches(file: string, limits: { items: number; bytes: number } = JSONL_BATCH): AsyncGenerator<unknown[]> {
+  const { stream, failed } = opened(file);
+  let values: unknown[] = [];
+  let bytes = 0;
+  let number = 0;
+  const lines = createInterface({ input: stream, crlfDelay: Infinity })[Symbol.asyncIterator]();
+  for (;;) {
+    const next = await Promise.race([lines.next(), failed]);
+    if (next.done) break;
+    number++;
+    const line = next.value.trim();
+    if (!line) continue;
+    let value: unknown;
+    try {
+      value = toStorableText(JSON.parse(line) as unknown);
+    } catch (error) {
+      throw new ValidationError(`${file}:${number}: not JSON (${(error as Error).message})`);
+    }
+    const size = Buffer.byteLength(line);
+    if (values.length > 0 && (values.length >= limits.items || bytes + size > limits.bytes)) {
+      yield values;
+      values = [];
+      bytes = 0;
+    }
+    values.push(value);
+    bytes += size;
+  }
+  if (values.length > 0) yield values;
+}
