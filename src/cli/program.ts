@@ -66,14 +66,35 @@ const openForCommand = (command: Command): Promise<Ledger> => {
  */
 const withLedger: WithLedger = async (command, work) => {
   const server = await serverOf(command);
-  if (server) return work(remoteLedger(server));
+  if (server) {
+    const release = sayOnInterrupt(
+      `the server at ${server.url} goes on with what it was sent; \`ctx sources\` and \`ctx jobs list\` show where it stands`,
+    );
+    try {
+      return await work(remoteLedger(server));
+    } finally {
+      release();
+    }
+  }
   const ledger = await openForCommand(command);
+  const release = sayOnInterrupt('what was stored stays stored; the same command run again goes on from there');
   try {
     await ledger.projections.start();
     return await work(localLedger(ledger));
   } finally {
+    release();
     await ledger.close();
   }
+};
+
+/** Ctrl-C of a one-shot command says what became of its work, then exits as interrupted (130). */
+const sayOnInterrupt = (outcome: string): (() => void) => {
+  const interrupt = () => {
+    process.stderr.write(`\nctx: interrupted: ${outcome}\n`);
+    process.exit(130);
+  };
+  process.once('SIGINT', interrupt);
+  return () => process.off('SIGINT', interrupt);
 };
 
 /** For commands that need the data directory itself (migrate): never through a server. */

@@ -121,6 +121,9 @@ describe('ctx ingest --jsonl with a file of thousands of lines', SLOW, () => {
     const args = ['ingest', '--jsonl', file, '--source', 'team', '--data-dir', dataDir];
     const killed = await interrupted(args, 'SIGKILL');
     expect(killed.stdout).not.toMatch(/ingested/);
+    // Ctrl-C says that what is stored stays, and how to go on.
+    const stopped = await interrupted(args, 'SIGINT');
+    expect(stopped.stderr).toContain('ctx: interrupted: what was stored stays stored; the same command run again goes on from there');
 
     const rerun = await ctx(args);
     expectResumed(rerun.stdout);
@@ -144,6 +147,7 @@ describe('ctx ingest --jsonl with a file of thousands of lines', SLOW, () => {
       const args = ['ingest', '--jsonl', file, '--source', 'team', '--data-dir', dataDir];
       const stopped = await interrupted(args, 'SIGINT');
       expect(stopped.stdout).not.toMatch(/ingested/);
+      expect(stopped.stderr).toContain(`ctx: interrupted: the server at ${server.url} goes on with what it was sent`);
 
       const rerun = await ctx(args);
       expectResumed(rerun.stdout);
