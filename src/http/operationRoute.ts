@@ -3,18 +3,29 @@ import { callOperation, rateClassOf, type Operation } from '../operations.js';
 import { queryFields } from '../validation.js';
 import { callerContext } from './api/guardOtherSurfaces.js';
 
-/** Mounts an operation as an HTTP route: the JSON body (or query string for GET) is its input. */
-export const mountOperation = (app: FastifyInstance, method: 'GET' | 'POST', url: string, operation: Operation) => {
+/**
+ * Mounts an operation as an HTTP route: the JSON body (or query string for GET) is its input, and
+ * its output the answer, or what `answer` keeps of it where a specification fixes the route's shape.
+ */
+export const mountOperation = (
+  app: FastifyInstance,
+  method: 'GET' | 'POST',
+  url: string,
+  operation: Operation,
+  answer: (output: never) => unknown = (output) => output,
+) => {
   app.route({
     method,
     url,
     config: { rateClass: rateClassOf(operation) },
     // As every surface runs operations: within the caller's tenant, the input parsed by the operation.
     handler: async (request) =>
-      callOperation(
-        operation,
-        (method === 'GET' ? queryFields(operation.input, request.query) : request.body) ?? {},
-        callerContext(request, 'tools'),
+      answer(
+        (await callOperation(
+          operation,
+          (method === 'GET' ? queryFields(operation.input, request.query) : request.body) ?? {},
+          callerContext(request, 'tools'),
+        )) as never,
       ),
   });
 };

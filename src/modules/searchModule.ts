@@ -13,7 +13,7 @@ import { getDocumentOperation, getDocumentSurfaces } from '../../queries/getDocu
 import { listChunksOperation } from '../../queries/listChunks.js';
 import { listSourcesOperation, listSourcesSurfaces } from '../../queries/listSources.js';
 import { createSearchAsOf } from '../../queries/searchAsOf.js';
-import { searchOperation, searchSurfaces } from '../../queries/searchDocuments.js';
+import { searchOperation, searchSurfaces, type SearchOutput } from '../../queries/searchDocuments.js';
 import { commandContext } from '../engine/commands.js';
 import { NotConfiguredError, NotFoundError, ValidationError } from '../errors.js';
 import { mountOperation } from '../http/operationRoute.js';
@@ -203,7 +203,8 @@ export const searchModule: LedgerModule = {
         ingestDocumentsOperation(ingestDeps),
       ],
       routes: (app) => {
-        mountOperation(app, 'POST', '/tools/search', search);
+        // The tool API's search answer is fixed field by field: which mode ran is for the other surfaces.
+        mountOperation(app, 'POST', '/tools/search', search, ({ mode: _mode, mode_notice: _notice, ...answer }: SearchOutput) => answer);
         mountOperation(app, 'POST', '/tools/get', get);
         mountOperation(app, 'GET', '/tools/sources', listSources);
       },
