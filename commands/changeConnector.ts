@@ -14,6 +14,8 @@ import { streamId, type StoredEvent } from '../src/domain/events.js';
 import { newId } from '../src/domain/ids.js';
 import type { Position } from '../src/domain/position.js';
 import { commandContext, handleCommand, type CommandContext, type Decider } from '../src/engine/commands.js';
+import { settle } from '../src/engine/settling.js';
+import { SettlingSchema } from '../src/domain/settling.js';
 import { IllegalStateError, NotFoundError } from '../src/errors.js';
 import { defineOperation, type OperationContext, type RouteSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
@@ -75,15 +77,19 @@ export interface ConnectorCommandDeps {
   secrets: SecretBox;
   /** The folders connector roots must lie in. */
   readable: ReadableRoots;
+  /** Waits for the connectors read model, the one the next read of a connector uses. */
   waitForProjections: (position: Position) => Promise<void>;
 }
 
-/** Settings are sealed before they become events; the answer waits until the next read sees the change. */
+/**
+ * Settings are sealed before they become events; the answer waits, within a bound, until the next
+ * read sees the change, and says so when it is stored but not yet readable.
+ */
 const changeFor = async (deps: ConnectorCommandDeps, command: ConnectorCommand, operation: OperationContext) => {
   const context = commandContext(operation.actor, { project: operation.project, correlationId: operation.correlationId });
   const result = await changeConnector(deps.store, command, context);
-  if (result.position) await deps.waitForProjections(result.position);
-  return context;
+  const settling = result.position ? await settle(deps.waitForProjections(result.position), result.position) : null;
+  return { context, settled: settling ? { settling } : {} };
 };
 
 /** Over MCP, `context.connector_management` runs these. */
@@ -109,7 +115,7 @@ export const removeConnectorSurfaces = {
   name: 'connectors.remove',
   ...connectorWrite,
   input: z.object({ id: ConnectorIdSchema }),
-  output: z.object({ id: z.string(), status: z.literal('removed') }),
+  output: z.object({ id: z.string(), status: z.literal('removed'), settling: SettlingSchema.optional() }),
   rest: { method: 'DELETE', path: '/connectors/{id}', summary: 'Remove a connector', status: 204, rateClass: 'connectors' },
 } as const satisfies RouteSurfaces;
 
@@ -121,12 +127,12 @@ export const addConnectorOperation = (deps: ConnectorCommandDeps) =>
     run: async ({ type, name, config }, operation) => {
       connectorRoots(type, config, deps.readable);
       const connectorId = newId();
-      const context = await changeFor(
+      const { context, settled } = await changeFor(
         deps,
         { kind: 'add', connectorId, name, type, settings: deps.secrets.seal(config) },
         operation,
       );
-      return { id: connectorId, type, name, status: 'configuring', created_at: context.now };
+      return { id: connectorId, type, name, status: 'configuring', created_at: context.now, ...settled };
     },
   });
 
@@ -139,12 +145,17 @@ export const updateConnectorOperation = (deps: ConnectorCommandDeps) =>
       const current = await deps.readModels.get<ConnectorRow>(CONNECTORS, checkConnectorId(id));
       if (!current || current.project !== operation.project) throw new NotFoundError(`No connector with id ${id}`);
       if (config) connectorRoots(current.type, config, deps.readable);
-      await changeFor(
+      const { settled } = await changeFor(
         deps,
         { kind: 'update', connectorId: id, name, settings: config ? deps.secrets.seal(config) : undefined },
         operation,
       );
-      return { id, status: 'reconfiguring', message: 'Configuration updated; reindex with POST /index/start to apply it' };
+      return {
+        id,
+        status: 'reconfiguring',
+        message: 'Configuration updated; reindex with POST /index/start to apply it',
+        ...settled,
+      };
     },
   });
 
@@ -154,7 +165,7 @@ export const removeConnectorOperation = (deps: ConnectorCommandDeps) =>
     title: 'Remove a connector',
     description: 'Removes a connector from the project.',
     run: async ({ id }, operation) => {
-      await changeFor(deps, { kind: 'remove', connectorId: checkConnectorId(id) }, operation);
-      return { id, status: 'removed' as const };
+      const { settled } = await changeFor(deps, { kind: 'remove', connectorId: checkConnectorId(id) }, operation);
+      return { id, status: 'removed' as const, ...settled };
     },
   });

@@ -29,6 +29,8 @@ import { apiKeysProjection } from '../../projections/apiKeys.js';
 import { API_KEYS } from '../domain/apiKeyView.js';
 import { listApiKeysOperation } from '../../queries/listApiKeys.js';
 import { connectorsProjection } from '../../projections/connectors.js';
+import { CONNECTORS } from '../domain/connectorView.js';
+import { WRITE_SETTLE_MS } from '../engine/settling.js';
 import {
   getConnectorOperation,
   listConnectorsOperation,
@@ -88,7 +90,7 @@ const wire = async (context: ModuleContext) => {
   const tokens: TokenDeps = { store, signer: jwt, accessTtlS: config.auth.accessTtlS, refreshTtlS: config.auth.refreshTtlS };
   const readable = readableRootsOf(config);
   const settle = async (position: Parameters<ModuleContext['waitForProjections']>[0]) =>
-    context.waitForProjections(position, 30_000);
+    context.projections().waitFor(position, { name: CONNECTORS, timeoutMs: WRITE_SETTLE_MS });
 
   const operation = (name: string) => {
     const found = context.operations().find((o) => o.name === name && isTool(o));
