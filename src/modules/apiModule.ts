@@ -31,6 +31,7 @@ import { listApiKeysOperation } from '../../queries/listApiKeys.js';
 import { connectorsProjection } from '../../projections/connectors.js';
 import { CONNECTORS } from '../domain/connectorView.js';
 import { WRITE_SETTLE_MS } from '../engine/settling.js';
+import { connectorSyncWiring } from './connectorSync.js';
 import {
   getConnectorOperation,
   listConnectorsOperation,
@@ -109,9 +110,16 @@ const wire = async (context: ModuleContext) => {
     rankings: await createPinnedRankings(db),
   };
   const indexJobs = indexJobsFromOperations(context.operations);
+  const { openSource } = connectorSyncWiring(secrets, readModels);
+  const indexing = {
+    readModels,
+    readable,
+    jobs: indexJobs,
+    checkRemote: (type: string, settings: Record<string, unknown>) => void openSource(type, settings),
+  };
   const index = {
-    start: startIndexingConnectorsOperation({ readModels, readable, jobs: indexJobs }),
-    forceReindex: forceReindexOperation({ readModels, readable, jobs: indexJobs }),
+    start: startIndexingConnectorsOperation(indexing),
+    forceReindex: forceReindexOperation(indexing),
     stop: stopIndexingOperation(indexJobs),
     status: indexStatusOperation(indexJobs),
   };

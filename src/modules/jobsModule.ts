@@ -15,6 +15,7 @@ import { createJobRunner } from '../jobs/jobRunner.js';
 import { runConnectorSync } from '../jobs/runConnectorSync.js';
 import { connectorSyncWiring } from './connectorSync.js';
 import type { LedgerModule } from '../module.js';
+import { settle, WRITE_SETTLE_MS } from '../engine/settling.js';
 
 export interface JobsModuleOptions {
   /** Throws UnavailableError while the embedding service is down; by default the configured HTTP embedder is asked. */
@@ -70,14 +71,18 @@ export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule 
           runConnectorSync({ store, ingest, readModels, waitForProjections, openSource: connectors.openSource, logger }, job, control),
       });
       const reads = { store, readModels, liveOutage: (jobId: string) => runner.outageOf(jobId) };
+      const statusSettled = async () => {
+        const head = await store.headPosition();
+        await settle(context.projections().waitFor(head, { name: jobsProjection.name, timeoutMs: WRITE_SETTLE_MS }), head);
+      };
       return {
         projections: [await postgresDocumentProjection(db, jobsProjection)],
         operations: [
-          startIndexingOperation({ store, runner, readable: readableRootsOf(config) }),
+          startIndexingOperation({ store, runner, statusSettled, readable: readableRootsOf(config) }),
           getJobStatusOperation(reads),
           listBackgroundJobsOperation(reads),
           cancelJobOperation({ ...reads, runner }),
-          syncConnectorOperation({ store, runner, ...connectors }),
+          syncConnectorOperation({ store, runner, statusSettled, ...connectors }),
         ],
         start: () => runner.start(),
         close: async () => {
