@@ -28,7 +28,10 @@ export interface ModuleContext {
   content: ContentStore;
   secrets: SecretBox;
   keyring: Keyring;
-  /** Resolves once every projection has applied the event at `position` (read-your-writes). */
+  /**
+   * Resolves once every projection but the semantic index has applied the event at `position`
+   * (read-your-writes); the projection runner's `waitFor` names others, or all of them.
+   */
   waitForProjections: (position: Position, timeoutMs?: number) => Promise<void>;
   /** Every operation of the ledger, once all modules are set up: how modules use each other. */
   operations: () => readonly Operation[];

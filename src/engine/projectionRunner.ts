@@ -77,6 +77,8 @@ export interface ProjectionRunner {
 
 export interface WaitOptions {
   name?: string | readonly string[];
+  /** Every projection, those that compute too: an indexing job ends once its chunks are embedded. */
+  all?: true;
   timeoutMs?: number;
 }
 
@@ -540,8 +542,10 @@ export const createProjectionRunner = (
       }
       return most;
     },
-    async waitFor(position, { name, timeoutMs = 10_000 } = {}) {
-      const targets = targetsOf(name === undefined ? undefined : typeof name === 'string' ? [name] : name);
+    async waitFor(position, { name, all, timeoutMs = 10_000 } = {}) {
+      const targets = all
+        ? [...lives.values()]
+        : targetsOf(name === undefined ? undefined : typeof name === 'string' ? [name] : name);
       const deadline = Date.now() + timeoutMs;
       await Promise.all(
         targets.map(
