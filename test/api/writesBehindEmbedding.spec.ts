@@ -6,7 +6,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runCtx, spawnCtx } from '../support/cli.js';
 import { tempDataDir, tempRootsEnv } from '../support/ledger.js';
-import { ALL_SCOPES, ingest, startApiServer, type ApiServer } from './apiServer.js';
+import { ALL_SCOPES, startApiServer, type ApiServer } from './apiServer.js';
 
 const DIMENSIONS = 8;
 /** Texts with this word are held unanswered: the semantic index falls behind on them and stays there. */
@@ -57,7 +57,10 @@ describe('writes while the semantic index is behind', { timeout: 180_000 }, () =
   beforeAll(async () => {
     api = await startApiServer(embedderEnv(await embedder.listen()));
     token = api.token(ALL_SCOPES);
-    await ingest(api, 'acme', [{ source_id: 'notes/held.md', title: 'Held', body: `Token buckets, ${HELD} for embedding.` }]);
+    const documents = [{ source_id: 'notes/held.md', title: 'Held', body: `Token buckets, ${HELD} for embedding.` }];
+    await api.ledger
+      .operation('documents.ingest_batch')
+      .run({ source: 'filesystem', documents }, { actor: { subject: 't', tenant: 'acme', via: 'cli' }, correlationId: crypto.randomUUID(), project: 'acme' });
   });
   afterAll(async () => {
     await api?.close();
