@@ -14,6 +14,8 @@ import { streamId, type StoredEvent } from '../src/domain/events.js';
 import { newId } from '../src/domain/ids.js';
 import type { Position } from '../src/domain/position.js';
 import { commandContext, handleCommand, type CommandContext, type Decider } from '../src/engine/commands.js';
+import { settle } from '../src/engine/settling.js';
+import { SettlingSchema } from '../src/domain/settling.js';
 import { IllegalStateError, NotFoundError } from '../src/errors.js';
 import { defineOperation, type OperationContext, type RouteSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
@@ -77,15 +79,19 @@ export interface ConnectorCommandDeps {
   readable: ReadableRoots;
   /** Refuses (ValidationError) settings that name a server remote connectors may not reach. */
   checkEndpoint: (type: string, settings: Record<string, unknown>) => Promise<void>;
+  /** Waits for the connectors read model, the one the next read of a connector uses. */
   waitForProjections: (position: Position) => Promise<void>;
 }
 
-/** Settings are sealed before they become events; the answer waits until the next read sees the change. */
+/**
+ * Settings are sealed before they become events; the answer waits, within a bound, until the next
+ * read sees the change, and says so when it is stored but not yet readable.
+ */
 const changeFor = async (deps: ConnectorCommandDeps, command: ConnectorCommand, operation: OperationContext) => {
   const context = commandContext(operation.actor, { project: operation.project, correlationId: operation.correlationId });
   const result = await changeConnector(deps.store, command, context);
-  if (result.position) await deps.waitForProjections(result.position);
-  return context;
+  const settling = result.position ? await settle(deps.waitForProjections(result.position), result.position) : null;
+  return { context, settled: settling ? { settling } : {} };
 };
 
 /** Over MCP, `context.connector_management` runs these. */
@@ -111,7 +117,7 @@ export const removeConnectorSurfaces = {
   name: 'connectors.remove',
   ...connectorWrite,
   input: z.object({ id: ConnectorIdSchema }),
-  output: z.object({ id: z.string(), status: z.literal('removed') }),
+  output: z.object({ id: z.string(), status: z.literal('removed'), settling: SettlingSchema.optional() }),
   rest: { method: 'DELETE', path: '/connectors/{id}', summary: 'Remove a connector', status: 204, rateClass: 'connectors' },
 } as const satisfies RouteSurfaces;
 
@@ -124,12 +130,12 @@ export const addConnectorOperation = (deps: ConnectorCommandDeps) =>
       connectorRoots(type, config, deps.readable);
       await deps.checkEndpoint(type, config);
       const connectorId = newId();
-      const context = await changeFor(
+      const { context, settled } = await changeFor(
         deps,
         { kind: 'add', connectorId, name, type, settings: deps.secrets.seal(config) },
         operation,
       );
-      return { id: connectorId, type, name, status: 'configuring', created_at: context.now };
+      return { id: connectorId, type, name, status: 'configuring', created_at: context.now, ...settled };
     },
   });
 
@@ -145,12 +151,17 @@ export const updateConnectorOperation = (deps: ConnectorCommandDeps) =>
         connectorRoots(current.type, config, deps.readable);
         await deps.checkEndpoint(current.type, config);
       }
-      await changeFor(
+      const { settled } = await changeFor(
         deps,
         { kind: 'update', connectorId: id, name, settings: config ? deps.secrets.seal(config) : undefined },
         operation,
       );
-      return { id, status: 'reconfiguring', message: 'Configuration updated; reindex with POST /index/start to apply it' };
+      return {
+        id,
+        status: 'reconfiguring',
+        message: 'Configuration updated; reindex with POST /index/start to apply it',
+        ...settled,
+      };
     },
   });
 
@@ -160,7 +171,7 @@ export const removeConnectorOperation = (deps: ConnectorCommandDeps) =>
     title: 'Remove a connector',
     description: 'Removes a connector from the project.',
     run: async ({ id }, operation) => {
-      await changeFor(deps, { kind: 'remove', connectorId: checkConnectorId(id) }, operation);
-      return { id, status: 'removed' as const };
+      const { settled } = await changeFor(deps, { kind: 'remove', connectorId: checkConnectorId(id) }, operation);
+      return { id, status: 'removed' as const, ...settled };
     },
   });

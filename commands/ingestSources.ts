@@ -52,6 +52,7 @@ const tallyText = (tally: IngestTally) =>
     summary(tally),
     ...tally.problems.slice(0, SHOWN_PROBLEMS).map((p) => `  ${p.sourceId}: ${p.reason}`),
     ...(tally.problems.length > SHOWN_PROBLEMS ? [`  … and ${tally.problems.length - SHOWN_PROBLEMS} more`] : []),
+    ...(tally.settling ? [tally.settling.message] : []),
   ].join('\n');
 
 export const ingestSurfaces = {

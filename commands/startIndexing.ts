@@ -64,10 +64,18 @@ const checkRepoPath = (repoPath: string, readable: ReadableRoots): string => {
   return resolved;
 };
 
-export interface StartIndexingDeps {
+export interface StartIndexingDeps extends JobRequestDeps {
+  readable: ReadableRoots;
+}
+
+export interface JobRequestDeps {
   store: EventStore;
   runner: JobRunner;
-  readable: ReadableRoots;
+  /**
+   * Waits (within a bound) until the job's status read model has applied every event so far: the
+   * answer and a get_job_status right after it then tell the same status.
+   */
+  statusSettled: () => Promise<void>;
 }
 
 type Started = z.infer<typeof StartIndexingResponseSchema>;
@@ -111,7 +119,7 @@ export const startIndexingSurfaces = {
 } as const satisfies OperationSurfaces;
 
 /** Records a new indexing job and hands it to the runner: it answers at once with the job id. */
-export const startIndexingOperation = ({ store, runner, readable }: StartIndexingDeps) =>
+export const startIndexingOperation = ({ readable, ...deps }: StartIndexingDeps) =>
   defineOperation({
     ...startIndexingSurfaces,
     title: 'Start background indexing',
@@ -128,7 +136,7 @@ export const startIndexingOperation = ({ store, runner, readable }: StartIndexin
       const repoPath = checkRepoPath(input.repo_path, readable);
       const workspace = resolveProject(input.project_id);
       const project = workspace.project_id;
-      const duplicate = runner.activeJobFor(project, repoPath);
+      const duplicate = deps.runner.activeJobFor(project, repoPath);
       if (duplicate) {
         throw new DuplicateJobError(`Repository is already being indexed in project '${project}': job ${duplicate.jobId}`, {
           job_id: duplicate.jobId,
@@ -138,7 +146,7 @@ export const startIndexingOperation = ({ store, runner, readable }: StartIndexin
           suggestion: 'Follow the existing job with get_job_status, or cancel it first',
         });
       }
-      const { jobId, admission } = await requestJob({ store, runner }, operation, project, {
+      const { jobId, admission } = await requestJob(deps, operation, project, {
         repoPath,
         forceReindex: input.force_reindex,
         include: input.include_patterns,
@@ -158,7 +166,7 @@ export const startIndexingOperation = ({ store, runner, readable }: StartIndexin
 
 /** Records a job's request in its own stream and hands it to the runner: how every kind of job starts. */
 export const requestJob = async (
-  { store, runner }: { store: EventStore; runner: Pick<JobRunner, 'admit'> },
+  { store, runner, statusSettled }: { store: EventStore; runner: Pick<JobRunner, 'admit'>; statusSettled: () => Promise<void> },
   caller: Pick<OperationContext, 'actor' | 'correlationId'>,
   project: string,
   request: { repoPath: string; forceReindex: boolean; include: string[]; exclude: string[] },
@@ -168,5 +176,7 @@ export const requestJob = async (
   const context = commandContext(caller.actor, { project, correlationId: caller.correlationId });
   const event = validateEvent({ type: 'IndexingJobRequested', schemaVersion: 1, data: { jobId, ...request } });
   await store.append(stream, [{ ...event, metadata: metadataFor(context, { streamId: stream, expected: 'no_stream', index: 0 }) }], 'no_stream');
-  return { jobId, admission: await runner.admit({ jobId, project, repoPath: request.repoPath }) };
+  const admission = await runner.admit({ jobId, project, repoPath: request.repoPath });
+  await statusSettled();
+  return { jobId, admission };
 };

@@ -4,7 +4,9 @@ import { REMOTE_CONNECTOR_TYPES } from '../src/domain/connectors.js';
 import { CONNECTORS, type ConnectorRow } from '../src/domain/connectorView.js';
 import { ValidationError } from '../src/errors.js';
 import { defineOperation, type OperationContext, type RouteSurfaces } from '../src/operations.js';
-import type { IndexJobs } from '../src/ports/indexJobs.js';
+import type { IndexJobs, RequestedJob } from '../src/ports/indexJobs.js';
+import { DuplicateJobError } from '../src/domain/jobs.js';
+import { syncJobPath } from './syncConnector.js';
 import type { ReadModels } from '../src/ports/projections.js';
 import type { ReadableRoots } from '../src/ports/readableRoots.js';
 
@@ -13,6 +15,8 @@ export interface ConnectorIndexingDeps {
   /** The folders connector roots must lie in. */
   readable: ReadableRoots;
   jobs: IndexJobs;
+  /** Opens a remote connector's source as a sync would: throws when a setting it needs is missing. */
+  checkRemote: (type: string, settings: Record<string, unknown>) => void;
 }
 
 const ConnectorNamesSchema = z.array(z.string().min(1).max(200)).max(50);
@@ -43,8 +47,24 @@ const chosenWork = async (deps: ConnectorIndexingDeps, names: readonly string[] 
   const remote = chosen.filter((c) => REMOTE_CONNECTOR_TYPES.has(c.type));
   if (roots.length === 0 && remote.length === 0)
     throw new ValidationError('No connector to index: add one with POST /connectors');
+  for (const connector of remote) deps.checkRemote(connector.type, connector.settings);
+  await checkNoneActive(deps, [...roots, ...remote.map((c) => syncJobPath(c.id))], context);
   return { roots, remote };
 };
+
+/** A target already being indexed or synced refuses the whole request, before any job starts. */
+const checkNoneActive = async (deps: ConnectorIndexingDeps, targets: readonly string[], context: OperationContext) => {
+  const active = (
+    await Promise.all(ACTIVE_STATUSES.map((status) => deps.jobs.list(context, status)))
+  ).flat().filter((job) => targets.includes(job.repo_path));
+  if (active.length > 0)
+    throw new DuplicateJobError(
+      `Already indexing: ${active.map((job) => `${job.repo_path} (job ${job.job_id})`).join(', ')}; nothing was started`,
+      { job_ids: active.map((job) => job.job_id), suggestion: 'Follow the jobs with GET /index/status, or stop them first' },
+    );
+};
+
+const ACTIVE_STATUSES = ['running', 'pending', 'blocked'] as const;
 
 /** Starts a job per local root and per remote connector of those named (all when none or `all`). */
 export const indexConnectors = async (
@@ -54,9 +74,15 @@ export const indexConnectors = async (
   context: OperationContext,
 ): Promise<IndexStarted> => {
   const { roots, remote } = await chosenWork(deps, names, context);
-  const started = [];
-  for (const root of roots) started.push(await deps.jobs.index(root, force, context));
-  for (const connector of remote) started.push(await deps.jobs.sync(connector.id, context));
+  const started: RequestedJob[] = [];
+  try {
+    for (const root of roots) started.push(await deps.jobs.index(root, force, context));
+    for (const connector of remote) started.push(await deps.jobs.sync(connector.id, context));
+  } catch (error) {
+    // One refused after the checks (a job started meanwhile): an error still means nothing runs.
+    await Promise.all(started.map((job) => deps.jobs.cancel(job.job_id, context).catch(() => undefined)));
+    throw error;
+  }
   const seconds = started.reduce(
     (sum, s) => sum + (typeof s.estimated_duration_seconds === 'number' ? s.estimated_duration_seconds : 0),
     0,
@@ -65,7 +91,8 @@ export const indexConnectors = async (
   return {
     job_id: ids[0]!,
     job_ids: ids,
-    status: started.every((s) => s.status === 'running') ? 'running' : 'queued',
+    // Accepted: each job runs, or waits for a slot, in the background (GET /index/status follows them).
+    status: 'queued',
     estimated_duration_minutes: seconds > 0 ? Math.max(1, Math.round(seconds / 60)) : null,
   };
 };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AppError } from '../src/errors.js';
 import { defineOperation, type RouteSurfaces } from '../src/operations.js';
 import type { IndexJobs } from '../src/ports/indexJobs.js';
 
@@ -9,7 +10,21 @@ export const stopIndexingSurfaces = {
   writes: true,
   scope: 'index:write',
   input: z.object({}),
-  output: z.object({ status: z.enum(['stopping', 'idle']), message: z.string(), job_ids: z.array(z.string()) }),
+  output: z.object({
+    status: z.enum(['stopping', 'idle']),
+    message: z.string(),
+    /** The jobs asked to stop. */
+    job_ids: z.array(z.string()),
+    jobs: z
+      .array(
+        z.object({
+          job_id: z.string(),
+          outcome: z.enum(['stopping', 'not_stopped']),
+          message: z.string(),
+        }),
+      )
+      .describe('Each job found unfinished, and what became of it: one that ended meanwhile is not stopped, the others still are'),
+  }),
   rest: { method: 'POST', path: '/index/stop', summary: 'Stop ongoing indexing', rateClass: 'index' },
 } as const satisfies RouteSurfaces;
 
@@ -25,9 +40,21 @@ export const stopIndexingOperation = (jobs: IndexJobs) =>
         ...(await jobs.list(context, 'pending')),
         ...(await jobs.list(context, 'blocked')),
       ];
-      for (const job of active) await jobs.cancel(job.job_id, context);
-      return active.length
-        ? { status: 'stopping' as const, message: 'Indexing will stop gracefully', job_ids: active.map((j) => j.job_id) }
-        : { status: 'idle' as const, message: 'No indexing is running', job_ids: [] };
+      // Each job on its own: one that ended meanwhile (failed, completed) stops none of the others.
+      const outcomes = await Promise.all(
+        active.map(async (job) => {
+          try {
+            await jobs.cancel(job.job_id, context);
+            return { job_id: job.job_id, outcome: 'stopping' as const, message: 'Cancellation requested' };
+          } catch (error) {
+            if (!(error instanceof AppError) || error.statusCode >= 500) throw error;
+            return { job_id: job.job_id, outcome: 'not_stopped' as const, message: error.message };
+          }
+        }),
+      );
+      const stopping = outcomes.filter((o) => o.outcome === 'stopping').map((o) => o.job_id);
+      return stopping.length
+        ? { status: 'stopping' as const, message: 'Indexing will stop gracefully', job_ids: stopping, jobs: outcomes }
+        : { status: 'idle' as const, message: 'No indexing is running', job_ids: [], jobs: outcomes };
     },
   });

@@ -147,10 +147,12 @@ export interface SyncConnectorDeps {
   openSource: (kind: string, settings: Record<string, unknown>) => RemoteSource | null;
   /** The jobs runner: who already syncs what, and where a new job goes. */
   runner: Pick<JobRunner, 'activeJobFor' | 'admit'>;
+  /** As for start_indexing_background: the answer and the job's status agree. */
+  statusSettled: () => Promise<void>;
 }
 
 /** Starts a background sync of a remote connector: a job like an indexing job, with its progress and cancel. */
-export const syncConnectorOperation = ({ store, findConnector, openSource, runner }: SyncConnectorDeps) =>
+export const syncConnectorOperation = ({ store, findConnector, openSource, runner, statusSettled }: SyncConnectorDeps) =>
   defineOperation({
     ...syncConnectorSurfaces,
     title: 'Sync a connector',
@@ -177,7 +179,7 @@ export const syncConnectorOperation = ({ store, findConnector, openSource, runne
           job_id: duplicate.jobId,
           current_status: duplicate.status,
         });
-      const { jobId, admission } = await requestJob({ store, runner }, operation, project, {
+      const { jobId, admission } = await requestJob({ store, runner, statusSettled }, operation, project, {
         repoPath,
         forceReindex: false,
         include: [],

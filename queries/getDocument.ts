@@ -99,7 +99,7 @@ export const getDocumentSurfaces = {
         },
       },
     ],
-    catchUp: true,
+    catchUp: 'documents',
     print: {
       line: (d: GetDocumentOutput) =>
         `# ${d.title ?? d.source_id}\n${d.source}:${d.source_id}\n\n${

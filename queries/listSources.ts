@@ -49,7 +49,7 @@ export const listSourcesSurfaces = {
   cli: {
     command: ['sources'],
     description: 'list sources with their health and document counts',
-    catchUp: true,
+    catchUp: 'documents',
     print: {
       table: {
         rows: 'sources',

@@ -120,6 +120,10 @@ export const SearchOutputSchema = z.object({
     .describe('The mode that ranked the results: a search that names none runs hybrid when a model is loaded, keyword otherwise'),
   mode_notice: z.string().optional().describe('Why the mode differs from the default, when it does'),
   degraded: DegradedSchema.optional(),
+  notice: z
+    .string()
+    .optional()
+    .describe('Present when the semantic index has yet to embed recent writes: the ranking by meaning may miss them'),
   matches: z
     .record(z.string(), z.number().int())
     .optional()
@@ -138,6 +142,8 @@ export interface SearchDeps {
   defaultLimit: number;
   /** Builds the indexes as they were at a past position; absent where that is not offered. */
   asOf?: SearchAsOf;
+  /** How many events the semantic index has yet to apply; null when it is current. */
+  semanticBehind?: () => Promise<number | null>;
 }
 
 type ParsedSearch = z.output<typeof SearchInputSchema> & { mode: SearchMode };
@@ -350,12 +356,16 @@ const searchInMode = async (
   if (input.mode !== 'keyword' && 'disabled' in deps.semantic)
     throw new EmbeddingsDisabledError(deps.semantic.disabled);
   if (input.asOf === undefined) {
-    return rankDocuments(deps, input, context.project, {
-      keyword: deps.keyword,
-      semantic: 'index' in deps.semantic ? deps.semantic.index : null,
-      // A document's list of chunks can run to thousands: only the hits' are read.
-      documents: (ids, chunkIds) => deps.readModels.getMany<DocumentView>('documents', ids, { field: 'chunks', ids: chunkIds }),
-    });
+    const [found, behind] = await Promise.all([
+      rankDocuments(deps, input, context.project, {
+        keyword: deps.keyword,
+        semantic: 'index' in deps.semantic ? deps.semantic.index : null,
+        // A document's list of chunks can run to thousands: only the hits' are read.
+        documents: (ids, chunkIds) => deps.readModels.getMany<DocumentView>('documents', ids, { field: 'chunks', ids: chunkIds }),
+      }),
+      input.mode !== 'keyword' && 'index' in deps.semantic ? deps.semanticBehind?.() : null,
+    ]);
+    return behind ? { ...found, notice: partlyEmbedded(behind) } : found;
   }
   if (!deps.asOf)
     throw new ValidationError('Search as of a past position is not available in this deployment');
@@ -366,6 +376,9 @@ const searchInMode = async (
     context.onProgress,
   );
 };
+
+const partlyEmbedded = (events: number) =>
+  `The semantic index is still embedding (${events} events behind): ranking by meaning may miss the newest documents`;
 
 type SearchResult = SearchOutput['results'][number];
 type Ranking = NonNullable<NonNullable<SearchResult['explain']>['keyword']>;
@@ -381,8 +394,9 @@ const resultText = (r: SearchResult, i: number) =>
     `   ${r.snippet}`,
   ].join('\n');
 
-const searchText = ({ results, mode_notice }: SearchOutput) =>
+const searchText = ({ results, mode_notice, notice }: SearchOutput) =>
   [
+    ...(notice ? [`Note: ${notice}`] : []),
     results.length === 0
       ? 'No results. `ctx sources` lists what is indexed; `ctx ingest PATH` adds files and folders.'
       : results.map(resultText).join('\n'),
@@ -414,7 +428,9 @@ export const searchSurfaces = {
         description: 'search as it would have answered then: a position from `ctx history`, or a time',
       },
     ],
-    catchUp: true,
+    // Keyword search reads no embeddings: it need not wait for the semantic index.
+    catchUp: (input: { mode?: SearchMode }) =>
+      input.mode === 'keyword' ? ['documents', 'keyword'] : ['documents', 'keyword', 'semantic'],
     // As of a past position, the indexes are built from the events: the live ones need not catch up.
     asOfField: 'asOf',
     progress: (p: Record<string, unknown>) =>

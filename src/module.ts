@@ -28,7 +28,10 @@ export interface ModuleContext {
   content: ContentStore;
   secrets: SecretBox;
   keyring: Keyring;
-  /** Resolves once every projection has applied the event at `position` (read-your-writes). */
+  /**
+   * Resolves once every projection but the semantic index has applied the event at `position`
+   * (read-your-writes); the projection runner's `waitFor` names others, or all of them.
+   */
   waitForProjections: (position: Position, timeoutMs?: number) => Promise<void>;
   /** Every operation of the ledger, once all modules are set up: how modules use each other. */
   operations: () => readonly Operation[];
@@ -51,6 +54,12 @@ export interface ModuleParts {
 /** Runs a one-shot CLI command: in this process, or through the server that holds the data directory. */
 export type WithLedger = <T>(command: Command, work: (ledger: LedgerHandle) => Promise<T>) => Promise<T>;
 
+/** What a catch-up is waiting for: the read model furthest behind, and how many events it has left. */
+export interface CatchUpWait {
+  projection: string;
+  events: number;
+}
+
 /** What a CLI command works with: the operations of the catalogue, run as the CLI's caller. */
 export interface LedgerHandle {
   /** The URL of the server that runs the operations; null when they run in this process. */
@@ -58,10 +67,11 @@ export interface LedgerHandle {
   /** Runs an operation by name; progress is reported only when it runs in this process. */
   run<T = Record<string, unknown>>(name: string, input: unknown, extra?: Pick<OperationContext, 'onProgress'>): Promise<T>;
   /**
-   * Waits until the read models (or the one named) have applied every event written so far. In
-   * this process they start from where the last process left them; a server keeps its own current.
+   * Waits until the read models named (every one but the semantic index without names) have applied
+   * every event written so far, telling `onWaiting` what it waits for while it does. In this process
+   * they start from where the last process left them; a server keeps its own current.
    */
-  catchUp(projection?: string): Promise<void>;
+  catchUp(names?: readonly string[], onWaiting?: (waiting: CatchUpWait) => void): Promise<void>;
   /** Runs the ledger's background work (indexing jobs) here as a server does, when the operations run in this process. */
   startWork(): Promise<void>;
 }

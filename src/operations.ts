@@ -155,8 +155,11 @@ export interface CliVerb {
   arguments?: readonly CliArgument[];
   options?: readonly CliOption[];
   print: CliPrint;
-  /** A query waits until the read models (or the one named) have applied every event so far. */
-  catchUp?: true | string;
+  /**
+   * A query run in this process first waits until the read models it reads have applied every event
+   * so far: those named (for its input), or with `true` every one but the semantic index.
+   */
+  catchUp?: true | string | readonly string[] | ((input: never) => readonly string[]);
   /** The input field asking for a past moment: given, the live read models need not catch up. */
   asOfField?: string;
   /** The line showing the operation's progress while it runs in this process. */

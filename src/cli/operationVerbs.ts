@@ -7,7 +7,7 @@ import type { CliArgument, CliFollow, CliOption, CliOtherwise, CliPrint, CliText
 import { fields, table } from './format.js';
 import { printResult } from './output.js';
 import { countJsonlLines, jsonlBatches } from './jsonlBatches.js';
-import { progressLine, rateAndEta } from './progress.js';
+import { progressLine, rateAndEta, waitingText } from './progress.js';
 
 const valueAt = (value: unknown, path: string): unknown =>
   path.split('.').reduce<unknown>((at, key) => (at && typeof at === 'object' ? (at as Record<string, unknown>)[key] : undefined), value);
@@ -116,6 +116,16 @@ export const printText = (print: CliPrint, output: unknown): string => {
   const line = render(print.line, output);
   return typeof line === 'string' ? line : JSON.stringify(line ?? '');
 };
+
+/** The read models a verb reads for this input: undefined for every one but the semantic index. */
+const readModelsOf = (catchUp: NonNullable<CliVerb['catchUp']>, input: Record<string, unknown>): readonly string[] | undefined =>
+  catchUp === true
+    ? undefined
+    : typeof catchUp === 'string'
+      ? [catchUp]
+      : typeof catchUp === 'function'
+        ? (catchUp as (given: unknown) => readonly string[])(input)
+        : catchUp;
 
 const longFlag = (option: CliOption) => new Option(option.flags).long ?? option.flags;
 
@@ -233,7 +243,11 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
     const input = ran.prepare ? ran.prepare(given) : given;
     const result = await withLedger(self, async (ledger) => {
       const past = ran.asOfField !== undefined && input[ran.asOfField] !== undefined;
-      if (ran.catchUp && !past) await ledger.catchUp(ran.catchUp === true ? undefined : ran.catchUp);
+      if (ran.catchUp && !past) {
+        const line = progressLine();
+        await ledger.catchUp(readModelsOf(ran.catchUp, input), (waiting) => line.note(waitingText(waiting)));
+        line.done();
+      }
       if (ran.allPages) return everyPage(ledger, operation, input, ran.allPages);
       if (!ran.progress && !ran.settles) return ledger.run(operation, input);
       const line = progressLine();
@@ -247,7 +261,7 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
       );
       if (ran.settles) {
         line.update('indexing…');
-        await ledger.catchUp();
+        await ledger.catchUp(undefined, (waiting) => line.note(waitingText(waiting)));
       }
       line.done();
       return answer;

@@ -3,6 +3,7 @@ import { NotFoundError, ValidationError } from '../errors.js';
 import type { ReadableRoots } from '../ports/readableRoots.js';
 import { UUID_PATTERN } from './ids.js';
 import { redactSecrets } from './secrets.js';
+import { SettlingSchema } from './settling.js';
 
 /** Connectors as `/api/v1` and `context.connector_management` take and show them (seed 002). */
 
@@ -48,8 +49,13 @@ export const ConnectorCreatedSchema = ConnectorSchema.pick({
   name: true,
   status: true,
   created_at: true,
+}).extend({ settling: SettlingSchema.optional() });
+export const ConnectorChangedSchema = z.object({
+  id: z.string(),
+  status: z.string(),
+  message: z.string(),
+  settling: SettlingSchema.optional(),
 });
-export const ConnectorChangedSchema = z.object({ id: z.string(), status: z.string(), message: z.string() });
 
 /** Ids are uuids; anything else names no connector. */
 export const checkConnectorId = (id: string) => {

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SettlingSchema } from './settling.js';
 
 /** What an ingestion of files did, file by file. */
 export const IngestTallySchema = z.object({
@@ -12,5 +13,6 @@ export const IngestTallySchema = z.object({
   chunks: z.number().int(),
   /** Files that were skipped or failed, with why. */
   problems: z.array(z.object({ sourceId: z.string(), reason: z.string() })),
+  settling: SettlingSchema.optional(),
 });
 export type IngestTally = z.infer<typeof IngestTallySchema>;

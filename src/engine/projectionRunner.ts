@@ -65,10 +65,32 @@ export interface ProjectionRunner {
    */
   add(projection: RunnableProjection): Promise<void>;
   /**
-   * Resolves once every projection (or the one named) has applied everything up to `position`.
+   * Resolves once the projections named have applied everything up to `position`; without names,
+   * every projection but those that compute (the semantic index catches up on its own and reports
+   * its lag). A name this deployment has no projection for is skipped (no embedder, no index).
    * Rejects at the timeout; with the projection's own UnavailableError when that is why it is behind.
    */
-  waitFor(position: Position, options?: { name?: string; timeoutMs?: number }): Promise<void>;
+  waitFor(position: Position, options?: WaitOptions): Promise<void>;
+  /** How many events of `$all` up to `position` the projections named (as for waitFor) have yet to apply, the most of any. */
+  behind(position: Position, names?: readonly string[]): Promise<{ name: string; events: number } | null>;
+}
+
+export interface WaitOptions {
+  name?: string | readonly string[];
+  /** Every projection, those that compute too: an indexing job ends once its chunks are embedded. */
+  all?: true;
+  timeoutMs?: number;
+}
+
+/** The error a wait rejects with when the bound passes: the events are stored, a read model has yet to apply them. */
+export class ProjectionLagError extends Error {
+  constructor(
+    readonly projection: string,
+    readonly position: Position,
+    timeoutMs: number,
+  ) {
+    super(`Projection '${projection}' did not reach ${position} in ${timeoutMs} ms`);
+  }
 }
 
 export interface ProjectionRunnerOptions {
@@ -178,6 +200,11 @@ export const createProjectionRunner = (
   const lives = new Map<string, Live>(projections.map((projection) => [projection.name, liveFor(projection)]));
   let started = false;
 
+  const targetsOf = (names: readonly string[] | undefined): Live[] =>
+    names
+      ? names.flatMap((name) => lives.get(name) ?? [])
+      : [...lives.values()].filter((live) => !live.projection.computes);
+
   const liveOf = (name: string): Live => {
     const live = lives.get(name);
     if (!live) throw new NotFoundError(`No projection named '${name}'`, { known: [...lives.keys()] });
@@ -208,7 +235,8 @@ export const createProjectionRunner = (
    * each batch (embeds it) rides a feed of its own: the others, which only write, keep up meanwhile,
    * so a job's status or a document's keyword entry is not held behind a batch's embeddings.
    */
-  let feeds: Subscription[] = [];
+  let writersFeed: Subscription | null = null;
+  const computingFeeds = new Map<Live, Subscription>();
   let feedChanges = Promise.resolve();
   const riders = () => [...lives.values()].filter((live) => live.following && !live.retry.timer);
 
@@ -225,20 +253,35 @@ export const createProjectionRunner = (
       ),
     );
 
-  /** Stops the feeds, makes `change` while nothing is delivered, and starts them again where the riders need them. */
-  const changeFeed = (change: () => void | Promise<void>): Promise<void> => {
+  /**
+   * Stops the feeds `change` concerns (every one without `concerns`), makes it while they deliver
+   * nothing, and starts them again where their riders need them. A change to one projection leaves
+   * the feeds of the others running: a rebuild of the keyword index never waits for a batch the
+   * semantic index is embedding.
+   */
+  const changeFeed = (change: () => void | Promise<void>, concerns?: readonly Live[]): Promise<void> => {
     const next = feedChanges.then(async () => {
-      await Promise.all(feeds.map((feed) => feed.stop()));
-      feeds = [];
+      const touched = concerns ?? [...lives.values()];
+      const computing = touched.filter((live) => live.projection.computes);
+      const writersTouched = touched.some((live) => !live.projection.computes);
+      const stopping: Promise<void>[] = [];
+      if (writersTouched && writersFeed) stopping.push(writersFeed.stop());
+      if (writersTouched) writersFeed = null;
+      for (const live of computing) {
+        const feed = computingFeeds.get(live);
+        if (feed) stopping.push(feed.stop());
+        computingFeeds.delete(live);
+      }
+      await Promise.all(stopping);
       await change();
       const riding = riders();
       const writers = riding.filter((live) => !live.projection.computes);
-      if (writers.length > 0) {
+      if (writersTouched && writers.length > 0) {
         const from = writers.map((live) => live.seen).reduce((a, b) => (a < b ? a : b));
-        feeds.push(subscribeFor(() => riders().filter((live) => !live.projection.computes), from));
+        writersFeed = subscribeFor(() => riders().filter((live) => !live.projection.computes), from);
       }
-      for (const live of riding.filter((l) => l.projection.computes)) {
-        feeds.push(subscribeFor(() => (riders().includes(live) ? [live] : []), live.seen));
+      for (const live of computing.filter((l) => riding.includes(l))) {
+        computingFeeds.set(live, subscribeFor(() => (riders().includes(live) ? [live] : []), live.seen));
       }
     });
     feedChanges = next.catch(() => undefined);
@@ -257,7 +300,7 @@ export const createProjectionRunner = (
     live.retry.timer = setTimeout(() => {
       void changeFeed(() => {
         live.retry.timer = null;
-      });
+      }, [live]);
     }, delay);
   };
 
@@ -302,7 +345,7 @@ export const createProjectionRunner = (
     changeFeed(async () => {
       live.checkpoint = live.seen = await live.projection.live.checkpoint();
       live.following = true;
-    });
+    }, [live]);
 
   const detach = (live: Live) => {
     live.following = false;
@@ -310,7 +353,7 @@ export const createProjectionRunner = (
     live.retry.timer = null;
   };
 
-  const stopFollowing = (live: Live) => changeFeed(() => detach(live));
+  const stopFollowing = (live: Live) => changeFeed(() => detach(live), [live]);
 
   const countAfter = (from: Position, limit = LAG_COUNT_LIMIT): Promise<number> => store.countAll({ from, limit });
 
@@ -426,7 +469,7 @@ export const createProjectionRunner = (
         live.checkpoint = live.seen = await live.projection.live.checkpoint();
         live.following = true;
       }
-    });
+    }, starting);
     starting.forEach((live, i) => {
       const version = built[i];
       if (version === null || version === undefined || version === live.projection.version) return;
@@ -487,8 +530,22 @@ export const createProjectionRunner = (
     },
     rebuild,
     startRebuild,
-    async waitFor(position, { name, timeoutMs = 10_000 } = {}) {
-      const targets = name ? [liveOf(name)] : [...lives.values()];
+    async behind(position, names) {
+      let most: { name: string; events: number } | null = null;
+      for (const live of targetsOf(names)) {
+        if (live.seen >= position) continue;
+        // Behind only on events it applies: the others pass as soon as its feed reads them.
+        const [next] = await store.readAll({ from: live.seen, maxCount: 1, filter: { eventTypes: [...live.projection.eventTypes] } });
+        if (!next || next.position > position) continue;
+        const events = await countAfter(live.seen);
+        if (events > 0 && (!most || events > most.events)) most = { name: live.projection.name, events };
+      }
+      return most;
+    },
+    async waitFor(position, { name, all, timeoutMs = 10_000 } = {}) {
+      const targets = all
+        ? [...lives.values()]
+        : targetsOf(name === undefined ? undefined : typeof name === 'string' ? [name] : name);
       const deadline = Date.now() + timeoutMs;
       await Promise.all(
         targets.map(
@@ -500,7 +557,7 @@ export const createProjectionRunner = (
                   // Behind because its writes fail for a reason that passes (a full disk, a lost database): say so.
                   const outage = live.lastFailure instanceof UnavailableError ? live.lastFailure : undefined;
                   return done(() =>
-                    reject(outage ?? new Error(`Projection '${live.projection.name}' did not reach ${position} in ${timeoutMs} ms`)),
+                    reject(outage ?? new ProjectionLagError(live.projection.name, position, timeoutMs)),
                   );
                 }
               };

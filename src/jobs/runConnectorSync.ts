@@ -26,6 +26,9 @@ export interface ConnectorSyncDeps {
   logger: Logger;
 }
 
+/** How often a sync waiting on its remote service looks whether it was asked to stop. */
+const STOP_POLL_MS = 250;
+
 class Stop extends Error {
   constructor(readonly reason: 'cancelled' | 'stopping') {
     super(reason);
@@ -68,8 +71,34 @@ export const runConnectorSync = async (deps: ConnectorSyncDeps, job: JobStream, 
       await job.apply(transition, contextNow());
     }
   };
+  /**
+   * A remote service can keep a request waiting (a slow page, a rate limit's long retry-after): a
+   * cancel or a shutdown does not wait for it. The request is left to end on its own; its answer is dropped.
+   */
+  const unlessStopped = async <T>(work: Promise<T>): Promise<T> => {
+    let poll: NodeJS.Timeout | undefined;
+    const stopped = new Promise<never>((_resolve, reject) => {
+      poll = setInterval(() => {
+        try {
+          checkStop();
+        } catch (error) {
+          reject(error instanceof Error ? error : new Error(String(error)));
+        }
+      }, STOP_POLL_MS);
+    });
+    work.catch(() => undefined);
+    try {
+      return await Promise.race([work, stopped]);
+    } finally {
+      clearInterval(poll);
+    }
+  };
   const progress = (phase: JobPhase, percentage: number, message: string) =>
     append({ type: 'IndexingJobProgressed', data: { phase, percentage: Math.round(percentage), message, ...counts } });
+  const cancelRecorded = async () => {
+    await job.reload().catch(() => undefined);
+    return job.state.cancelRequested;
+  };
   type Step = SyncStep extends infer S ? (S extends SyncStep ? Omit<S, 'connectorId' | 'jobId'> : never) : never;
   const step = (s: Step) =>
     recordSyncStep(deps.store, { ...s, connectorId, jobId }, contextNow());
@@ -95,8 +124,11 @@ export const runConnectorSync = async (deps: ConnectorSyncDeps, job: JobStream, 
       }
     };
 
+    checkStop();
     await progress('scanning', 0, cursor ? `Fetching ${state.kind} changes since the last sync` : `Fetching everything from ${state.kind}`);
-    for await (const page of remote.changes(cursor)) {
+    const pagesOf = remote.changes(cursor)[Symbol.asyncIterator]();
+    for (let next = await unlessStopped(pagesOf.next()); !next.done; next = await unlessStopped(pagesOf.next())) {
+      const page = next.value;
       for (const upstream of page.items) {
         checkStop();
         counts.filesScanned++;
@@ -152,7 +184,7 @@ export const runConnectorSync = async (deps: ConnectorSyncDeps, job: JobStream, 
 
     checkStop();
     // Ids as their documents were stored: repaired like the items.
-    const upstreamIds = await remote.liveIds();
+    const upstreamIds = await unlessStopped(remote.liveIds());
     const live = upstreamIds && new Set([...upstreamIds].map(toStorableText));
     if (live) {
       await progress('writing', 85, 'Looking for items deleted upstream');
@@ -174,6 +206,11 @@ export const runConnectorSync = async (deps: ConnectorSyncDeps, job: JobStream, 
     await append({ type: 'IndexingJobCompleted', data: { ...counts, filesSkipped: 0, filesFailed: failed, filesRemoved: removed } });
   } catch (error) {
     recordingOutcome = true;
+    // A sync that fails once a cancel is asked for ends cancelled: the caller stopped it, whatever it met on the way.
+    if (!(error instanceof Stop) && !control.stopping() && (control.cancelRequested() || (await cancelRecorded()))) {
+      await append({ type: 'IndexingJobCancelled', data: {} });
+      return;
+    }
     if (error instanceof Stop) {
       if (error.reason === 'cancelled') await append({ type: 'IndexingJobCancelled', data: {} });
       return;

@@ -32,6 +32,9 @@ import { tokenFamiliesProjection } from '../../projections/tokenFamilies.js';
 import { revokeTokensOperation } from '../../commands/revokeTokens.js';
 import { listApiKeysOperation } from '../../queries/listApiKeys.js';
 import { connectorsProjection } from '../../projections/connectors.js';
+import { CONNECTORS } from '../domain/connectorView.js';
+import { WRITE_SETTLE_MS } from '../engine/settling.js';
+import { connectorSyncWiring } from './connectorSync.js';
 import {
   getConnectorOperation,
   listConnectorsOperation,
@@ -104,7 +107,7 @@ const wire = async (context: ModuleContext) => {
     for (const name of [API_KEYS, TOKEN_FAMILIES]) await context.projections().waitFor(position, { name, timeoutMs: 30_000 });
   };
   const settle = async (position: Parameters<ModuleContext['waitForProjections']>[0]) =>
-    context.waitForProjections(position, 30_000);
+    context.projections().waitFor(position, { name: CONNECTORS, timeoutMs: WRITE_SETTLE_MS });
 
   const operation = (name: string) => {
     const found = context.operations().find((o) => o.name === name && isTool(o));
@@ -123,9 +126,16 @@ const wire = async (context: ModuleContext) => {
     rankings: await createPinnedRankings(db),
   };
   const indexJobs = indexJobsFromOperations(context.operations);
+  const { openSource } = connectorSyncWiring(secrets, readModels, config.connectors);
+  const indexing = {
+    readModels,
+    readable,
+    jobs: indexJobs,
+    checkRemote: (type: string, settings: Record<string, unknown>) => void openSource(type, settings),
+  };
   const index = {
-    start: startIndexingConnectorsOperation({ readModels, readable, jobs: indexJobs }),
-    forceReindex: forceReindexOperation({ readModels, readable, jobs: indexJobs }),
+    start: startIndexingConnectorsOperation(indexing),
+    forceReindex: forceReindexOperation(indexing),
     stop: stopIndexingOperation(indexJobs),
     status: indexStatusOperation(indexJobs),
   };

@@ -15,6 +15,7 @@ import { createJobRunner } from '../jobs/jobRunner.js';
 import { runConnectorSync } from '../jobs/runConnectorSync.js';
 import { connectorSyncWiring } from './connectorSync.js';
 import type { LedgerModule } from '../module.js';
+import { settle, WRITE_SETTLE_MS } from '../engine/settling.js';
 
 export interface JobsModuleOptions {
   /** Throws UnavailableError while the embedding service is down; by default the configured HTTP embedder is asked. */
@@ -23,20 +24,24 @@ export interface JobsModuleOptions {
   retryMaxMs?: number;
 }
 
-/** An HTTP embedding server can go away and come back; an in-process model cannot. */
+/**
+ * An HTTP embedding server can go away and come back; an in-process model cannot. The probe learns
+ * the model's dimension as the semantic index does (configured, or asked of the server once it
+ * answers), so a server that is back is never taken for one answering the wrong vectors.
+ */
 const httpProbe = ({ embeddings }: Config): (() => Promise<void>) | undefined => {
   if (embeddings.provider !== 'http' || !embeddings.url) return undefined;
-  let probe: Promise<Embedder> | undefined;
+  let probe: Embedder | undefined;
   return async () => {
-    probe ??= createHttpEmbedder({
+    probe ??= await createHttpEmbedder({
       url: embeddings.url!,
       model: embeddings.model,
       api: embeddings.api,
       apiKey: embeddings.apiKey,
-      dimensions: embeddings.dimensions ?? 1,
+      ...(embeddings.dimensions ? { dimensions: embeddings.dimensions } : {}),
       timeoutMs: 5_000,
     });
-    await (await probe).embed(['ping'], 'query');
+    await probe.embed(['ping'], 'query');
   };
 };
 
@@ -58,7 +63,8 @@ export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule 
         store,
         ingest,
         readModels,
-        waitForProjections: (position, timeoutMs) => context.waitForProjections(position, timeoutMs),
+        // An indexing job ends once its chunks are embedded, the semantic index included.
+        waitForProjections: (position, timeoutMs) => context.projections().waitFor(position, { all: true, timeoutMs }),
         ...(semanticEnabled ? { embeddingCheckpoint: () => readLiveCheckpoint(db, 'semantic') } : {}),
         ...(probeEmbedder ? { probeEmbedder } : {}),
         logger,
@@ -70,14 +76,18 @@ export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule 
           runConnectorSync({ store, ingest, readModels, waitForProjections, openSource: connectors.openSource, logger }, job, control),
       });
       const reads = { store, readModels, liveOutage: (jobId: string) => runner.outageOf(jobId) };
+      const statusSettled = async () => {
+        const head = await store.headPosition();
+        await settle(context.projections().waitFor(head, { name: jobsProjection.name, timeoutMs: WRITE_SETTLE_MS }), head);
+      };
       return {
         projections: [await postgresDocumentProjection(db, jobsProjection)],
         operations: [
-          startIndexingOperation({ store, runner, readable: readableRootsOf(config) }),
+          startIndexingOperation({ store, runner, statusSettled, readable: readableRootsOf(config) }),
           getJobStatusOperation(reads),
           listBackgroundJobsOperation(reads),
           cancelJobOperation({ ...reads, runner }),
-          syncConnectorOperation({ store, runner, ...connectors }),
+          syncConnectorOperation({ store, runner, statusSettled, ...connectors }),
         ],
         start: () => runner.start(),
         close: async () => {

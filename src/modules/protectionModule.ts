@@ -8,13 +8,14 @@ const INDEXES_TIMEOUT_MS = 5 * 60_000;
 /** Data protection: forgetting documents and subjects (`ledger.forget`, admin scope). Backups are in `ctx backup`. */
 export const protectionModule: LedgerModule = {
   name: 'protection',
-  setup: async ({ db, store, keyring, waitForProjections }) => ({
+  setup: async ({ db, store, keyring, projections }) => ({
     operations: [
       forgetOperation({
         store,
         keyring,
         erasure: await createPostgresContentErasure(db),
-        waitForProjections: (position) => waitForProjections(position, INDEXES_TIMEOUT_MS),
+        // The semantic index too: forgetting answers once no index holds the chunks.
+        waitForProjections: (position) => projections().waitFor(position, { all: true, timeoutMs: INDEXES_TIMEOUT_MS }),
       }),
     ],
   }),

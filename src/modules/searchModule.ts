@@ -8,6 +8,8 @@ import { connectMeilisearch, createMeiliKeywordIndex } from '../../infra/search/
 import { createPgTextsearchKeywordIndex } from '../../infra/search/pgTextsearchKeywordIndex.js';
 import { ingestDocumentsOperation, ingestDocumentsSurfaces } from '../../commands/ingestDocuments.js';
 import { ingestOperation, ingestSurfaces, type IngestInput } from '../../commands/ingestSources.js';
+import type { IngestTally } from '../domain/ingestTally.js';
+import { settle } from '../engine/settling.js';
 import { documentsProjection } from '../../projections/documents.js';
 import { getDocumentOperation, getDocumentSurfaces } from '../../queries/getDocument.js';
 import { listChunksOperation } from '../../queries/listChunks.js';
@@ -26,7 +28,9 @@ import type { Subscription } from '../ports/eventStore.js';
 import { configuredSources, sourcesOf } from './configuredSources.js';
 import { createSemanticSearch } from './semanticSearch.js';
 
-/** How long an ingest waits for the indexes (embedding included) before it answers anyway. */
+/** How long an ingest's answer waits for the documents and keyword index before it answers that they are still settling. */
+const SETTLE_TIMEOUT_MS = 60_000;
+/** Removing what a source no longer has reads the documents read model: it must be current first. */
 const INDEXING_TIMEOUT_MS = 30 * 60_000;
 
 /** A file's id as a source id: its path from the working directory, with forward slashes. */
@@ -78,11 +82,13 @@ const ingestRunner = (context: ModuleContext, deps: Parameters<typeof ingestFile
       correlationId: operation.correlationId,
     });
     const onProgress = operation.onProgress;
-    // Read-your-writes: when ingest answers, search already sees what it ingested.
-    const indexed = async <T>(work: Promise<T>) => {
+    // Read-your-writes: when ingest answers, keyword search already sees what it ingested. The
+    // semantic index embeds on its own; a search answered before it is done says so.
+    const indexed = async (work: Promise<IngestTally>): Promise<IngestTally> => {
       const result = await work;
-      await context.waitForProjections(await context.store.headPosition(), INDEXING_TIMEOUT_MS);
-      return result;
+      const head = await context.store.headPosition();
+      const settling = await settle(context.waitForProjections(head, SETTLE_TIMEOUT_MS), head);
+      return settling ? { ...result, settling } : result;
     };
     if (input.paths?.length) {
       // The CLI beside a server names its own working directory; the roots decide what may be read.
@@ -173,6 +179,8 @@ export const searchModule: LedgerModule = {
       content,
       defaultLimit: config.search.defaultLimit,
       asOf,
+      semanticBehind: async () =>
+        (await context.projections().behind(await store.headPosition(), ['semantic']))?.events ?? null,
     });
     // A request that may rank by meaning tries the model again first: it may have been fetched since start-up.
     const search: typeof searchNow = {

@@ -99,7 +99,7 @@ export const startApiServer = async (
 
 export const ALL_SCOPES: readonly Scope[] = SCOPES;
 
-/** Documents for a tenant, through the ledger's own ingest operation, then read-your-writes. */
+/** Documents for a tenant, through the ledger's own ingest operation, then every index has them (embedded too). */
 export const ingest = async (
   api: ApiServer,
   tenant: string,
@@ -112,7 +112,7 @@ export const ingest = async (
       { source, documents },
       { actor: { subject: 'test', tenant, via: 'cli' }, correlationId: crypto.randomUUID(), project: tenant },
     );
-  await api.ledger.projections.waitFor(await api.ledger.store.headPosition(), { timeoutMs: 20_000 });
+  await api.ledger.projections.waitFor(await api.ledger.store.headPosition(), { all: true, timeoutMs: 20_000 });
 };
 
 const b64 = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
