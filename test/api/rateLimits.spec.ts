@@ -81,7 +81,8 @@ describe('rate limits: one budget per tenant and operation on every surface', ()
     expect(toolsLimited.json()).toEqual({ error: { code: expect.any(String) as unknown, message: expect.stringMatching(/^Too many requests/) as unknown } });
     const mcpLimited = await two.mcp();
     expect(mcpLimited.isError).toBe(true);
-    expect(mcpLimited.body).toMatchObject({ error: { code: 'RATE_LIMIT_ERROR', message: expect.stringMatching(/^Too many requests/) as unknown } });
+    // context.search answers in the tool API's codes, as /tools/search does.
+    expect(mcpLimited.body).toMatchObject({ error: { code: 'rate_limited', message: expect.stringMatching(/^Too many requests/) as unknown } });
   });
 
   it('counts MCP tool calls and the operations route against the same budget', async () => {
