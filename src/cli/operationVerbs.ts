@@ -4,6 +4,7 @@ import { AppError, NotFoundError, ValidationError } from '../errors.js';
 import type { LedgerHandle, WithLedger } from '../module.js';
 import { ScopeSchema, type Scope } from '../domain/auth.js';
 import type { CliArgument, CliFollow, CliOption, CliOtherwise, CliPrint, CliText, CliVerb, OperationSurfaces } from '../operations.js';
+import { compactPosition, isPosition } from '../domain/position.js';
 import { fields, table } from './format.js';
 import { printResult } from './output.js';
 import { countJsonlLines, jsonlBatches } from './jsonlBatches.js';
@@ -109,7 +110,8 @@ export const printText = (print: CliPrint, output: unknown): string => {
         ((rows === undefined ? output : valueAt(output, rows)) as unknown[] | undefined) ?? [],
         empty,
       ) +
-      (next ? `\nMore: --cursor ${scalarText(next)}` : '') +
+      // A ledger position as the table shows them, compact; `--cursor` takes it back either way.
+      (next ? `\nMore: --cursor ${typeof next === 'string' && isPosition(next) ? compactPosition(next) : scalarText(next)}` : '') +
       (hint ? `\n${hint}` : '')
     );
   }

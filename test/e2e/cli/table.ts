@@ -75,7 +75,10 @@ export const GROUPS: Record<'documents' | 'work' | 'surfaces', Group> = {
         args: ['search', 'refresh', 'tokens', '--as-of', '{compact}'],
         stdout: /auth\.md|refresh\.ts|No results/,
       },
-      { args: ['history', '--backwards', '--limit', '1', '--cursor', '{compact}'], stdout: /^POSITION +RECORDED/ },
+      {
+        args: ['history', '--backwards', '--limit', '1', '--cursor', '{compact}'],
+        stdout: /^POSITION +RECORDED[\s\S]*\nMore: --cursor [1-9]\d*-[1-9]\d*\n$/,
+      },
       {
         args: ['search', 'refresh', '--as-of', 'yesterday'],
         code: 2,
