@@ -38,8 +38,11 @@ export const PRODUCT = { name: 'context-ledger', version: '0.1.0' } as const;
 /** Everything a transport needs, built once from validated config. */
 export interface Ledger extends Omit<ModuleContext, 'projections'> {
   projections: ProjectionRunner;
-  /** Runs the projections until every read model has applied every event written so far. */
-  catchUp(): Promise<void>;
+  /**
+   * Runs the projections until every read model has applied every event written so far, the
+   * semantic index included unless `embeddings: false` leaves it to catch up on its own.
+   */
+  catchUp(options?: { embeddings?: boolean }): Promise<void>;
   operation(name: string): Operation;
   parts: readonly ModuleParts[];
   createMcpServer: ReturnType<typeof createMcpServerFactory>;
@@ -133,9 +136,12 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
         logger,
         extend: (server, actor, scopes) => parts.forEach((part) => part.mcp?.(server, actor, scopes)),
       }),
-      catchUp: async () => {
+      catchUp: async ({ embeddings = true } = {}) => {
         await projections.start();
-        await projections.waitFor(await store.headPosition(), { timeoutMs: CATCH_UP_TIMEOUT_MS });
+        await projections.waitFor(await store.headPosition(), {
+          timeoutMs: CATCH_UP_TIMEOUT_MS,
+          ...(embeddings ? { all: true as const } : {}),
+        });
       },
       start: async () => {
         await projections.start();

@@ -55,7 +55,8 @@ export const migrateCli = (
             { db: destination.db, box: createSecretBox(destinationConfig) },
           );
           progress.update('rebuilding read models');
-          await destination.catchUp();
+          // The semantic index embeds on its own once the destination serves: the copy need not wait for it.
+          await destination.catchUp({ embeddings: false });
           progress.done();
           return {
             ...copied,
