@@ -120,6 +120,7 @@ export const ConfigSchema = z
         indexPerMinute: z.coerce.number().int().min(1).max(100_000).default(10),
         connectorsPerMinute: z.coerce.number().int().min(1).max(100_000).default(20),
         configPerMinute: z.coerce.number().int().min(1).max(100_000).default(5),
+        writePerMinute: z.coerce.number().int().min(1).max(100_000).default(600),
       })
       .strict()
       .prefault({})

@@ -44,6 +44,7 @@ search_per_minute = ${d.server.searchPerMinute}                  # searches
 index_per_minute = ${d.server.indexPerMinute}                    # index start, stop and status
 connectors_per_minute = ${d.server.connectorsPerMinute}              # connector reads and changes
 config_per_minute = ${d.server.configPerMinute}                    # configuration reads and changes
+write_per_minute = ${d.server.writePerMinute}                   # other writes: ingest batches, annotations
 
 [storage]
 data_dir = ${toml(d.storage.dataDir)}                     # the embedded database; one process at a time

@@ -17,6 +17,7 @@ export const SettingsSchema = z.object({
     index_per_minute: z.number().int().min(1).max(100_000),
     connectors_per_minute: z.number().int().min(1).max(100_000),
     config_per_minute: z.number().int().min(1).max(100_000),
+    write_per_minute: z.number().int().min(1).max(100_000),
   }),
 });
 export type Settings = z.infer<typeof SettingsSchema>;
@@ -33,14 +34,16 @@ export const ConfigPatchResponseSchema = z.object({
 });
 
 /** The rate-limit classes whose budget a setting scales. */
-export type SettableClass = 'search' | 'index' | 'connectors' | 'config';
+export type SettableClass = 'search' | 'index' | 'connectors' | 'config' | 'write';
 
-/** The settings' defaults: seed 002's limit of each class. */
+/** The settings' defaults: the REST API's limit of each class it names, and the write budget. */
 export const DEFAULT_CLASS_LIMITS: Readonly<Record<`${SettableClass}_per_minute`, number>> = {
   search_per_minute: 100,
   index_per_minute: 10,
   connectors_per_minute: 20,
   config_per_minute: 5,
+  /** Writes other than index control: an agent annotating a session chunk by chunk, a loader's ingest batches. */
+  write_per_minute: 600,
 };
 
 /** The settings before any change: `indexing` and the rate limits come from ctx.toml. */

@@ -96,6 +96,7 @@ const wire = async (context: ModuleContext) => {
       index_per_minute: config.server.indexPerMinute,
       connectors_per_minute: config.server.connectorsPerMinute,
       config_per_minute: config.server.configPerMinute,
+      write_per_minute: config.server.writePerMinute,
     }),
     store,
   );

@@ -17,10 +17,10 @@ describe('annotation sessions mounted from the operation catalogue', () => {
     const paths = body.paths as Paths;
     const base = '/annotations/sessions';
     for (const [path, method, scope, rateClass] of [
-      [base, 'post', 'index:write', 'index'],
-      [`${base}/{id}/annotations`, 'post', 'index:write', 'index'],
-      [`${base}/{id}/annotations/batch`, 'post', 'index:write', 'index'],
-      [`${base}/{id}/relations`, 'post', 'index:write', 'index'],
+      [base, 'post', 'index:write', 'write'],
+      [`${base}/{id}/annotations`, 'post', 'index:write', 'write'],
+      [`${base}/{id}/annotations/batch`, 'post', 'index:write', 'write'],
+      [`${base}/{id}/relations`, 'post', 'index:write', 'write'],
       [`${base}/{id}/progress`, 'get', 'index:read', 'read'],
       [`${base}/{id}/export`, 'get', 'index:read', 'read'],
       [`${base}/{id}/history`, 'get', 'index:read', 'read'],
@@ -35,7 +35,7 @@ describe('annotation sessions mounted from the operation catalogue', () => {
 
   it('limits an annotation route like every other route: 429 with Retry-After and the rate-limit headers', async () => {
     const admin = api.token(ALL_SCOPES, 'default', 'limits-admin');
-    await api.call('PATCH', '/config', { token: admin, body: { rate_limits: { index_per_minute: 2 } } });
+    await api.call('PATCH', '/config', { token: admin, body: { rate_limits: { write_per_minute: 2 } } });
     try {
       const token = api.token(ALL_SCOPES, 'acme', 'busy-annotator');
       const responses = [];
@@ -49,7 +49,7 @@ describe('annotation sessions mounted from the operation catalogue', () => {
       expect(limited.headers.get('x-ratelimit-reset')).toMatch(/^\d+$/);
       expect(limited.body).toMatchObject({ error: { code: 'RATE_LIMIT_ERROR' } });
     } finally {
-      await api.call('PATCH', '/config', { token: admin, body: { rate_limits: { index_per_minute: 10 } } });
+      await api.call('PATCH', '/config', { token: admin, body: { rate_limits: { write_per_minute: 600 } } });
     }
   });
 });

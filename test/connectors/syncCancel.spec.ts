@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_SCOPES, startApiServer, type ApiServer } from '../api/apiServer.js';
 import { startGitHubStandIn, type GitHubStandIn } from './githubStandIn.js';
-import { jobOutcome, startSync } from './syncSupport.js';
+import { jobOutcome, LOOPBACK_SERVICES, startSync } from './syncSupport.js';
 
 describe('a connector sync stopped while its remote service keeps it waiting', () => {
   let api: ApiServer;
@@ -20,7 +20,7 @@ describe('a connector sync stopped while its remote service keeps it waiting', (
       created_at: '2026-01-01T00:00:00Z',
       updated_at: '2026-02-01T10:00:00Z',
     });
-    api = await startApiServer();
+    api = await startApiServer(LOOPBACK_SERVICES);
     token = api.token(ALL_SCOPES, 'acme');
     const added = await api.call('POST', '/connectors', {
       token,

@@ -41,8 +41,6 @@ const FIXED_PER_MINUTE: Readonly<Partial<Record<RateClass, number>>> = {
   admin: 600,
   /** Reads through the operations route outside search (job status, annotation progress): a CLI following a job polls. */
   read: 600,
-  /** Writes other than index control: an agent annotating a session chunk by chunk, a loader's ingest batches. */
-  write: 600,
 };
 
 /** The class settings in force: `rate_limits` of the runtime settings. */
