@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Instant } from '../src/domain/instant.js';
 import {
   evolveDocument,
   initialDocumentState,
@@ -29,8 +30,8 @@ export const IngestDocumentInputSchema = z.object({
   sourceUrl: z.string().nullable().default(null),
   title: z.string().nullable().default(null),
   author: z.string().nullable().default(null),
-  createdAt: z.iso.datetime({ offset: true }).optional(),
-  updatedAt: z.iso.datetime({ offset: true }).optional(),
+  createdAt: Instant.optional(),
+  updatedAt: Instant.optional(),
   contentType: z.string().min(1).optional(),
   tags: z.array(z.string()).default([]),
   metadata: MetadataInputSchema.default({}),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Instant } from '../src/domain/instant.js';
 import { MetadataInputSchema } from '../src/domain/documents.js';
 import { classifyError } from '../src/errors.js';
 import { commandContext } from '../src/engine/commands.js';
@@ -18,7 +19,7 @@ export const IngestDocumentsInputSchema = z.object({
         title: z.string().nullable().optional(),
         body: z.string(),
         tags: z.array(z.string()).optional(),
-        updated_at: z.iso.datetime({ offset: true }).optional(),
+        updated_at: Instant.optional(),
         metadata: MetadataInputSchema.optional(),
         source_url: z.string().nullable().optional(),
       }),

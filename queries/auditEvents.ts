@@ -264,7 +264,7 @@ export const apiAuditEvent = (e: StoredEvent): z.infer<typeof ApiAuditEventSchem
   data: e.data,
 });
 
-const timestamp = z.iso.datetime({ offset: true });
+const timestamp = Instant;
 
 /** The audit log's query string: an unknown parameter is refused. */
 export const AuditEventsQuerySchema = z

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { isCodeUnit, lineRange, type ChunkRef } from '../src/domain/documents.js';
 import type { DocumentView } from '../src/domain/documentView.js';
-import { inUtc } from '../src/domain/instant.js';
+import { Instant, inUtc } from '../src/domain/instant.js';
 import { AsOfSchema } from '../src/engine/asOf.js';
 import { EmbeddingsDisabledError, UnavailableError, ValidationError } from '../src/errors.js';
 import { defineOperation, type OperationContext, type OperationSurfaces } from '../src/operations.js';
@@ -22,7 +22,7 @@ import {
 import type { SearchAsOf, SearchModel, SearchView } from './searchAsOf.js';
 import { snippetOf } from './snippet.js';
 
-const isoOrNull = z.iso.datetime({ offset: true }).nullable().optional();
+const isoOrNull = Instant.nullable().optional();
 
 export const SEARCH_MODES = ['keyword', 'semantic', 'hybrid'] as const;
 export type SearchMode = (typeof SEARCH_MODES)[number];

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { Instant } from '../src/domain/instant.js';
 import { isCodeUnit } from '../src/domain/documents.js';
 import { AsOfSchema } from '../src/engine/asOf.js';
 import { ValidationError } from '../src/errors.js';
@@ -31,8 +32,8 @@ export const SearchRequestSchema = z
         source_types: z.array(z.enum(SOURCE_TYPES)).optional(),
         date_range: z
           .object({
-            from: z.iso.datetime({ offset: true }).optional(),
-            to: z.iso.datetime({ offset: true }).optional(),
+            from: Instant.optional(),
+            to: Instant.optional(),
           })
           .optional(),
       })

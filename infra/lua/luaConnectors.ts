@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { Instant } from '../../src/domain/instant.js';
 import { toStorableText } from '../../src/domain/text.js';
 import type { DocumentSink } from '../../src/ports/documentSink.js';
 import { ScriptLoadError, ToolError } from './luaErrors.js';
@@ -25,7 +26,7 @@ const DocumentSchema = z
     source_id: z.union([z.string().min(1), z.number()]).transform(String),
     title: z.string().nullish(),
     body: z.string(),
-    updated_at: z.iso.datetime({ offset: true }).nullish(),
+    updated_at: Instant.nullish(),
     metadata: z.record(z.string(), z.unknown()).nullish(),
   })
   .strict();

@@ -21,6 +21,33 @@ describe('malformed input is refused with 400 in each surface format', () => {
   });
   afterAll(() => api.close());
 
+  describe('a time whose UTC offset no place uses', () => {
+    it('is refused in a search date range rather than failing in the database', async () => {
+      const response = await rawRequest(api.server.url, 'POST', '/api/v1/search', {
+        headers,
+        body: { query: 'anything', filters: { date_range: { from: '0760-01-01T04:32:32-23:20' } } },
+      });
+      expect(response.status).toBe(400);
+      expect(response.json()).toMatchObject({ error: { code: 'VALIDATION_ERROR', detail: expect.stringContaining('±14:00') as unknown } });
+    });
+
+    it('is refused in a document to ingest, and nothing of the batch is stored', async () => {
+      const response = await rawRequest(api.server.url, 'POST', '/api/v1/documents/batch', {
+        headers,
+        body: {
+          source: 'offsets',
+          documents: [
+            { source_id: 'fine', body: 'A document with a real time.', updated_at: '2026-03-12T15:07:40+01:00' },
+            { source_id: 'far', body: 'A document from nowhere.', updated_at: '6295-03-12T15:07:40.0+22:47' },
+          ],
+        },
+      });
+      expect(response.status).toBe(400);
+      const sources = await rawRequest(api.server.url, 'GET', '/tools/sources', { headers });
+      expect(JSON.stringify(sources.json())).not.toContain('offsets');
+    });
+  });
+
   describe('a scalar query field given more than once', () => {
     it('is refused on /api/v1/audit/events, naming the field', async () => {
       const response = await rawRequest(api.server.url, 'GET', '/api/v1/audit/events?limit=1&limit=2', { headers });
