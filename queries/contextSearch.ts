@@ -96,7 +96,7 @@ export interface ContextOperationDeps {
 const SEARCH_MODES = ['keyword', 'semantic', 'hybrid'] as const;
 type SearchMode = (typeof SEARCH_MODES)[number];
 
-/** Seed 002's search request, which also takes seed 000's (`mode`, `limit`, filters by source, tags and time). */
+/** The REST API's search request, which also takes the tool API's (`mode`, `limit`, filters by source, tags and time). */
 const ContextSearchInputSchema = SearchRequestSchema.extend({
   mode: z
     .enum(SEARCH_MODES)
@@ -124,7 +124,7 @@ const ContextSearchOutputSchema = z.object({
 });
 type ContextSearchOutput = z.output<typeof ContextSearchOutputSchema>;
 
-/** Which seed a request follows: seed 000's fields answer seed 000's `{results}` shape. */
+/** Which seed a request follows: the tool API's fields answer the tool API's `{results}` shape. */
 const requestDialect = (input: ContextSearchInput): '000' | '002' => {
   const f = input.filters ?? {};
   const own000 = [input.mode, input.limit, input.explain, input.fusion, f.source, f.tags, f.since, f.until];
@@ -149,7 +149,7 @@ const contextSearch = async (
     const { found, ...used } = await withDefaultMode(mode, (m) => deps.search({ ...request, mode: m }, context));
     return { ...found, ...used };
   }
-  // Seed 002's search ranks hybrid when it can; record which ranking answered.
+  // The REST API's search ranks hybrid when it can; record which ranking answered.
   let ranked = 'keyword' as SearchMode;
   const recording: WorkContextSearchDeps = {
     ...deps,
@@ -179,7 +179,7 @@ const formatContextSearch = (output: ContextSearchOutput, input: ContextSearchIn
   return `${text}\n\nRanked by ${output.mode} search${output.mode_notice ? ` (${output.mode_notice})` : ''}.`;
 };
 
-/** Seed 002's MCP tools: the same slices the REST API serves. */
+/** The REST API's MCP tools: the same slices the REST API serves. */
 export const contextOperations = ({ search, related }: ContextOperationDeps) => [
   defineOperation({
     name: 'context.search',
@@ -195,7 +195,7 @@ export const contextOperations = ({ search, related }: ContextOperationDeps) => 
     input: ContextSearchInputSchema,
     output: ContextSearchOutputSchema,
     run: (input, context) => contextSearch(search, input, context),
-    // Seed 000's tool: over MCP too, its errors are the tool API's.
+    // The tool API's tool: over MCP too, its errors are the tool API's.
     mcpErrors: 'tools',
     formatText: formatContextSearch,
   }),

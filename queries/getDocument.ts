@@ -119,7 +119,7 @@ export const getDocumentOperation = (deps: GetDocumentDeps) =>
     input: GetDocumentInputSchema,
     output: GetDocumentOutputSchema,
     run: (input, context) => getDocument(deps, input, context.project),
-    // Seed 000's tool: over MCP too, its errors are the tool API's.
+    // The tool API's tool: over MCP too, its errors are the tool API's.
     mcpErrors: 'tools',
   });
 

@@ -75,6 +75,6 @@ export const listSourcesOperation = (deps: ListSourcesDeps) =>
     input: z.object({}),
     output: ListSourcesOutputSchema,
     run: (_input, context) => listSources(deps, context.project),
-    // Seed 000's tool: over MCP too, its errors are the tool API's.
+    // The tool API's tool: over MCP too, its errors are the tool API's.
     mcpErrors: 'tools',
   });

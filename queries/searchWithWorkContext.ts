@@ -205,7 +205,7 @@ const rank = async (
       },
       context,
     );
-  // Seed 002's search is hybrid; without an embedding model it is keyword search alone.
+  // The REST API's search is hybrid; without an embedding model it is keyword search alone.
   const [{ found }, sourcesSearched] = await Promise.all([
     withDefaultMode(undefined, ranking),
     deps.sourcesSearched(context.project),
@@ -233,7 +233,7 @@ const rank = async (
 };
 
 /**
- * Seed 002's search: the ledger's ranking, re-ordered by the caller's work context (active file,
+ * The REST API's search: the ledger's ranking, re-ordered by the caller's work context (active file,
  * branch, open tickets), filtered by source type, and paged with an opaque cursor.
  */
 export const searchWithWorkContext = async (

@@ -215,7 +215,7 @@ export const classifyError = (error: unknown): ClassifiedError => {
 };
 
 /**
- * Seed 000's codes, which the Context Harness tool API keeps (`/tools/*`, and its search, get and
+ * The tool API's codes, which the Context Harness tool API keeps (`/tools/*`, and its search, get and
  * sources tools over MCP): the seed names bad_request, not_found, not_configured,
  * embeddings_disabled, tool_error, timeout and internal; the rest follow its style.
  */
@@ -239,7 +239,7 @@ const TOOL_API_CODES: Record<ErrorCode, string> = {
   INSUFFICIENT_STORAGE: 'insufficient_storage',
 };
 
-/** Seed 000's error body: `{error: {code, message}}`. */
+/** The tool API's error body: `{error: {code, message}}`. */
 export const toolApiErrorBody = (error: ClassifiedError, message = error.detail) => ({
   error: { code: TOOL_API_CODES[error.code], message },
 });

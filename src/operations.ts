@@ -229,9 +229,9 @@ export const rateClassOf = (operation: Guarded): RateClass => {
 export const isTool = (operation: Operation) => operation.tool !== false;
 
 /**
- * Error objects a specification fixes for its MCP tools: seed 004's job errors and seed 003's
+ * Error objects a specification fixes for its MCP tools: the job tools's job errors and the annotation tools's
  * annotation errors (the tools check their own input, so that bad input is answered in that shape
- * too), and seed 000's tool API errors (`{error: {code, message}}` with its lowercase codes).
+ * too), and the tool API's tool API errors (`{error: {code, message}}` with its lowercase codes).
  */
 export type McpErrorObjects = 'jobs' | 'annotations' | 'tools';
 
@@ -290,7 +290,7 @@ export const defineOperation = <I extends z.ZodObject, O extends z.ZodObject>(op
 /**
  * Runs an operation for a caller: a tenant's call runs in its own project, and naming another
  * project is refused; and the input is parsed by the operation's schema unless the operation checks it
- * itself (those with seed 004's or seed 003's error objects).
+ * itself (those with the job tools's or the annotation tools's error objects).
  */
 export const callOperation = (operation: Operation, given: unknown, context: OperationContext) => {
   const { tenant } = context.actor;

@@ -1,6 +1,6 @@
 import { AppError, UnavailableError } from '../../src/errors.js';
 
-/** A script raised an error (or broke a limit other than time): seed 000's `tool_error`, 500. */
+/** A script raised an error (or broke a limit other than time): the tool API's `tool_error`, 500. */
 export class ToolError extends AppError {
   override name = 'ToolError';
   constructor(message: string, details?: Record<string, unknown>) {
@@ -8,7 +8,7 @@ export class ToolError extends AppError {
   }
 }
 
-/** A script ran past its wall-clock timeout or its instruction budget: seed 000's `timeout`, 408. */
+/** A script ran past its wall-clock timeout or its instruction budget: the tool API's `timeout`, 408. */
 export class ToolTimeoutError extends AppError {
   override name = 'ToolTimeoutError';
   constructor(message: string) {
@@ -16,7 +16,7 @@ export class ToolTimeoutError extends AppError {
   }
 }
 
-/** Parameters or arguments that do not match what a tool or agent declares: seed 000's `bad_request`. */
+/** Parameters or arguments that do not match what a tool or agent declares: the tool API's `bad_request`. */
 export class BadRequestError extends AppError {
   override name = 'BadRequestError';
   constructor(message: string, details?: Record<string, unknown>) {

@@ -90,7 +90,7 @@ const assertShallow = (params: unknown, tool: string) => {
 
 const inputJsonSchema = (operation: Operation): Record<string, unknown> => {
   const { $schema: _ignored, ...schema } = z.toJSONSchema(operation.input, { io: 'input', unrepresentable: 'any' });
-  // Seed 000 lists `required` on every tool, empty when nothing is.
+  // The tool API lists `required` on every tool, empty when nothing is.
   return { ...schema, required: schema.required ?? [] };
 };
 

@@ -5,7 +5,7 @@ import { UUID_PATTERN } from './ids.js';
 import { redactSecrets } from './secrets.js';
 import { SettlingSchema } from './settling.js';
 
-/** Connectors as `/api/v1` and `context.connector_management` take and show them (seed 002). */
+/** Connectors as `/api/v1` and `context.connector_management` take and show them (the REST API). */
 
 const ConnectorSettings = z.record(z.string(), z.unknown());
 export const ConnectorIdSchema = z.string().max(100);

@@ -41,7 +41,7 @@ const TEXT_KINDS: ReadonlySet<string> = new Set(['text', 'section', 'lines']);
 /** A function, class, method, … of code, as the chunker found it in the syntax tree. */
 export const isCodeUnit = (chunk: Pick<Chunk, 'kind'>) => chunk.kind !== null && !TEXT_KINDS.has(chunk.kind);
 
-/** A chunk's lines as `start-end`, as seed 002 writes them; null where it has none. */
+/** A chunk's lines as `start-end`, as the REST API writes them; null where it has none. */
 export const lineRange = (chunk: Pick<Chunk, 'startLine' | 'endLine'>) =>
   chunk.startLine !== null && chunk.endLine !== null ? `${chunk.startLine}-${chunk.endLine}` : null;
 

@@ -3,7 +3,7 @@ import type { AuthEvent } from './auth.js';
 import { streamId, type StoredEvent } from './events.js';
 import { deterministicUuid } from './ids.js';
 
-/** Settings that `/config` reads and changes while the server runs (seed 002). */
+/** Settings that `/config` reads and changes while the server runs (the REST API). */
 export const SettingsSchema = z.object({
   search: z.object({
     max_results: z.number().int().min(1).max(100),

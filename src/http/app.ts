@@ -20,7 +20,7 @@ export interface AppDeps {
   rateLimits: CallerRateLimits;
 }
 
-/** The error body of a route outside `/api/v1`: seed 000's, or JSON-RPC's on MCP. */
+/** The error body of a route outside `/api/v1`: the tool API's, or JSON-RPC's on MCP. */
 const errorBody = (request: FastifyRequest, error: ClassifiedError) =>
   surfaceOf(request) === 'mcp' ? jsonRpcErrorBody(-32000, error.detail) : toolApiErrorBody(error);
 

@@ -32,10 +32,10 @@ export const DEFAULT_TOOLS: ReadonlySet<string> = new Set([
   'documents.ingest',
 ]);
 
-/** Seed 000 names these operations `context.get` and `context.sources` as MCP tools. */
+/** The tool API names these operations `context.get` and `context.sources` as MCP tools. */
 const MCP_NAMES: Readonly<Record<string, string>> = { get: 'context.get', sources: 'context.sources' };
 
-/** `context.search` answers seed 000's search requests too: MCP has one search tool. */
+/** `context.search` answers the tool API's search requests too: MCP has one search tool. */
 const SUBSUMED = new Set(['search']);
 
 /** An operation's name as an MCP tool. */

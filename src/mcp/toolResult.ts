@@ -20,7 +20,7 @@ export const toolSuccess = (output: Record<string, unknown>): CallToolResult => 
   structuredContent: output,
 });
 
-/** Seed 004's codes, where it names one; other errors keep their catalogue code. */
+/** The job tools's codes, where it names one; other errors keep their catalogue code. */
 const jobCodeOf = (error: unknown, classified: ClassifiedError): string => {
   if (!classified.expected) return 'DATABASE_ERROR';
   if (error instanceof NotFoundError) return 'JOB_NOT_FOUND';
@@ -40,7 +40,7 @@ const JOB_SUGGESTIONS: Record<string, string> = {
   offset: 'Use a non-negative integer',
 };
 
-/** Seed 004's error object: `{error: {code, message, details?}}`; bad input names its field, value and a fix. */
+/** The job tools's error object: `{error: {code, message, details?}}`; bad input names its field, value and a fix. */
 const jobErrorObject = (error: unknown, classified: ClassifiedError, correlationId: string) => {
   const code = jobCodeOf(error, classified);
   if (!classified.expected) {
@@ -69,7 +69,7 @@ const jobErrorObject = (error: unknown, classified: ClassifiedError, correlation
 /**
  * The one place MCP maps errors, from the catalogue: a tool answers `{error: {code, message,
  * details?}}` with the catalogue's code, unless its specification fixes its own error objects
- * (seed 004's job tools, seed 003's annotation tools, seed 000's tool API). Unexpected errors are
+ * (the job tools's job tools, the annotation tools's annotation tools, the tool API's tool API). Unexpected errors are
  * logged and masked.
  */
 export const toolFailure = (

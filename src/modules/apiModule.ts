@@ -265,7 +265,7 @@ const wire = async (context: ModuleContext) => {
   };
 };
 
-/** Seed 002: the REST API v1 with auth, scopes, tenants and rate limits, and the context.* MCP tools and resources. */
+/** The REST API: the REST API v1 with auth, scopes, tenants and rate limits, and the context.* MCP tools and resources. */
 export const apiModule: LedgerModule = {
   name: 'api',
   setup: async (context) => {

@@ -45,7 +45,7 @@ const httpProbe = ({ embeddings }: Config): (() => Promise<void>) | undefined =>
   };
 };
 
-/** Background indexing jobs: the runner, the jobs read model and seed 004's operations; their verbs are the operations' own. */
+/** Background indexing jobs: the runner, the jobs read model and the job tools's operations; their verbs are the operations' own. */
 export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule => ({
   name: 'jobs',
     setup: async (context) => {

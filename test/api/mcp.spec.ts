@@ -161,7 +161,7 @@ describe('MCP over Streamable HTTP with authentication', () => {
     expect((await globex.callTool({ name: 'context.get', arguments: { id } })).isError).toBeFalsy();
     const mine = await acme.callTool({ name: 'context.get', arguments: { id } });
     expect(mine.isError).toBe(true);
-    // context.get is seed 000's tool: MCP answers with the tool API's error object, code and all.
+    // context.get is the tool API's tool: MCP answers with the tool API's error object, code and all.
     const toolApi = await fetch(`${api.server.url}/tools/get`, {
       method: 'POST',
       headers: { ...bearer(api), 'content-type': 'application/json' },

@@ -20,7 +20,7 @@ export const LOOPBACK_SERVICES: NodeJS.ProcessEnv = {
   CTX_CONNECTORS__ALLOW_PRIVATE_ADDRESSES: 'true',
 };
 
-/** Follows a job through the seed 004 status operation until it ends. */
+/** Follows a job through the the job tools status operation until it ends. */
 export const jobOutcome = async (api: ApiServer, jobId: string, tenant = 'acme'): Promise<JobView> => {
   const context = { actor: { subject: 'test', tenant, via: 'cli' as const }, correlationId: crypto.randomUUID(), project: tenant };
   for (;;) {

@@ -221,7 +221,7 @@ describe('a configured source that cannot be read', () => {
         error: { code: 'NOT_CONFIGURED', message: expect.stringMatching(/filesystem:handbook.*\/nonexistent\/handbook/) as unknown },
       });
       expect(await ledger.store.headPosition()).toBe(head);
-      // The tool API keeps seed 000's lowercase codes.
+      // The tool API keeps the tool API's lowercase codes.
       const tools = await fetch(`${server.url}/tools/documents.ingest`, {
         method: 'POST',
         headers: { 'content-type': 'application/json' },

@@ -20,7 +20,7 @@ export const EVERY_TOOLSET: NodeJS.ProcessEnv = { CTX_MCP__TOOLSETS: 'all' };
 
 /**
  * Rate limits are per tenant, and a spec's tests mostly share one: those not about rate limits run
- * with the index, connectors and config budgets lifted (search keeps seed 002's 100 a minute).
+ * with the index, connectors and config budgets lifted (search keeps the REST API's 100 a minute).
  */
 export const LIFTED_RATE_LIMITS: NodeJS.ProcessEnv = {
   CTX_SERVER__INDEX_PER_MINUTE: '100000',
@@ -28,7 +28,7 @@ export const LIFTED_RATE_LIMITS: NodeJS.ProcessEnv = {
   CTX_SERVER__CONFIG_PER_MINUTE: '100000',
 };
 
-/** Seed 002's budgets, for the specs about rate limits. */
+/** The REST API's budgets, for the specs about rate limits. */
 export const SEED_RATE_LIMITS: NodeJS.ProcessEnv = {
   CTX_SERVER__INDEX_PER_MINUTE: '10',
   CTX_SERVER__CONNECTORS_PER_MINUTE: '20',

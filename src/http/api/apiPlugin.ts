@@ -119,7 +119,7 @@ const specOf = (request: FastifyRequest): RouteSpec | undefined =>
   (request.routeOptions.config as RouteConfig).spec;
 
 /**
- * `/api/v1` as seed 002 defines it: its own error format and not-found answer, authentication and
+ * `/api/v1` as the REST API defines it: its own error format and not-found answer, authentication and
  * scopes per endpoint, rate limits per tenant and budget (shared with the other surfaces), and validated input.
  */
 export const apiPlugin: FastifyPluginCallback<ApiPluginOptions> = (api, options, done) => {

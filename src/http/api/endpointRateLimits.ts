@@ -2,7 +2,7 @@ import { DEFAULT_CLASS_LIMITS, type SettableClass } from '../../domain/runtimeSe
 import type { RateClass } from '../../operations.js';
 
 /**
- * Seed 002's limits per tenant and minute, by route (`METHOD /path`). Each endpoint belongs to the
+ * The REST API's limits per tenant and minute, by route (`METHOD /path`). Each endpoint belongs to the
  * class whose `rate_limits.<class>_per_minute` setting scales it: with the settings at their
  * defaults (the first endpoint of each class), the limits are these.
  */

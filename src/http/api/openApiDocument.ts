@@ -5,7 +5,7 @@ import { ErrorSchema } from './schemas.js';
 
 const REF = '#/components/schemas/';
 
-/** Names seed 002 gives its schemas. */
+/** Names the REST API gives its schemas. */
 const SEED_NAMES: Record<string, string> = { 'POST /search': 'Search' };
 
 /** `PUT /connectors/{id}` → `PutConnectorsIdRequest`. */
