@@ -53,13 +53,14 @@ done
 fuzz() {
   local har="$1"
   shift
-  "$venv/bin/st" run "$REPO_DIR/openapi.json" \
+  # From the run's folder: schemathesis and hypothesis keep their caches in the working directory.
+  (cd "$run" && "$venv/bin/st" run "$REPO_DIR/openapi.json" \
     --url "http://127.0.0.1:$port/api/v1" \
     --header "X-API-Key: $key" \
     --generation-with-security-parameters false \
     --checks not_a_server_error \
     --report har --report-har-path "$har" \
-    --no-color "$@"
+    --no-color "$@")
 }
 status=0
 fuzz "$run/requests.har" --exclude-operation-id patchConfig "$@" || status=$?
