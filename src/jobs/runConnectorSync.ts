@@ -15,6 +15,7 @@ import type { ReadModels } from '../ports/projections.js';
 import type { RemoteSource, SyncCursor } from '../ports/remoteSource.js';
 import type { JobStream } from './jobStream.js';
 import type { RunControl } from './runIndexingJob.js';
+import { untilStopped } from './untilStopped.js';
 
 export interface ConnectorSyncDeps {
   store: EventStore;
@@ -27,7 +28,6 @@ export interface ConnectorSyncDeps {
 }
 
 /** How often a sync waiting on its remote service looks whether it was asked to stop. */
-const STOP_POLL_MS = 250;
 
 class Stop extends Error {
   constructor(readonly reason: 'cancelled' | 'stopping') {
@@ -71,28 +71,8 @@ export const runConnectorSync = async (deps: ConnectorSyncDeps, job: JobStream, 
       await job.apply(transition, contextNow());
     }
   };
-  /**
-   * A remote service can keep a request waiting (a slow page, a rate limit's long retry-after): a
-   * cancel or a shutdown does not wait for it. The request is left to end on its own; its answer is dropped.
-   */
-  const unlessStopped = async <T>(work: Promise<T>): Promise<T> => {
-    let poll: NodeJS.Timeout | undefined;
-    const stopped = new Promise<never>((_resolve, reject) => {
-      poll = setInterval(() => {
-        try {
-          checkStop();
-        } catch (error) {
-          reject(error instanceof Error ? error : new Error(String(error)));
-        }
-      }, STOP_POLL_MS);
-    });
-    work.catch(() => undefined);
-    try {
-      return await Promise.race([work, stopped]);
-    } finally {
-      clearInterval(poll);
-    }
-  };
+  /** A remote service can keep a request waiting (a slow page, a rate limit's long retry-after): a stop does not wait for it. */
+  const unlessStopped = <T>(work: Promise<T>) => untilStopped(work, checkStop);
   const progress = (phase: JobPhase, percentage: number, message: string) =>
     append({ type: 'IndexingJobProgressed', data: { phase, percentage: Math.round(percentage), message, ...counts } });
   const cancelRecorded = async () => {

@@ -14,6 +14,7 @@ import { backoff, pause } from './backoff.js';
 import type { JobStream } from './jobStream.js';
 import { progressThrottle } from './progressThrottle.js';
 import { withoutPaths } from './withoutPaths.js';
+import { untilStopped } from './untilStopped.js';
 
 export interface IndexingDeps {
   store: EventStore;
@@ -58,7 +59,6 @@ class Stop extends Error {
 }
 
 /** How often a wait that a cancel may cut short looks whether one was asked for. */
-const STOP_POLL_MS = 100;
 
 /** Documents of one repository share one source, so a rescan can find the files that were removed. */
 export const sourceOfRepo = (repoPath: string): string =>
@@ -190,30 +190,8 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
     return total;
   };
 
-  /**
-   * Waits for `work`, but only until a cancel (or shutdown) is asked for: a probe of an embedder
-   * busy with a long batch, or of a database busy with a long write, must not hold a cancel back.
-   */
-  const unlessStopped = <T>(work: () => Promise<T>) => async (): Promise<T> => {
-    let poll: NodeJS.Timeout | undefined;
-    const stopped = new Promise<never>((_, reject) => {
-      poll = setInterval(() => {
-        try {
-          checkStop();
-        } catch (error) {
-          reject(error instanceof Error ? error : new Error(String(error)));
-        }
-      }, STOP_POLL_MS);
-    });
-    const done = work();
-    try {
-      return await Promise.race([done, stopped]);
-    } finally {
-      clearInterval(poll);
-      // The work left behind settles on its own; its failure is no longer anyone's concern.
-      done.catch(() => undefined);
-    }
-  };
+  /** A probe of an embedder busy with a long batch, or of a database busy with a long write, must not hold a cancel back. */
+  const unlessStopped = <T>(work: () => Promise<T>) => (): Promise<T> => untilStopped(work(), checkStop);
 
   const embeddingSeq = async () =>
     deps.embeddingCheckpoint ? positionParts(await whileAvailable(deps.embeddingCheckpoint))[1] : 0n;
