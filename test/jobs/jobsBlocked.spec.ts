@@ -11,9 +11,13 @@ import { assertContract, makeRepo } from './jobsSupport.js';
 
 const DIMENSIONS = 8;
 
-/** A tiny OpenAI-compatible embedding server standing in for Ollama: vectors from a hash of each text. */
-const embeddingServer = () =>
-  createServer((request, response) => {
+/**
+ * A tiny OpenAI-compatible embedding server standing in for Ollama: vectors from a hash of each
+ * text. While `down`, it drops connections as they open: the port stays its own, so no other
+ * process can take it before it comes back.
+ */
+const embeddingServer = () => {
+  const server = createServer((request, response) => {
     let body = '';
     request.on('data', (chunk: Buffer) => (body += chunk.toString()));
     request.on('end', () => {
@@ -26,23 +30,38 @@ const embeddingServer = () =>
       response.end(JSON.stringify({ data }));
     });
   });
+  let down = false;
+  server.on('connection', (socket) => {
+    if (down) socket.destroy();
+  });
+  return {
+    server,
+    setDown(next: boolean) {
+      down = next;
+      if (down) server.closeAllConnections();
+    },
+  };
+};
 
-const listen = (server: Server, port = 0) =>
-  new Promise<number>((resolve) => server.listen(port, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
+const listen = (server: Server) =>
+  new Promise<number>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
+  });
 const stop = (server: Server) => new Promise<void>((resolve) => server.close(() => resolve()));
 
 describe('an indexing job whose embedding service goes away', () => {
   let ledger: Ledger | undefined;
-  let back: Server | undefined;
+  let embedder: ReturnType<typeof embeddingServer> | undefined;
   afterAll(async () => {
-    if (back?.listening) await stop(back);
+    if (embedder?.server.listening) await stop(embedder.server);
     await ledger?.close();
   });
 
   it('is blocked while the embedder is down, completes once it is back, and is cancelled while blocked', async () => {
-    const first = embeddingServer();
-    const port = await listen(first);
-    await stop(first);
+    embedder = embeddingServer();
+    const port = await listen(embedder.server);
+    embedder.setDown(true);
     ledger = await openTestLedger({
       CTX_EMBEDDINGS__PROVIDER: 'http',
       CTX_EMBEDDINGS__URL: `http://127.0.0.1:${port}`,
@@ -72,9 +91,7 @@ describe('an indexing job whose embedding service goes away', () => {
     const blocked = await waitFor(started.job_id, 'blocked', 30_000);
     expect(blocked.progress_message).toMatch(/^Blocked: Embedding server .* is unreachable/);
 
-    const second = embeddingServer();
-    back = second;
-    await listen(second, port);
+    embedder.setDown(false);
     const done = await waitFor(started.job_id, 'completed', 90_000);
     expect(done.progress_percentage).toBe(100);
     const types = (await ledger.store.readStream(streamId('job', started.job_id))).map((e) => e.type);
@@ -83,7 +100,7 @@ describe('an indexing job whose embedding service goes away', () => {
     expect(types.at(-1)).toBe('IndexingJobCompleted');
 
     // The embedder goes away again: a blocked job is cancelled at once, and holds its repository until it is.
-    await stop(second);
+    embedder.setDown(true);
     // New content, so the embedding cache cannot answer for the embedder.
     const repo = makeRepo(0);
     for (let i = 0; i < 5; i++) writeFileSync(path.join(repo, `note${i}.md`), `# Note ${i}\n\nnever embedded before ${crypto.randomUUID()}\n`);

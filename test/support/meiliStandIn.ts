@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * How the stand-in behaves: `up` serves the part of the Meilisearch API the adapter uses; `down`
- * refuses connections; `failing` answers 503; `hanging` accepts requests and never answers.
+ * drops every connection as it opens; `failing` answers 503; `hanging` accepts requests and never
+ * answers.
  */
 export type MeiliStandInMode = 'up' | 'down' | 'failing' | 'hanging';
 
@@ -120,32 +121,34 @@ export const startMeiliStandIn = async (mode: MeiliStandInMode = 'up') => {
       serve(req, res, body);
     });
   });
-  const listen = (port: number) =>
-    new Promise<number>((resolve) => server.listen(port, '127.0.0.1', () => resolve((server.address() as AddressInfo).port)));
-  const closeServer = () =>
-    new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeAllConnections();
-    });
-
-  const port = await listen(0);
-  if (mode === 'down') await closeServer();
+  // Down keeps the port and drops connections: a closed port could be taken by another process
+  // (an outgoing connection's ephemeral port) before the stand-in comes back up.
+  server.on('connection', (socket) => {
+    if (current === 'down') socket.destroy();
+  });
+  const port = await new Promise<number>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve((server.address() as AddressInfo).port));
+  });
 
   return {
     url: `http://127.0.0.1:${port}`,
     /** The documents an index holds, by id. */
     documents: (indexUid: string): ReadonlyMap<string, Record<string, unknown>> => indexes.get(indexUid) ?? new Map(),
-    async set(next: MeiliStandInMode) {
-      if (next === current) return;
-      if (current === 'down') await listen(port);
+    set(next: MeiliStandInMode): Promise<void> {
+      if (next === current) return Promise.resolve();
       if (current === 'hanging') for (const res of hanging) res.destroy();
       hanging.clear();
       current = next;
-      if (next === 'down') await closeServer();
+      if (next === 'down') server.closeAllConnections();
+      return Promise.resolve();
     },
     async close() {
       for (const res of hanging) res.destroy();
-      if (current !== 'down') await closeServer();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
     },
   };
 };
