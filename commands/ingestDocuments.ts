@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Instant } from '../src/domain/instant.js';
 import { MetadataInputSchema } from '../src/domain/documents.js';
+import { SettlingSchema } from '../src/domain/settling.js';
 import { classifyError } from '../src/errors.js';
 import { commandContext } from '../src/engine/commands.js';
 import { defineOperation, type RouteSurfaces } from '../src/operations.js';
@@ -39,6 +40,7 @@ export const IngestDocumentsOutputSchema = z.object({
       error: z.string().optional(),
     }),
   ),
+  settling: SettlingSchema.optional(),
 });
 
 export const ingestDocumentsSurfaces = {

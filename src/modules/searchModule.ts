@@ -191,6 +191,17 @@ export const searchModule: LedgerModule = {
         return searchNow.run(input, operation);
       },
     };
+    // Read-your-writes, as for ingest: when a batch is answered, keyword search sees it (within a bound).
+    const ingestBatchNow = ingestDocumentsOperation(ingestDeps);
+    const ingestBatch: typeof ingestBatchNow = {
+      ...ingestBatchNow,
+      run: async (input, operation) => {
+        const answer = await ingestBatchNow.run(input, operation);
+        const head = await store.headPosition();
+        const settling = await settle(context.waitForProjections(head, SETTLE_TIMEOUT_MS), head);
+        return settling ? { ...answer, settling } : answer;
+      },
+    };
     const get = getDocumentOperation({ readModels, content });
     const listSources = listSourcesOperation({
       readModels,
@@ -208,7 +219,7 @@ export const searchModule: LedgerModule = {
         listSources,
         listChunksOperation({ readModels, content, keyword: keyword.index }),
         ingestOperation(ingestRunner(context, ingestDeps)),
-        ingestDocumentsOperation(ingestDeps),
+        ingestBatch,
       ],
       routes: (app) => {
         // The tool API's search answer is fixed field by field: which mode ran is for the other surfaces.

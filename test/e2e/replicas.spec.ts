@@ -191,7 +191,8 @@ describeWith(POSTGRES_SERVER, 'two ctx serve replicas on one PostgreSQL database
     const finished = (s: JobStatus) => s.status === 'completed' || s.status === 'failed';
     expect(await until(() => jobStatus(second, blockedJob), finished)).toMatchObject({ status: 'completed', files_indexed: FILES });
     expect(await startedBy(blockedJob)).toEqual([firstRunner]);
-    await ingest(second, 'beta', 40);
+    const written = await ingest(second, 'beta', 40);
+    expect(written).not.toHaveProperty('settling');
     const read = await tool<{ results: unknown[] }>(second, 'search', { query: 'betaword7', mode: 'keyword' });
     expect(read.results.length).toBeGreaterThan(0);
 

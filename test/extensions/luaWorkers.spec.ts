@@ -42,7 +42,7 @@ const LOOPS: Record<string, string> = {
 const tools = {
   ...Object.fromEntries(Object.entries(LOOPS).map(([name, body]) => [`${name}.lua`, looping(name, body)])),
   'spin.lua': looping('spin', 'while true do end'),
-  'hog.lua': `return { name = "hog", description = "hog", execute = function() local t = {} for i = 1, 1e12 do t[i] = string.rep("x", 4096) .. i end end }`,
+  'hog.lua': `return { name = "hog", description = "hog", execute = function() local t = {} for i = 1, 1e12 do t[i] = string.rep("x", 1048576) .. i end end }`,
 };
 
 type Answer = { status: number; code?: string; message?: string };
