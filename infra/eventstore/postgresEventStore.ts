@@ -1,6 +1,5 @@
-import { ConcurrencyError, PayloadTooLargeError, ValidationError, describeIssues } from '../../src/errors.js';
-import { assertStorableEvent, categoryOf, validateEvent, type StoredEvent } from '../../src/domain/events.js';
-import { EventMetadataSchema, type EventMetadata } from '../../src/domain/metadata.js';
+import { ConcurrencyError } from '../../src/errors.js';
+import type { StoredEvent } from '../../src/domain/events.js';
 import { START, position, positionParts, type Position } from '../../src/domain/position.js';
 import {
   MAX_APPEND_BYTES,
@@ -8,7 +7,6 @@ import {
   type AppendResult,
   type EventStore,
   type ExpectedRevision,
-  type NewEvent,
   type ReadAllOptions,
   type ReadStreamOptions,
   type SubscribeOptions,
@@ -18,6 +16,7 @@ import type { Database } from '../postgres/database.js';
 import { arrayParam, type ArrayParam } from '../postgres/arrayParam.js';
 import { embeddedParam, eventReader, serverParam, type StatementParam } from './postgresEventRows.js';
 import { groupCommit } from './groupCommit.js';
+import { prepareAppend, type PreparedAppend, type PreparedEvent } from './preparedAppend.js';
 import { EVENT_STORE_SCHEMA } from './postgresSchema.js';
 
 /** Only transactions that began before every one still running are certain to be complete. */
@@ -32,79 +31,15 @@ const MAX_RETRY_DELAY_MS = 5_000;
 const DEFAULT_BATCH = 500;
 
 /** One row per append: its last revision and position, or (position NULL) the stream's actual revision. */
-type AppendRow = [append: string, revision: string, transactionId: string | null, globalPosition: string | null];
-
-const validMetadata = (metadata: unknown): EventMetadata => {
-  const parsed = EventMetadataSchema.safeParse(metadata);
-  if (!parsed.success) {
-    throw new ValidationError(`Invalid event metadata: ${describeIssues(parsed.error.issues).join('; ')}`);
-  }
-  return parsed.data;
-};
-
-/** An event's columns, its data and metadata already in JSON. */
-export interface PreparedEvent {
-  type: string;
-  schemaVersion: number;
-  data: string;
-  metadata: string;
-  project: string;
-}
-
-/** An append made ready for the append statement, which may carry it together with others. */
-export interface PreparedAppend {
-  streamId: string;
-  expected: ExpectedRevision;
-  category: string;
-  /** A retry of this append carries the same first event id. */
-  firstEventId: string;
-  events: PreparedEvent[];
-  /** Its events' data and metadata in JSON, in bytes. */
-  bytes: number;
-}
+type AppendRow = [
+  append: string,
+  revision: string,
+  transactionId: string | null,
+  globalPosition: string | null,
+];
 
 const expectedText = (expected: ExpectedRevision): string =>
   typeof expected === 'bigint' ? expected.toString() : expected;
-
-/**
- * Checks an append: its events against the catalog (readers rely on it), and its size, so that an
- * append too large is refused before it reaches the database.
- */
-export const prepareAppend = (
-  streamId: string,
-  events: readonly NewEvent[],
-  expected: ExpectedRevision,
-): PreparedAppend => {
-  if (events.length === 0) throw new TypeError('append needs at least one event');
-  let bytes = 0;
-  const eventIds = new Set<string>();
-  const prepared = events.map((event): PreparedEvent => {
-    const { type, schemaVersion, data } = validateEvent(event);
-    const metadata = validMetadata(event.metadata);
-    assertStorableEvent(streamId, { type, data, metadata });
-    if (eventIds.has(metadata.eventId)) {
-      throw new ValidationError(`Event id '${metadata.eventId}' appears twice in one append to '${streamId}'`);
-    }
-    eventIds.add(metadata.eventId);
-    const json = { data: JSON.stringify(data), metadata: JSON.stringify(metadata) };
-    bytes += Buffer.byteLength(json.data) + Buffer.byteLength(json.metadata);
-    return { type, schemaVersion, ...json, project: metadata.project };
-  });
-  if (bytes > MAX_APPEND_BYTES) {
-    throw new PayloadTooLargeError(
-      `Append to '${streamId}' is ${bytes} bytes; the limit is ${MAX_APPEND_BYTES} bytes`,
-      { streamId, bytes, limit: MAX_APPEND_BYTES },
-    );
-  }
-  return {
-    streamId,
-    expected,
-    category: categoryOf(streamId),
-    firstEventId: events[0]!.metadata.eventId,
-    events: prepared,
-    bytes,
-  };
-};
 
 const ANSWER = 'SELECT append::text, revision::text, transaction_id, global_position::text';
 /** Both take their events last, as columns: types, schema versions, data, metadata, projects. */
@@ -114,11 +49,26 @@ const BATCH_APPEND = `${ANSWER} FROM ledger_append_batch($1::text[], $2::text[],
   $6::integer[], $7::text[], $8::integer[], $9::json[], $10::json[], $11::text[])`;
 
 const eventColumns = (events: readonly PreparedEvent[]): ArrayParam[] => [
-  arrayParam('text', events.map((e) => e.type)),
-  arrayParam('int4', events.map((e) => e.schemaVersion)),
-  arrayParam('json', events.map((e) => e.data)),
-  arrayParam('json', events.map((e) => e.metadata)),
-  arrayParam('text', events.map((e) => e.project)),
+  arrayParam(
+    'text',
+    events.map((e) => e.type),
+  ),
+  arrayParam(
+    'int4',
+    events.map((e) => e.schemaVersion),
+  ),
+  arrayParam(
+    'json',
+    events.map((e) => e.data),
+  ),
+  arrayParam(
+    'json',
+    events.map((e) => e.metadata),
+  ),
+  arrayParam(
+    'text',
+    events.map((e) => e.project),
+  ),
 ];
 
 /**
@@ -138,13 +88,31 @@ export const appendStatement = (
   return {
     text: BATCH_APPEND,
     params: [
-      arrayParam('text', appends.map((a) => a.streamId)),
-      arrayParam('text', appends.map((a) => expectedText(a.expected))),
-      arrayParam('text', appends.map((a) => a.category)),
-      arrayParam('uuid', appends.map((a) => a.firstEventId)),
-      arrayParam('int4', appends.map((a) => a.events.length)),
+      arrayParam(
+        'text',
+        appends.map((a) => a.streamId),
+      ),
+      arrayParam(
+        'text',
+        appends.map((a) => expectedText(a.expected)),
+      ),
+      arrayParam(
+        'text',
+        appends.map((a) => a.category),
+      ),
+      arrayParam(
+        'uuid',
+        appends.map((a) => a.firstEventId),
+      ),
+      arrayParam(
+        'int4',
+        appends.map((a) => a.events.length),
+      ),
       // Each event's append, by its place in the batch, from 1.
-      arrayParam('int4', appends.flatMap((a, k) => a.events.map(() => k + 1))),
+      arrayParam(
+        'int4',
+        appends.flatMap((a, k) => a.events.map(() => k + 1)),
+      ),
       ...eventColumns(appends.flatMap((a) => a.events)),
     ],
   };
@@ -226,7 +194,12 @@ export const createPostgresEventStore = async (
       RETRIED_APPEND,
       [append.streamId, append.firstEventId, append.events.length],
     );
-    return row && { nextExpectedRevision: BigInt(row.revision), position: position(row.transaction_id, row.global_position) };
+    return (
+      row && {
+        nextExpectedRevision: BigInt(row.revision),
+        position: position(row.transaction_id, row.global_position),
+      }
+    );
   };
 
   const answer = async (append: PreparedAppend, row: AppendRow | undefined): Promise<AppendResult> => {
@@ -238,7 +211,11 @@ export const createPostgresEventStore = async (
     const retried = await original(append);
     if (retried) return retried;
     const actual = BigInt(revision);
-    throw new ConcurrencyError(append.streamId, String(append.expected), actual < 0n ? 'no_stream' : actual.toString());
+    throw new ConcurrencyError(
+      append.streamId,
+      String(append.expected),
+      actual < 0n ? 'no_stream' : actual.toString(),
+    );
   };
 
   const writeBatch = async (appends: PreparedAppend[]): Promise<PromiseSettledResult<AppendResult>[]> => {
@@ -252,7 +229,8 @@ export const createPostgresEventStore = async (
         for (const append of appends) settled.push(...(await writeBatch([append])));
         return settled;
       }
-      const retried = (error as { code?: string }).code === DUPLICATE_KEY ? await original(appends[0]!) : undefined;
+      const retried =
+        (error as { code?: string }).code === DUPLICATE_KEY ? await original(appends[0]!) : undefined;
       return [retried ? { status: 'fulfilled', value: retried } : { status: 'rejected', reason: error }];
     }
     announceAppend();
@@ -314,8 +292,10 @@ export const createPostgresEventStore = async (
       params.push(value);
       where.push(sql(`$${params.length}`));
     };
-    if (filter?.eventTypes?.length) add((p) => `event_type = ANY(${p}::text[])`, arrayParam('text', filter.eventTypes));
-    if (filter?.categories?.length) add((p) => `category = ANY(${p}::text[])`, arrayParam('text', filter.categories));
+    if (filter?.eventTypes?.length)
+      add((p) => `event_type = ANY(${p}::text[])`, arrayParam('text', filter.eventTypes));
+    if (filter?.categories?.length)
+      add((p) => `category = ANY(${p}::text[])`, arrayParam('text', filter.categories));
     if (filter?.project) add((p) => `project = ${p}`, filter.project);
     if (filter?.actor !== undefined) add((p) => `metadata->'actor'->>'subject' = ${p}`, filter.actor);
     if (filter?.commandId !== undefined) add((p) => `metadata->>'commandId' = ${p}`, filter.commandId);
