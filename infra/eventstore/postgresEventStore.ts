@@ -31,12 +31,7 @@ const MAX_RETRY_DELAY_MS = 5_000;
 const DEFAULT_BATCH = 500;
 
 /** One row per append: its last revision and position, or (position NULL) the stream's actual revision. */
-type AppendRow = [
-  append: string,
-  revision: string,
-  transactionId: string | null,
-  globalPosition: string | null,
-];
+type AppendRow = [append: string, revision: string, transactionId: string | null, globalPosition: string | null];
 
 const expectedText = (expected: ExpectedRevision): string =>
   typeof expected === 'bigint' ? expected.toString() : expected;
@@ -49,26 +44,11 @@ const BATCH_APPEND = `${ANSWER} FROM ledger_append_batch($1::text[], $2::text[],
   $6::integer[], $7::text[], $8::integer[], $9::json[], $10::json[], $11::text[])`;
 
 const eventColumns = (events: readonly PreparedEvent[]): ArrayParam[] => [
-  arrayParam(
-    'text',
-    events.map((e) => e.type),
-  ),
-  arrayParam(
-    'int4',
-    events.map((e) => e.schemaVersion),
-  ),
-  arrayParam(
-    'json',
-    events.map((e) => e.data),
-  ),
-  arrayParam(
-    'json',
-    events.map((e) => e.metadata),
-  ),
-  arrayParam(
-    'text',
-    events.map((e) => e.project),
-  ),
+  arrayParam('text', events.map((e) => e.type)),
+  arrayParam('int4', events.map((e) => e.schemaVersion)),
+  arrayParam('json', events.map((e) => e.data)),
+  arrayParam('json', events.map((e) => e.metadata)),
+  arrayParam('text', events.map((e) => e.project)),
 ];
 
 /**
@@ -88,31 +68,13 @@ export const appendStatement = (
   return {
     text: BATCH_APPEND,
     params: [
-      arrayParam(
-        'text',
-        appends.map((a) => a.streamId),
-      ),
-      arrayParam(
-        'text',
-        appends.map((a) => expectedText(a.expected)),
-      ),
-      arrayParam(
-        'text',
-        appends.map((a) => a.category),
-      ),
-      arrayParam(
-        'uuid',
-        appends.map((a) => a.firstEventId),
-      ),
-      arrayParam(
-        'int4',
-        appends.map((a) => a.events.length),
-      ),
+      arrayParam('text', appends.map((a) => a.streamId)),
+      arrayParam('text', appends.map((a) => expectedText(a.expected))),
+      arrayParam('text', appends.map((a) => a.category)),
+      arrayParam('uuid', appends.map((a) => a.firstEventId)),
+      arrayParam('int4', appends.map((a) => a.events.length)),
       // Each event's append, by its place in the batch, from 1.
-      arrayParam(
-        'int4',
-        appends.flatMap((a, k) => a.events.map(() => k + 1)),
-      ),
+      arrayParam('int4', appends.flatMap((a, k) => a.events.map(() => k + 1))),
       ...eventColumns(appends.flatMap((a) => a.events)),
     ],
   };
@@ -194,12 +156,7 @@ export const createPostgresEventStore = async (
       RETRIED_APPEND,
       [append.streamId, append.firstEventId, append.events.length],
     );
-    return (
-      row && {
-        nextExpectedRevision: BigInt(row.revision),
-        position: position(row.transaction_id, row.global_position),
-      }
-    );
+    return row && { nextExpectedRevision: BigInt(row.revision), position: position(row.transaction_id, row.global_position) };
   };
 
   const answer = async (append: PreparedAppend, row: AppendRow | undefined): Promise<AppendResult> => {
@@ -211,11 +168,7 @@ export const createPostgresEventStore = async (
     const retried = await original(append);
     if (retried) return retried;
     const actual = BigInt(revision);
-    throw new ConcurrencyError(
-      append.streamId,
-      String(append.expected),
-      actual < 0n ? 'no_stream' : actual.toString(),
-    );
+    throw new ConcurrencyError(append.streamId, String(append.expected), actual < 0n ? 'no_stream' : actual.toString());
   };
 
   const writeBatch = async (appends: PreparedAppend[]): Promise<PromiseSettledResult<AppendResult>[]> => {
@@ -229,8 +182,7 @@ export const createPostgresEventStore = async (
         for (const append of appends) settled.push(...(await writeBatch([append])));
         return settled;
       }
-      const retried =
-        (error as { code?: string }).code === DUPLICATE_KEY ? await original(appends[0]!) : undefined;
+      const retried = (error as { code?: string }).code === DUPLICATE_KEY ? await original(appends[0]!) : undefined;
       return [retried ? { status: 'fulfilled', value: retried } : { status: 'rejected', reason: error }];
     }
     announceAppend();
@@ -292,10 +244,8 @@ export const createPostgresEventStore = async (
       params.push(value);
       where.push(sql(`$${params.length}`));
     };
-    if (filter?.eventTypes?.length)
-      add((p) => `event_type = ANY(${p}::text[])`, arrayParam('text', filter.eventTypes));
-    if (filter?.categories?.length)
-      add((p) => `category = ANY(${p}::text[])`, arrayParam('text', filter.categories));
+    if (filter?.eventTypes?.length) add((p) => `event_type = ANY(${p}::text[])`, arrayParam('text', filter.eventTypes));
+    if (filter?.categories?.length) add((p) => `category = ANY(${p}::text[])`, arrayParam('text', filter.categories));
     if (filter?.project) add((p) => `project = ${p}`, filter.project);
     if (filter?.actor !== undefined) add((p) => `metadata->'actor'->>'subject' = ${p}`, filter.actor);
     if (filter?.commandId !== undefined) add((p) => `metadata->>'commandId' = ${p}`, filter.commandId);
