@@ -42,7 +42,7 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodO
   /** It acts on the whole deployment (every tenant's data or settings): only the operator may call it (see `isOperator`). */
   operatorOnly?: true;
   /** The text an MCP client shows (e.g. results formatted for an LLM's context); JSON when absent. */
-  formatText?: (output: z.output<O>, input: z.output<I>) => string;
+  formatText?(output: z.output<O>, input: z.output<I>): string;
   input: I;
   output: O;
   run(input: z.output<I>, context: OperationContext): Promise<z.output<O>>;
@@ -229,6 +229,14 @@ export const rateClassOf = (operation: Guarded): RateClass => {
 export const isTool = (operation: Operation) => operation.tool !== false;
 
 /**
+ * The operation of the catalogue named `name`, for surfaces that dispatch on a name their caller
+ * gives (the operations route, the CLI's `run`, Lua's tool calls). Features never look each other up
+ * by name: they use the typed APIs of the module context.
+ */
+export const operationNamed = (operations: readonly Operation[], name: string): Operation | undefined =>
+  operations.find((o) => o.name === name);
+
+/**
  * Error objects a specification fixes for its MCP tools: the job tools's job errors and the annotation tools's
  * annotation errors (the tools check their own input, so that bad input is answered in that shape
  * too), and the tool API's tool API errors (`{error: {code, message}}` with its lowercase codes).
@@ -275,16 +283,16 @@ export const checkOperator = (context: Pick<OperationContext, 'actor' | 'scopes'
   if (!isOperator(context)) throw new AuthorizationError(undefined, `${what} needs ${OPERATOR_NEEDED}`);
 };
 
-/** An operation of the catalogue; one that is `operatorOnly` refuses other callers whatever the surface. */
-export const defineOperation = <I extends z.ZodObject, O extends z.ZodObject>(operation: Operation<I, O>) => {
-  if (!operation.operatorOnly) return operation as unknown as Operation;
+/** An operation of the catalogue, its input and output types kept; one that is `operatorOnly` refuses other callers whatever the surface. */
+export const defineOperation = <I extends z.ZodObject, O extends z.ZodObject>(operation: Operation<I, O>): Operation<I, O> => {
+  if (!operation.operatorOnly) return operation;
   return {
     ...operation,
     run: (input, context) => {
       checkOperator(context, `'${operation.name}' acts on every tenant and`);
       return operation.run(input, context);
     },
-  } as Operation<I, O> as unknown as Operation;
+  };
 };
 
 /**

@@ -22,7 +22,7 @@ import { mountOperation } from '../http/operationRoute.js';
 import { ingestFiles } from '../ingestion/ingestFiles.js';
 import { readableRootsOf } from '../ingestion/readableRoots.js';
 import type { ReadableRoots } from '../ports/readableRoots.js';
-import type { LedgerModule, ModuleContext } from '../module.js';
+import type { LedgerModule, ModuleContext, SearchApi } from '../module.js';
 import type { OperationContext } from '../operations.js';
 import type { Subscription } from '../ports/eventStore.js';
 import { configuredSources, sourcesOf } from './configuredSources.js';
@@ -196,20 +196,21 @@ export const searchModule: LedgerModule = {
       readModels,
       configuredSources: (project) => Promise.resolve(sourcesOf(sources, project).map((s) => s.health())),
     });
+    const api: SearchApi = {
+      rank: search,
+      ingest: ingestDocumentsOperation(ingestDeps),
+      chunks: listChunksOperation({ readModels, content, keyword: keyword.index }),
+      get,
+      sources: listSources,
+    };
     return {
       projections: [
         await postgresDocumentProjection(db, documentsProjection),
         keyword.projection,
         ...(semantic.projection ? [semantic.projection] : []),
       ],
-      operations: [
-        search,
-        get,
-        listSources,
-        listChunksOperation({ readModels, content, keyword: keyword.index }),
-        ingestOperation(ingestRunner(context, ingestDeps)),
-        ingestDocumentsOperation(ingestDeps),
-      ],
+      operations: [search, get, listSources, api.chunks, ingestOperation(ingestRunner(context, ingestDeps)), api.ingest],
+      api: { search: api },
       routes: (app) => {
         // The tool API's search answer is fixed field by field: which mode ran is for the other surfaces.
         mountOperation(app, 'POST', '/tools/search', search, ({ mode: _mode, mode_notice: _notice, ...answer }: SearchOutput) => answer);
