@@ -8,7 +8,9 @@ export const RebuildProjectionInputSchema = z
   .object({ name: z.string().min(1).max(100).describe('A projection name, as `projections.status` lists them') })
   .strict();
 
-type Rebuilt = RebuildProgress & { name: string };
+/** What the operation answers: the rebuild's last progress. */
+type Rebuild = z.output<typeof RebuildProgressSchema>;
+type Rebuilt = Rebuild & { name: string };
 
 export const rebuildProjectionSurfaces = {
   name: 'projections.rebuild',
@@ -17,7 +19,7 @@ export const rebuildProjectionSurfaces = {
     description: 'rebuild a projection from the first event into a shadow copy, then swap it in',
     arguments: [{ name: 'name', field: 'name', description: 'projection name (see `ctx projections status`)' }],
     progress: (progress: RebuildProgress, { name }: { name: string }) => `rebuilding ${name}: ${formatRebuildProgress(progress)}`,
-    shown: (output: RebuildProgress, { name }: { name: string }): Rebuilt => ({ name, ...output }),
+    shown: (output: Rebuild, { name }: { name: string }): Rebuilt => ({ name, ...output }),
     print: {
       line: (r: Rebuilt) =>
         `rebuilt ${r.name} from ${r.processedEvents} events in ${formatDuration((Date.now() - Date.parse(r.startedAt)) / 1000)}`,

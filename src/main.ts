@@ -22,8 +22,8 @@ import { createSecretBox, ensureSecretsKeyFile } from '../infra/crypto/secretBox
 import { buildApp } from './http/app.js';
 import { mountServerProof } from './http/serverProof.js';
 import { createMcpServerFactory } from './mcp/server.js';
-import type { LedgerModule, ModuleContext, ModuleParts } from './module.js';
-import type { Operation } from './operations.js';
+import type { FeatureApis, LedgerModule, ModuleContext, ModuleParts } from './module.js';
+import { operationNamed, type Operation } from './operations.js';
 import { MODULES } from './modules/index.js';
 import { countAppends } from './observability/countAppends.js';
 import { createLedgerMetrics, type LedgerMetrics } from './observability/ledgerMetrics.js';
@@ -90,6 +90,7 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
       metrics.eventsAppended,
     );
     let operations: Operation[] = [];
+    let features: FeatureApis = {};
     const secrets = createSecretBox(config);
     const context: ModuleContext = {
       config,
@@ -104,6 +105,7 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
       // The runner is made once every module has given its projections; these closures run later.
       waitForProjections: (position, timeoutMs) => projections.waitFor(position, { timeoutMs }),
       operations: () => operations,
+      features: () => features,
       projections: () => projections,
     };
     for (const module of options.modules ?? MODULES) parts.push(await module.setup(context));
@@ -113,6 +115,7 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
       { batchSize: config.projections.batchSize, logger, locks: replicaLocks },
     );
     operations = parts.flatMap((p) => p.operations ?? []);
+    features = parts.reduce<FeatureApis>((all, p) => ({ ...all, ...p.api }), {});
     const runsJobs = parts.some((p) => p.projections?.some((x) => x.name === jobsProjection.name));
     metrics.observe({
       projections,
@@ -126,7 +129,7 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
       parts,
       metrics,
       operation: (name) => {
-        const found = operations.find((o) => o.name === name);
+        const found = operationNamed(operations, name);
         if (!found) throw new NotFoundError(`No operation named '${name}'`);
         return found;
       },

@@ -1,4 +1,14 @@
 import type { McpServer } from '@modelcontextprotocol/server';
+import type { cancelJobOperation } from '../commands/cancelJob.js';
+import type { ingestDocumentsOperation } from '../commands/ingestDocuments.js';
+import type { startIndexingOperation } from '../commands/startIndexing.js';
+import type { syncConnectorOperation } from '../commands/syncConnector.js';
+import type { getJobStatusOperation } from '../queries/getJobStatus.js';
+import type { listBackgroundJobsOperation } from '../queries/listBackgroundJobs.js';
+import type { getDocumentOperation } from '../queries/getDocument.js';
+import type { listChunksOperation } from '../queries/listChunks.js';
+import type { listSourcesOperation } from '../queries/listSources.js';
+import type { searchOperation } from '../queries/searchDocuments.js';
 import type { Command } from 'commander';
 import type { FastifyInstance } from 'fastify';
 import type { Logger as PinoLogger } from 'pino';
@@ -33,15 +43,47 @@ export interface ModuleContext {
    * (read-your-writes); the projection runner's `waitFor` names others, or all of them.
    */
   waitForProjections: (position: Position, timeoutMs?: number) => Promise<void>;
-  /** Every operation of the ledger, once all modules are set up: how modules use each other. */
+  /** Every operation of the ledger, once all modules are set up: what surfaces mount. */
   operations: () => readonly Operation[];
+  /** What the other features offer, typed, once all modules are set up: how modules use each other. */
+  features: () => FeatureApis;
   /** The projection runner, once all modules are set up (status, rebuilds). */
   projections: () => ProjectionRunner;
+}
+
+/** What the search feature offers the others: its operations, with their input and output types. */
+export interface SearchApi {
+  /** Ranks chunks for a query: the `search` operation. */
+  rank: ReturnType<typeof searchOperation>;
+  /** Ingests a batch of documents of one source. */
+  ingest: ReturnType<typeof ingestDocumentsOperation>;
+  /** The chunks of documents, or of a query's matches. */
+  chunks: ReturnType<typeof listChunksOperation>;
+  /** A document by id, and the sources: what scripts' context tools answer beside `rank`. */
+  get: ReturnType<typeof getDocumentOperation>;
+  sources: ReturnType<typeof listSourcesOperation>;
+}
+
+/** What the jobs feature offers the others: its operations, with their input and output types. */
+export interface JobsApi {
+  start: ReturnType<typeof startIndexingOperation>;
+  status: ReturnType<typeof getJobStatusOperation>;
+  list: ReturnType<typeof listBackgroundJobsOperation>;
+  cancel: ReturnType<typeof cancelJobOperation>;
+  sync: ReturnType<typeof syncConnectorOperation>;
+}
+
+/** Each feature's API, present when its module is part of the deployment. */
+export interface FeatureApis {
+  search?: SearchApi;
+  jobs?: JobsApi;
 }
 
 export interface ModuleParts {
   projections?: RunnableProjection[];
   operations?: Operation[];
+  /** What this module offers the others (its key of `FeatureApis`). */
+  api?: FeatureApis;
   /** Routes beyond the generic ones, for surfaces with their own shapes. */
   routes?(app: FastifyInstance): void | Promise<void>;
   /** Adds to each MCP server beyond the operations' tools (e.g. prompts, resources), for a caller with these scopes (null: all). */

@@ -42,7 +42,7 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodO
   /** It acts on the whole deployment (every tenant's data or settings): only the operator may call it (see `isOperator`). */
   operatorOnly?: true;
   /** The text an MCP client shows (e.g. results formatted for an LLM's context); JSON when absent. */
-  formatText?: (output: z.output<O>, input: z.output<I>) => string;
+  formatText?(output: z.output<O>, input: z.output<I>): string;
   input: I;
   output: O;
   run(input: z.output<I>, context: OperationContext): Promise<z.output<O>>;
@@ -52,8 +52,8 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodO
   rest?: RestRoute;
   /** False: reached only through its route or verb, not as an MCP tool nor by name (another tool serves it there). */
   tool?: false;
-  /** Its `ctx` verbs, when it has some. */
-  cli?: CliVerb | readonly CliVerb[];
+  /** Its `ctx` verbs, when it has some: their callbacks take its input and output. */
+  cli?: CliVerb<z.output<I>, z.output<O>> | readonly CliVerb<z.output<I>, z.output<O>>[];
 }
 
 /** Requests per minute per user share one budget within a class. */
@@ -123,8 +123,18 @@ export interface CliOption {
   default?: string | number | boolean;
 }
 
-/** A cell or line of printed output: `{field}` placeholders (dotted paths, lists joined), or a function (null: a field left out). */
-export type CliText = string | ((value: never) => string | null);
+/**
+ * A callback a slice types by what it is given (its operation's input or output, the status it
+ * follows). Its parameters are bivariant, so that one catalogue holds operations of every type and
+ * the CLI calls each with what its operation answers.
+ */
+export type CliCallback<Args extends unknown[], Result> = { bivarianceHack(...args: Args): Result }['bivarianceHack'];
+
+/** A plain JSON object, as an operation's input or output reaches the CLI. */
+type Fields = Record<string, unknown>;
+
+/** A cell or line of printed output: `{field}` placeholders (dotted paths, lists joined), or a function of the value (null: a field left out). */
+export type CliText = string | CliCallback<[value: unknown], string | null>;
 
 /** How a verb prints its result without `--json` (which prints it as snake_case JSON). */
 export type CliPrint =
@@ -142,13 +152,13 @@ export type CliPrint =
         /** The output field holding the next page's cursor. */
         cursor?: string;
         /** Lines under the table, when it has some to add (how to see more, events it skipped). */
-        more?: (value: never) => string | undefined;
+        more?: CliCallback<[shown: unknown], string | undefined>;
       };
     }
   | { line: CliText };
 
 /** How an operation is run from `ctx`. */
-export interface CliVerb {
+export interface CliVerb<I = Fields, O = Fields> {
   /** The command words: `['annotations', 'rename']` is `ctx annotations rename`. */
   command: readonly string[];
   description: string;
@@ -159,48 +169,48 @@ export interface CliVerb {
    * A query run in this process first waits until the read models it reads have applied every event
    * so far: those named (for its input), or with `true` every one but the semantic index.
    */
-  catchUp?: true | string | readonly string[] | ((input: never) => readonly string[]);
+  catchUp?: true | string | readonly string[] | CliCallback<[input: I], readonly string[]>;
   /** The input field asking for a past moment: given, the live read models need not catch up. */
   asOfField?: string;
   /** The line showing the operation's progress while it runs in this process. */
-  progress?: (progress: never, input: never) => string;
+  progress?: CliCallback<[progress: object, input: I], string>;
   /** A write whose answer waits until the read models have applied it, so that the next command finds it. */
   settles?: true;
   /** Completes the input at the terminal (e.g. paths resolved from the working directory). */
   prepare?: (input: Record<string, unknown>) => Record<string, unknown>;
   /** What is printed of the result, as text and as JSON; the result itself when absent. */
-  shown?: (output: never, input: never) => unknown;
+  shown?: CliCallback<[output: O, input: I], unknown>;
   /** Runs the operation once per page, following this cursor, and answers every page's items as one. */
   allPages?: { items: string; cursor: string; input: string };
   /** An option that, once the operation has answered, follows what it started until it ends. */
-  follow?: CliFollow;
+  follow?: CliFollow<O>;
   /** What the verb runs when its operation finds nothing by the name given. */
-  otherwise?: CliOtherwise;
+  otherwise?: CliOtherwise<I>;
 }
 
 /** Polls an operation with a progress line until its answer says the work has ended; prints that last answer. */
-export interface CliFollow {
+export interface CliFollow<Started = Fields, Status = Fields> {
   flags: string;
   description: string;
   /** Follows in this process by running the ledger's background work here, as a server does. */
   operation: string;
-  input: (started: never) => Record<string, unknown>;
-  progress: (status: never) => string;
-  done: (status: never) => boolean;
+  input: CliCallback<[started: Started], Fields>;
+  progress: CliCallback<[status: Status], string>;
+  done: CliCallback<[status: Status], boolean>;
   /** An ending that is not a success makes the exit code 1. */
-  failed: (status: never) => boolean;
+  failed: CliCallback<[status: Status], boolean>;
   /** What is printed of the last status, knowing the operation's answer; the status itself when absent. */
-  shown?: (status: never, started: never) => unknown;
+  shown?: CliCallback<[status: Status, started: Started], unknown>;
   print: CliPrint;
 }
 
 /** Another operation, for names the verb's own does not know (another kind of connector): it starts work the verb follows to its end. */
-export interface CliOtherwise {
+export interface CliOtherwise<I = Fields> {
   operation: string;
   /** Its input, from the verb's. */
-  input: (input: never) => Record<string, unknown>;
+  input: CliCallback<[input: I], Fields>;
   /** The message when neither operation knows the name. */
-  notFound: (input: never) => string;
+  notFound: CliCallback<[input: I], string>;
   follow: Omit<CliFollow, 'flags' | 'description'>;
 }
 
@@ -227,6 +237,14 @@ export const rateClassOf = (operation: Guarded): RateClass => {
 
 /** Whether an operation is offered as an MCP tool and by name. */
 export const isTool = (operation: Operation) => operation.tool !== false;
+
+/**
+ * The operation of the catalogue named `name`, for surfaces that dispatch on a name their caller
+ * gives (the operations route, the CLI's `run`, Lua's tool calls). Features never look each other up
+ * by name: they use the typed APIs of the module context.
+ */
+export const operationNamed = (operations: readonly Operation[], name: string): Operation | undefined =>
+  operations.find((o) => o.name === name);
 
 /**
  * Error objects a specification fixes for its MCP tools: the job tools's job errors and the annotation tools's
@@ -275,16 +293,16 @@ export const checkOperator = (context: Pick<OperationContext, 'actor' | 'scopes'
   if (!isOperator(context)) throw new AuthorizationError(undefined, `${what} needs ${OPERATOR_NEEDED}`);
 };
 
-/** An operation of the catalogue; one that is `operatorOnly` refuses other callers whatever the surface. */
-export const defineOperation = <I extends z.ZodObject, O extends z.ZodObject>(operation: Operation<I, O>) => {
-  if (!operation.operatorOnly) return operation as unknown as Operation;
+/** An operation of the catalogue, its input and output types kept; one that is `operatorOnly` refuses other callers whatever the surface. */
+export const defineOperation = <I extends z.ZodObject, O extends z.ZodObject>(operation: Operation<I, O>): Operation<I, O> => {
+  if (!operation.operatorOnly) return operation;
   return {
     ...operation,
     run: (input, context) => {
       checkOperator(context, `'${operation.name}' acts on every tenant and`);
       return operation.run(input, context);
     },
-  } as Operation<I, O> as unknown as Operation;
+  };
 };
 
 /**

@@ -1,6 +1,5 @@
-import { ConcurrencyError, PayloadTooLargeError, ValidationError, describeIssues } from '../../src/errors.js';
-import { assertStorableEvent, categoryOf, validateEvent, type StoredEvent } from '../../src/domain/events.js';
-import { EventMetadataSchema, type EventMetadata } from '../../src/domain/metadata.js';
+import { ConcurrencyError } from '../../src/errors.js';
+import type { StoredEvent } from '../../src/domain/events.js';
 import { START, position, positionParts, type Position } from '../../src/domain/position.js';
 import {
   MAX_APPEND_BYTES,
@@ -8,7 +7,6 @@ import {
   type AppendResult,
   type EventStore,
   type ExpectedRevision,
-  type NewEvent,
   type ReadAllOptions,
   type ReadStreamOptions,
   type SubscribeOptions,
@@ -18,6 +16,7 @@ import type { Database } from '../postgres/database.js';
 import { arrayParam, type ArrayParam } from '../postgres/arrayParam.js';
 import { embeddedParam, eventReader, serverParam, type StatementParam } from './postgresEventRows.js';
 import { groupCommit } from './groupCommit.js';
+import { prepareAppend, type PreparedAppend, type PreparedEvent } from './preparedAppend.js';
 import { EVENT_STORE_SCHEMA } from './postgresSchema.js';
 
 /** Only transactions that began before every one still running are certain to be complete. */
@@ -34,77 +33,8 @@ const DEFAULT_BATCH = 500;
 /** One row per append: its last revision and position, or (position NULL) the stream's actual revision. */
 type AppendRow = [append: string, revision: string, transactionId: string | null, globalPosition: string | null];
 
-const validMetadata = (metadata: unknown): EventMetadata => {
-  const parsed = EventMetadataSchema.safeParse(metadata);
-  if (!parsed.success) {
-    throw new ValidationError(`Invalid event metadata: ${describeIssues(parsed.error.issues).join('; ')}`);
-  }
-  return parsed.data;
-};
-
-/** An event's columns, its data and metadata already in JSON. */
-export interface PreparedEvent {
-  type: string;
-  schemaVersion: number;
-  data: string;
-  metadata: string;
-  project: string;
-}
-
-/** An append made ready for the append statement, which may carry it together with others. */
-export interface PreparedAppend {
-  streamId: string;
-  expected: ExpectedRevision;
-  category: string;
-  /** A retry of this append carries the same first event id. */
-  firstEventId: string;
-  events: PreparedEvent[];
-  /** Its events' data and metadata in JSON, in bytes. */
-  bytes: number;
-}
-
 const expectedText = (expected: ExpectedRevision): string =>
   typeof expected === 'bigint' ? expected.toString() : expected;
-
-/**
- * Checks an append: its events against the catalog (readers rely on it), and its size, so that an
- * append too large is refused before it reaches the database.
- */
-export const prepareAppend = (
-  streamId: string,
-  events: readonly NewEvent[],
-  expected: ExpectedRevision,
-): PreparedAppend => {
-  if (events.length === 0) throw new TypeError('append needs at least one event');
-  let bytes = 0;
-  const eventIds = new Set<string>();
-  const prepared = events.map((event): PreparedEvent => {
-    const { type, schemaVersion, data } = validateEvent(event);
-    const metadata = validMetadata(event.metadata);
-    assertStorableEvent(streamId, { type, data, metadata });
-    if (eventIds.has(metadata.eventId)) {
-      throw new ValidationError(`Event id '${metadata.eventId}' appears twice in one append to '${streamId}'`);
-    }
-    eventIds.add(metadata.eventId);
-    const json = { data: JSON.stringify(data), metadata: JSON.stringify(metadata) };
-    bytes += Buffer.byteLength(json.data) + Buffer.byteLength(json.metadata);
-    return { type, schemaVersion, ...json, project: metadata.project };
-  });
-  if (bytes > MAX_APPEND_BYTES) {
-    throw new PayloadTooLargeError(
-      `Append to '${streamId}' is ${bytes} bytes; the limit is ${MAX_APPEND_BYTES} bytes`,
-      { streamId, bytes, limit: MAX_APPEND_BYTES },
-    );
-  }
-  return {
-    streamId,
-    expected,
-    category: categoryOf(streamId),
-    firstEventId: events[0]!.metadata.eventId,
-    events: prepared,
-    bytes,
-  };
-};
 
 const ANSWER = 'SELECT append::text, revision::text, transaction_id, global_position::text';
 /** Both take their events last, as columns: types, schema versions, data, metadata, projects. */

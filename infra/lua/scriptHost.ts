@@ -11,22 +11,32 @@ export const CONTEXT_SCOPE = 'search:read';
 
 const MAX_HTTP_BODY_BYTES = 1024 * 1024;
 
+/** The search feature's operations the context tools call. */
+export interface ContextOperations {
+  rank: Operation;
+  get: Operation;
+  sources: Operation;
+}
+
 /**
- * Context tools answered by the ledger's `search`, `get` and `sources` operations for the caller
- * (its tenant's project only), looked up at call time so that the module providing them may be
+ * Context tools answered by the search feature's `search`, `get` and `sources` operations for the
+ * caller (its tenant's project only), looked up at call time so that the module providing them may be
  * wired in after this one.
  */
-export const contextToolsFromOperations = (operations: () => readonly Operation[], caller: ScriptCaller): ContextTools => {
+export const contextToolsFromOperations = (
+  operations: () => ContextOperations | undefined,
+  caller: ScriptCaller,
+): ContextTools => {
   const context: OperationContext = { ...caller, project: caller.actor.tenant ?? DEFAULT_PROJECT };
-  const run = async (name: string, input: Record<string, unknown>) => {
-    const operation = operations().find((o) => o.name === name);
+  const run = async (which: keyof ContextOperations, name: string, input: Record<string, unknown>) => {
+    const operation = operations()?.[which];
     if (!operation) throw new Error(`${name} is not available`);
     return callOperation(operation, input, context);
   };
   return {
-    search: (query, options) => run('search', { query, ...options }),
-    get: (id) => run('get', { id }),
-    sources: () => run('sources', {}),
+    search: (query, options) => run('rank', 'search', { query, ...options }),
+    get: (id) => run('get', 'get', { id }),
+    sources: () => run('sources', 'sources', {}),
   };
 };
 

@@ -4,7 +4,7 @@ import type { ToolCallOutcome, ToolCalled } from '../../src/domain/tools.js';
 import { AuthorizationError } from '../../src/domain/auth.js';
 import { commandContext, type Recorded } from '../../src/engine/commands.js';
 import { AppError, NotFoundError, UnavailableError, ValidationError, describeIssues } from '../../src/errors.js';
-import { checkScope, DEFAULT_PROJECT, requiredScope, type Operation, type OperationContext } from '../../src/operations.js';
+import { checkScope, DEFAULT_PROJECT, operationNamed, requiredScope, type Operation, type OperationContext } from '../../src/operations.js';
 import type { Logger } from '../../src/ports/logger.js';
 import { unstorableTextIssue } from '../../src/validation.js';
 import type { ExtensionRegistry } from './extensionRegistry.js';
@@ -128,7 +128,7 @@ export const createToolCaller = ({ registry, builtins, hostFor, lua, recordCalls
   };
 
   const runTool = async (name: string, params: unknown, caller: ToolCallContext) => {
-    const builtin = builtins().find((o) => o.name === name);
+    const builtin = operationNamed(builtins(), name);
     if (builtin) {
       checkScope(caller, requiredScope(builtin));
       const input = parseParams(builtin.input, params, name);

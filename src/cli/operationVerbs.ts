@@ -80,7 +80,7 @@ const scalarText = (value: unknown): string => {
 };
 
 const render = (text: CliText, value: unknown): unknown => {
-  if (typeof text === 'function') return (text as (value: unknown) => string)(value);
+  if (typeof text === 'function') return text(value);
   const only = /^\{([\w.]+)\}$/.exec(text);
   // A lone placeholder keeps its value: fields leaves out what is null.
   if (only) return valueAt(value, only[1]!);
@@ -103,7 +103,7 @@ export const printText = (print: CliPrint, output: unknown): string => {
   if ('table' in print) {
     const { rows, columns, empty, cursor, more } = print.table;
     const next = cursor ? valueAt(output, cursor) : null;
-    const hint = more ? (more as (value: unknown) => string | undefined)(output) : undefined;
+    const hint = more ? more(output) : undefined;
     return (
       table(
         Object.entries(columns).map(([header, text]) => ({ header, value: (row: unknown) => cell(text, row) })),
@@ -126,7 +126,7 @@ const readModelsOf = (catchUp: NonNullable<CliVerb['catchUp']>, input: Record<st
     : typeof catchUp === 'string'
       ? [catchUp]
       : typeof catchUp === 'function'
-        ? (catchUp as (given: unknown) => readonly string[])(input)
+        ? catchUp(input)
         : catchUp;
 
 const longFlag = (option: CliOption) => new Option(option.flags).long ?? option.flags;
@@ -170,13 +170,13 @@ type Following = Omit<CliFollow, 'flags' | 'description'>;
 const isNotFound = (error: unknown) => error instanceof AppError && error.statusCode === 404;
 
 /** Polls until the work ends, showing its progress on one line; its last status is the verb's result. */
-const follow = async (ledger: LedgerHandle, how: Following, started: unknown) => {
+const follow = async (ledger: LedgerHandle, how: Following, started: Record<string, unknown>) => {
   if (!ledger.server) await ledger.startWork();
   const line = progressLine();
   for (;;) {
-    const status = await ledger.run(how.operation, (how.input as (value: unknown) => Record<string, unknown>)(started));
-    line.update((how.progress as (value: unknown) => string)(status));
-    if ((how.done as (value: unknown) => boolean)(status)) {
+    const status = await ledger.run(how.operation, how.input(started));
+    line.update(how.progress(status));
+    if (how.done(status)) {
       line.done();
       return status;
     }
@@ -255,7 +255,7 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
       const line = progressLine();
       // A server reports no progress: the line says where the work runs until it answers.
       if (ledger.server) line.update(`running through ${ledger.server}…`);
-      const shownProgress = ran.progress as ((progress: unknown, input: unknown) => string) | undefined;
+      const shownProgress = ran.progress;
       const answer = await ledger.run(
         operation,
         input,
@@ -268,7 +268,7 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
       line.done();
       return answer;
     });
-    const shown = ran.shown ? (ran.shown as (value: unknown, given: unknown) => unknown)(result, input) : result;
+    const shown = ran.shown ? ran.shown(result, input) : result;
     printResult(shown, json, (value) => printText(ran.print, value));
   };
 
@@ -290,7 +290,7 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
     const total = await countJsonlLines(file);
     const result = await withLedger(self, async (ledger) => {
       const line = progressLine({ pipedEveryMs: PIPED_PROGRESS_MS });
-      const shownProgress = ran.progress as ((progress: unknown, input: unknown) => string) | undefined;
+      const shownProgress = ran.progress;
       const started = Date.now();
       const answers: Record<string, unknown> = {};
       let done = 0;
@@ -309,7 +309,7 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
       line.done();
       return answers;
     });
-    const shown = ran.shown ? (ran.shown as (value: unknown, given: unknown) => unknown)(result, given) : result;
+    const shown = ran.shown ? ran.shown(result, given) : result;
     printResult(shown, json, (value) => printText(ran.print, value));
   };
 
@@ -332,9 +332,9 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
         if (!isNotFound(error)) throw error;
       }
       const answer = await ledger
-        .run(otherwise.operation, (otherwise.input as (value: unknown) => Record<string, unknown>)(input))
+        .run(otherwise.operation, otherwise.input(input))
         .catch((error: unknown) => {
-          throw isNotFound(error) ? new NotFoundError((otherwise.notFound as (value: unknown) => string)(input)) : error;
+          throw isNotFound(error) ? new NotFoundError(otherwise.notFound(input)) : error;
         });
       return { answer, status: await follow(ledger, otherwise.follow, answer) };
     });
@@ -344,10 +344,15 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
 };
 
 /** Prints how followed work ended; an ending that is not a success makes the exit code 1. */
-const printFollowed = (how: Following, status: unknown, started: unknown, json: boolean | undefined) => {
-  const shown = how.shown ? (how.shown as (value: unknown, answer: unknown) => unknown)(status, started) : status;
+const printFollowed = (
+  how: Following,
+  status: Record<string, unknown>,
+  started: Record<string, unknown>,
+  json: boolean | undefined,
+) => {
+  const shown = how.shown ? how.shown(status, started) : status;
   printResult(shown, json, (value) => printText(how.print, value));
-  if ((how.failed as (value: unknown) => boolean)(status)) process.exitCode = 1;
+  if (how.failed(status)) process.exitCode = 1;
 };
 
 /** Every operation of the catalogue that declares a verb becomes a `ctx` command. */

@@ -75,9 +75,10 @@ export const createAnnotationsModule = ({ chunkSource }: AnnotationsModuleOption
     };
     // Sessions start from the caller's project's documents.
     const startSessionIn = (project: string) =>
-      startSessionOperation(store, chunkSource ?? chunkSourceFromOperations(context.operations, project));
-    const startSession: Operation = {
-      ...startSessionIn(DEFAULT_PROJECT),
+      startSessionOperation(store, chunkSource ?? chunkSourceFromOperations(context.features, project));
+    const startSessionDefault = startSessionIn(DEFAULT_PROJECT);
+    const startSession: typeof startSessionDefault = {
+      ...startSessionDefault,
       run: (input, call) => startSessionIn(call.project).run(input, call),
     };
     const operations = [

@@ -1,4 +1,3 @@
-import type { z } from 'zod';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
 import {
   addConnectorOperation,
@@ -16,7 +15,7 @@ import { stopIndexingOperation } from '../../commands/stopIndexing.js';
 import { startRebuildOperation } from '../../commands/rebuildProjection.js';
 import { listAllJobsOperation } from '../../queries/listAllJobs.js';
 import { healthOperation } from '../../queries/health.js';
-import { indexStatusOperation, type IndexStatusResponseSchema } from '../../queries/indexStatus.js';
+import { indexStatusOperation } from '../../queries/indexStatus.js';
 import { systemStatusOperation } from '../../queries/systemStatus.js';
 import { indexJobsFromOperations } from './indexJobsFromOperations.js';
 import { createEventSourcedSettings } from '../../infra/settings/eventSourcedSettings.js';
@@ -39,7 +38,7 @@ import {
   getConnectorOperation,
   listConnectorsOperation,
 } from '../../queries/listConnectors.js';
-import type { SearchInput, SearchOutput } from '../../queries/searchDocuments.js';
+import type { SearchInput } from '../../queries/searchDocuments.js';
 import { contextOperations } from '../../queries/contextSearch.js';
 import { searchApiOperation } from '../../queries/searchApi.js';
 import { searchSuggestionsOperation } from '../../queries/searchSuggestions.js';
@@ -61,7 +60,8 @@ import { readableRootsOf } from '../ingestion/readableRoots.js';
 import { deploymentAccess } from '../mcp/server.js';
 import { API_SURFACES } from './apiSurfaces.js';
 import type { LedgerModule, ModuleContext } from '../module.js';
-import { callOperation, DEFAULT_PROJECT, isTool, rateClassOf, requiredScope, type OperationContext } from '../operations.js';
+import { callOperation, DEFAULT_PROJECT, isTool, operationNamed, rateClassOf, requiredScope, type OperationContext } from '../operations.js';
+import { parseInput } from '../validation.js';
 import { PRODUCT_VERSION } from '../http/api/version.js';
 
 /**
@@ -110,13 +110,17 @@ const wire = async (context: ModuleContext) => {
   const settle = async (position: Parameters<ModuleContext['waitForProjections']>[0]) =>
     context.projections().waitFor(position, { name: CONNECTORS, timeoutMs: WRITE_SETTLE_MS });
 
-  const operation = (name: string) => {
-    const found = context.operations().find((o) => o.name === name && isTool(o));
-    if (!found) throw new UnavailableError(`The '${name}' operation is not available in this deployment`);
+  /** A tool named by the caller of the operations route. */
+  const tool = (name: string) => {
+    const found = operationNamed(context.operations(), name);
+    if (!found || !isTool(found)) throw new UnavailableError(`The '${name}' operation is not available in this deployment`);
     return found;
   };
-  const search = (input: SearchInput, operationContext: OperationContext) =>
-    operation('search').run(input, operationContext) as Promise<SearchOutput>;
+  const search = (input: SearchInput, operationContext: OperationContext) => {
+    const rank = context.features().search?.rank;
+    if (!rank) throw new UnavailableError(`The 'search' operation is not available in this deployment`);
+    return rank.run(parseInput(rank.input, input), operationContext);
+  };
   const searchDeps: WorkContextSearchDeps = {
     search,
     sourcesSearched: recentFor(SOURCE_COUNT_TTL_MS, async (project) => (await readModels.count('documents', 'source', { project })).size),
@@ -126,7 +130,7 @@ const wire = async (context: ModuleContext) => {
     },
     rankings: await createPinnedRankings(db),
   };
-  const indexJobs = indexJobsFromOperations(context.operations);
+  const indexJobs = indexJobsFromOperations(context.features);
   const { openSource } = connectorSyncWiring(secrets, readModels, config.connectors);
   const indexing = {
     readModels,
@@ -168,7 +172,7 @@ const wire = async (context: ModuleContext) => {
     // The name was checked, with the caller's scope, when the request was authenticated.
     // It runs in the caller's tenant as the operation's own route would.
     'POST /operations/{name}': ({ params, body, principal, context: call }) => {
-      const named = operation(params.name as string);
+      const named = tool(params.name as string);
       return callOperation(named, body, restContext(principal, call.correlationId, named.rest?.withinTenant));
     },
   };
@@ -192,8 +196,8 @@ const wire = async (context: ModuleContext) => {
         operations: context.operations(),
         bodyLimitBytes: Math.min(config.server.bodyLimitBytes, 1024 * 1024),
         operationNeeds: (name) => {
-          const found = context.operations().find((o) => o.name === name && isTool(o));
-          return found ? { scope: requiredScope(found), rateClass: rateClassOf(found) } : null;
+          const found = operationNamed(context.operations(), name);
+          return found && isTool(found) ? { scope: requiredScope(found), rateClass: rateClassOf(found) } : null;
         },
       });
       mountErrorDocs(app);
@@ -229,11 +233,11 @@ const wire = async (context: ModuleContext) => {
         version: PRODUCT_VERSION,
         databaseAnswers: () => db.query('SELECT 1').then(() => true, () => false),
         problems: () => projectionProblems(context.projections()),
-        searchAvailable: () => context.operations().some((o) => o.name === 'search'),
+        searchAvailable: () => context.features().search !== undefined,
       }),
       systemStatusOperation({
         readModels,
-        indexStatus: (call) => index.status.run({}, call) as Promise<z.output<typeof IndexStatusResponseSchema>>,
+        indexStatus: (call) => index.status.run({}, call),
         performance: () => metrics.snapshot(),
       }),
       searchApiOperation(searchDeps),
@@ -259,7 +263,7 @@ const wire = async (context: ModuleContext) => {
       listAllJobsOperation({
         readModels,
         store,
-        available: () => context.operations().some((o) => o.name === 'list_background_jobs'),
+        available: () => context.features().jobs !== undefined,
       }),
     ],
   };

@@ -1,13 +1,14 @@
-import { UnavailableError } from '../errors.js';
-import { DEFAULT_PROJECT, type Operation } from '../operations.js';
+import { UnavailableError, ValidationError } from '../errors.js';
+import type { FeatureApis } from '../module.js';
+import { DEFAULT_PROJECT } from '../operations.js';
 import type { DocumentSink } from '../ports/documentSink.js';
 
-/** Connectors hand documents to the ledger's `documents.ingest_batch` command. */
-export const documentSinkFromOperations = (operations: () => readonly Operation[]): DocumentSink => ({
+/** Connectors hand documents to the search feature's batch ingest. */
+export const documentSinkFromOperations = (features: () => FeatureApis): DocumentSink => ({
   async ingest(document) {
-    const operation = operations().find((o) => o.name === 'documents.ingest_batch');
-    if (!operation) throw new UnavailableError('Document ingestion is not available');
-    const output = (await operation.run(
+    const search = features().search;
+    if (!search) throw new UnavailableError('Document ingestion is not available');
+    const output = await search.ingest.run(
       {
         source: document.source,
         documents: [
@@ -25,7 +26,12 @@ export const documentSinkFromOperations = (operations: () => readonly Operation[
         correlationId: crypto.randomUUID(),
         project: DEFAULT_PROJECT,
       },
-    )) as { results: { outcome: 'created' | 'updated' | 'unchanged' }[] };
-    return output.results[0]!.outcome;
+    );
+    const [result] = output.results;
+    // A document refused on its own account (its metadata nested too deep, say) is the source's error to see.
+    if (result!.outcome === 'failed') {
+      throw new ValidationError(`Document '${document.sourceId}' of '${document.source}' was not ingested: ${result!.error}`);
+    }
+    return result!.outcome;
   },
 });

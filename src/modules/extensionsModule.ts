@@ -28,7 +28,7 @@ import { documentSinkFromOperations } from './documentSinkFromOperations.js';
 import type { EventStore } from '../ports/eventStore.js';
 
 export interface ExtensionsModuleOptions {
-  /** Answers `ctx.search/get/sources`; without it, the ledger's `search`, `get` and `sources` operations. */
+  /** Answers `ctx.search/get/sources`; without it, the search feature's `search`, `get` and `sources` operations. */
   contextTools?: ContextTools;
   /** The ledger's operations, looked up at call time: built-in tools are those of the `search` toolset. */
   operations?: () => readonly Operation[];
@@ -111,7 +111,7 @@ const setupExtensions = async (context: ModuleContext, options: ExtensionsModule
   });
   const hostFor = (script: string, caller: ScriptCaller) =>
     scriptHost({
-      contextTools: options.contextTools ?? contextToolsFromOperations(operations, caller),
+      contextTools: options.contextTools ?? contextToolsFromOperations(() => context.features().search, caller),
       caller,
       logger,
       script,
@@ -140,7 +140,7 @@ const setupExtensions = async (context: ModuleContext, options: ExtensionsModule
     const { actor, correlationId } = caller;
     const connector = (await current()).connectors.get(name);
     if (!connector) throw new NotFoundError(`No Lua connector named '${name}'`);
-    const sink = options.documentSink ?? documentSinkFromOperations(context.operations);
+    const sink = options.documentSink ?? documentSinkFromOperations(context.features);
     if (!sink) throw new UnavailableError('Document ingestion is not available');
     return syncLuaConnector({
       connector,

@@ -1,25 +1,28 @@
 import { UnavailableError } from '../errors.js';
-import type { Operation, OperationContext } from '../operations.js';
-import type { IndexJobItem, IndexJobs, RequestedJob } from '../ports/indexJobs.js';
+import type { FeatureApis, JobsApi } from '../module.js';
+import type { OperationContext } from '../operations.js';
+import type { IndexJobs } from '../ports/indexJobs.js';
 
-/** Index control through the jobs module's operations, in the caller's project. */
-export const indexJobsFromOperations = (operations: () => readonly Operation[]): IndexJobs => {
-  const run = async (name: string, input: Record<string, unknown>, context: OperationContext) => {
-    const operation = operations().find((o) => o.name === name);
-    if (!operation) throw new UnavailableError('Background indexing is not available in this deployment');
-    // Jobs name their project explicitly: always the caller's own.
-    return operation.run({ ...input, project_id: context.project }, context);
+/** Index control through the jobs feature's operations, in the caller's project. */
+export const indexJobsFromOperations = (features: () => FeatureApis): IndexJobs => {
+  const jobs = (): JobsApi => {
+    const api = features().jobs;
+    if (!api) throw new UnavailableError('Background indexing is not available in this deployment');
+    return api;
   };
+  // Jobs name their project explicitly: always the caller's own.
+  const project = (context: OperationContext) => ({ project_id: context.project });
   return {
     list: async (context, status) =>
-      ((await run('list_background_jobs', { limit: 200, ...(status ? { status } : {}) }, context))
-        .jobs as IndexJobItem[]) ?? [],
-    index: async (root, force, context) =>
-      (await run('start_indexing_background', { repo_path: root, force_reindex: force }, context)) as unknown as RequestedJob,
-    sync: async (connectorId, context) =>
-      (await run('connectors.sync', { connector: connectorId }, context)) as unknown as RequestedJob,
+      (await jobs().list.run({ limit: 200, offset: 0, ...(status ? { status } : {}), ...project(context) }, context)).jobs,
+    index: (root, force, context) =>
+      jobs().start.run(
+        { repo_path: root, force_reindex: force, include_patterns: [], exclude_patterns: [], ...project(context) },
+        context,
+      ),
+    sync: (connectorId, context) => jobs().sync.run({ connector: connectorId }, context),
     cancel: async (jobId, context) => {
-      await run('cancel_job', { job_id: jobId }, context);
+      await jobs().cancel.run({ job_id: jobId, ...project(context) }, context);
     },
   };
 };

@@ -14,7 +14,7 @@ import { createWorkerChunker } from '../ingestion/workerChunker.js';
 import { createJobRunner } from '../jobs/jobRunner.js';
 import { runConnectorSync } from '../jobs/runConnectorSync.js';
 import { connectorSyncWiring } from './connectorSync.js';
-import type { LedgerModule } from '../module.js';
+import type { JobsApi, LedgerModule } from '../module.js';
 import { settle, WRITE_SETTLE_MS } from '../engine/settling.js';
 
 export interface JobsModuleOptions {
@@ -80,15 +80,17 @@ export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule 
         const head = await store.headPosition();
         await settle(context.projections().waitFor(head, { name: jobsProjection.name, timeoutMs: WRITE_SETTLE_MS }), head);
       };
+      const jobs: JobsApi = {
+        start: startIndexingOperation({ store, runner, statusSettled, readable: readableRootsOf(config) }),
+        status: getJobStatusOperation(reads),
+        list: listBackgroundJobsOperation(reads),
+        cancel: cancelJobOperation({ ...reads, runner }),
+        sync: syncConnectorOperation({ store, runner, statusSettled, ...connectors }),
+      };
       return {
         projections: [await postgresDocumentProjection(db, jobsProjection)],
-        operations: [
-          startIndexingOperation({ store, runner, statusSettled, readable: readableRootsOf(config) }),
-          getJobStatusOperation(reads),
-          listBackgroundJobsOperation(reads),
-          cancelJobOperation({ ...reads, runner }),
-          syncConnectorOperation({ store, runner, statusSettled, ...connectors }),
-        ],
+        operations: [jobs.start, jobs.status, jobs.list, jobs.cancel, jobs.sync],
+        api: { jobs },
         start: () => runner.start(),
         close: async () => {
           await runner.close();

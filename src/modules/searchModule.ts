@@ -22,7 +22,7 @@ import { mountOperation } from '../http/operationRoute.js';
 import { ingestFiles } from '../ingestion/ingestFiles.js';
 import { readableRootsOf } from '../ingestion/readableRoots.js';
 import type { ReadableRoots } from '../ports/readableRoots.js';
-import type { LedgerModule, ModuleContext } from '../module.js';
+import type { LedgerModule, ModuleContext, SearchApi } from '../module.js';
 import type { OperationContext } from '../operations.js';
 import type { Subscription } from '../ports/eventStore.js';
 import { configuredSources, sourcesOf } from './configuredSources.js';
@@ -207,20 +207,22 @@ export const searchModule: LedgerModule = {
       readModels,
       configuredSources: (project) => Promise.resolve(sourcesOf(sources, project).map((s) => s.health())),
     });
+    const api: SearchApi = {
+      rank: search,
+      // Features that ingest (jobs, connectors) wait for the read models themselves, where they need to.
+      ingest: ingestBatchNow,
+      chunks: listChunksOperation({ readModels, content, keyword: keyword.index }),
+      get,
+      sources: listSources,
+    };
     return {
       projections: [
         await postgresDocumentProjection(db, documentsProjection),
         keyword.projection,
         ...(semantic.projection ? [semantic.projection] : []),
       ],
-      operations: [
-        search,
-        get,
-        listSources,
-        listChunksOperation({ readModels, content, keyword: keyword.index }),
-        ingestOperation(ingestRunner(context, ingestDeps)),
-        ingestBatch,
-      ],
+      operations: [search, get, listSources, api.chunks, ingestOperation(ingestRunner(context, ingestDeps)), ingestBatch],
+      api: { search: api },
       routes: (app) => {
         // The tool API's search answer is fixed field by field: which mode ran is for the other surfaces.
         mountOperation(app, 'POST', '/tools/search', search, ({ mode: _mode, mode_notice: _notice, ...answer }: SearchOutput) => answer);

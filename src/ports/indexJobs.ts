@@ -1,3 +1,4 @@
+import type { JobStatus } from '../domain/jobs.js';
 import type { OperationContext } from '../operations.js';
 
 /** A background job as the project's job list shows it. */
@@ -25,7 +26,7 @@ export interface RequestedJob {
  */
 export interface IndexJobs {
   /** The project's jobs, newest first, those in `status` when given. */
-  list(context: OperationContext, status?: string): Promise<IndexJobItem[]>;
+  list(context: OperationContext, status?: JobStatus): Promise<IndexJobItem[]>;
   /** Indexes a local folder (already checked against the readable roots). */
   index(root: string, force: boolean, context: OperationContext): Promise<RequestedJob>;
   /** Syncs a remote connector. */

@@ -1,17 +1,11 @@
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_SCOPES, craftToken, startApiServer, type ApiServer } from './apiServer.js';
+import { connectMcp } from '../support/mcp.js';
 
 const now = () => Math.floor(Date.now() / 1000);
-
-const connectMcp = async (api: ApiServer, headers: Record<string, string>) => {
-  const client = new Client({ name: 'operator-access-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${api.server.url}/mcp`), { requestInit: { headers } }));
-  return client;
-};
 
 const errorOf = (result: unknown) => {
   const { content } = result as { content: { text: string }[] };
@@ -84,7 +78,7 @@ describe('what only the operator may do, with authentication on', () => {
       expect(byName.status).toBe(403);
 
       const { key } = await api.apiKey(['admin'], 'acme');
-      const mcp = await connectMcp(api, { 'x-api-key': key });
+      const mcp = await connectMcp(api.server.url, { 'x-api-key': key });
       try {
         const result = await mcp.callTool({ name: 'projections.status', arguments: {} });
         expect(result.isError).toBe(true);
@@ -169,7 +163,7 @@ describe('what only the operator may do, with authentication on', () => {
 
       const viaMcp = await issue();
       const { key } = await api.apiKey(['admin'], 'acme');
-      const mcp = await connectMcp(api, { 'x-api-key': key });
+      const mcp = await connectMcp(api.server.url, { 'x-api-key': key });
       try {
         const result = await mcp.callTool({ name: 'tokens.revoke', arguments: { family_id: viaMcp.family_id } });
         expect(result.isError).toBeFalsy();

@@ -1,19 +1,14 @@
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { rawRequest } from '../support/rawHttp.js';
 import { ALL_SCOPES, startApiServer, type ApiServer } from './apiServer.js';
+import { connectMcp } from '../support/mcp.js';
 
 /**
  * Search limited to 2 a minute: one token comes back every 30 seconds, far longer than each test
  * takes, so that a spent budget is still spent when the test looks.
  */
 const LOW_SEARCH = { CTX_SERVER__SEARCH_PER_MINUTE: '2' };
-
-const connectMcp = async (api: ApiServer, headers: Record<string, string>) => {
-  const client = new Client({ name: 'rate-limit-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${api.server.url}/mcp`), { requestInit: { headers } }));
-  return client;
-};
 
 /** The four ways to search: REST's endpoint, the operations route, the tool API and MCP's tool. */
 const searchers = (api: ApiServer, mcp: Client, headers: Record<string, string>) => ({
@@ -53,7 +48,7 @@ describe('rate limits: one budget per tenant and operation on every surface', ()
 
   const keyHeaders = async (tenant: string) => ({ 'x-api-key': (await api.apiKey(ALL_SCOPES, tenant)).key });
   const mcpFor = async (headers: Record<string, string>) => {
-    const client = await connectMcp(api, headers);
+    const client = await connectMcp(api.server.url, headers);
     clients.push(client);
     return client;
   };

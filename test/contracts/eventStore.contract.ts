@@ -10,6 +10,7 @@ import {
   type NewEvent,
 } from '../../src/ports/eventStore.js';
 import { newEvent, newEvents } from '../support/events.js';
+import { eventually } from '../support/polling.js';
 
 /** A transaction that has appended but not committed, held open on its own connection. */
 export interface OpenAppend {
@@ -36,19 +37,6 @@ const uniqueProject = (): string => `project-${randomUUID()}`;
 const ids = (events: readonly { metadata: { eventId: string } }[]): string[] =>
   events.map((e) => e.metadata.eventId);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
-const eventually = async (check: () => void, timeoutMs = 5_000): Promise<void> => {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      check();
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await sleep(20);
-    }
-  }
-};
 
 const concurrencyErrorOf = async (promise: Promise<unknown>): Promise<ConcurrencyError> => {
   const error = await promise.then(

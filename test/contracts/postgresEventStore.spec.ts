@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { appendStatement, createPostgresEventStore, prepareAppend } from '../../infra/eventstore/postgresEventStore.js';
+import { appendStatement, createPostgresEventStore } from '../../infra/eventstore/postgresEventStore.js';
+import { prepareAppend } from '../../infra/eventstore/preparedAppend.js';
 import { serverParam } from '../../infra/eventstore/postgresEventRows.js';
 import { connectPostgres, openPglite } from '../../infra/postgres/database.js';
 import { openPgliteThread } from '../../infra/postgres/threadedPglite.js';

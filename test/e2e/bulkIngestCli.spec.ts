@@ -5,15 +5,12 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCtx, spawnCtx } from '../support/cli.js';
 import { tempDataDir, tempRootsEnv } from '../support/ledger.js';
+import { until } from '../support/polling.js';
 
 /** Each spawned process opens a database, and a run ingests thousands of documents. */
 const SLOW = { timeout: 600_000 };
 const ENV = { CTX_EMBEDDINGS__PROVIDER: 'none', ...tempRootsEnv() };
 const LINES = 3_000;
-
-const eventually = async (check: () => boolean) => {
-  while (!check()) await new Promise((resolve) => setTimeout(resolve, 100));
-};
 
 const started: { pid: number; exited: () => boolean }[] = [];
 afterAll(() => {
@@ -49,9 +46,9 @@ const interrupted = async (args: string[], signal: NodeJS.Signals) => {
   let stderr = '';
   child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-  await eventually(() => exited || /ingesting [1-9]\d*\/\d+ documents/.test(stderr));
+  await until(() => exited || /ingesting [1-9]\d*\/\d+ documents/.test(stderr));
   child.kill(signal);
-  await eventually(() => exited);
+  await until(() => exited);
   return { stdout, stderr };
 };
 
@@ -64,7 +61,7 @@ const serve = async (dataDir: string) => {
   let output = '';
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   const serverFile = path.join(dataDir, 'server.json');
-  await eventually(() => exited || existsSync(serverFile));
+  await until(() => exited || existsSync(serverFile));
   if (exited) throw new Error(`ctx serve exited: ${output}`);
   const { url } = JSON.parse(readFileSync(serverFile, 'utf8')) as { url: string };
   return {
@@ -72,7 +69,7 @@ const serve = async (dataDir: string) => {
     stop: async () => {
       if (exited) return;
       child.kill('SIGTERM');
-      await eventually(() => exited);
+      await until(() => exited);
     },
   };
 };

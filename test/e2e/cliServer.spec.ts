@@ -4,16 +4,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ctxCommand, runCtx, spawnCtx } from '../support/cli.js';
 import { tempDataDir, tempRootsEnv } from '../support/ledger.js';
+import { until } from '../support/polling.js';
 
 const JWT_SECRET = 'cli-server-secret-that-is-long-enough-0123456789';
 /** Each spawned process opens a database: a group of them takes minutes on a busy machine. */
 const SLOW = { timeout: 300_000 };
 const ENV = { CTX_EMBEDDINGS__PROVIDER: 'none', CTX_AUTH__JWT_SECRET: JWT_SECRET, ...tempRootsEnv() };
-
-/** Polls until `check` holds; the test's own timeout bounds the wait. */
-const eventually = async (check: () => boolean) => {
-  while (!check()) await new Promise((resolve) => setTimeout(resolve, 200));
-};
 
 const isGone = (pid: number) => {
   try {
@@ -46,7 +42,7 @@ const serve = async (dataDir: string, env: NodeJS.ProcessEnv = {}) => {
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
   let exited = false;
   child.on('exit', () => (exited = true));
-  await eventually(() => exited || existsSync(serverFile(dataDir)));
+  await until(() => exited || existsSync(serverFile(dataDir)));
   if (exited) throw new Error(`ctx serve exited: ${output}`);
   const { url } = JSON.parse(readFileSync(serverFile(dataDir), 'utf8')) as { url: string };
   return {
@@ -243,9 +239,9 @@ describe('servers stop with the process that started them', SLOW, () => {
   it('ctx serve stops cleanly when its parent is killed', async () => {
     const dataDir = tempDataDir();
     const { wrapper, pid, done } = await throughWrapper(['serve', '--data-dir', dataDir, '--bind', '127.0.0.1:0']);
-    await eventually(() => existsSync(serverFile(dataDir)));
+    await until(() => existsSync(serverFile(dataDir)));
     wrapper.kill('SIGKILL');
-    await eventually(() => isGone(pid));
+    await until(() => isGone(pid));
     done();
     // It closed the data directory on its way out.
     expect(existsSync(path.join(dataDir, 'ctx.lock'))).toBe(false);
@@ -254,9 +250,9 @@ describe('servers stop with the process that started them', SLOW, () => {
   it('ctx mcp stops cleanly when its parent is killed, though its stdin stays open', async () => {
     const dataDir = tempDataDir();
     const { wrapper, pid, done } = await throughWrapper(['mcp', '--data-dir', dataDir]);
-    await eventually(() => existsSync(path.join(dataDir, 'ctx.lock')));
+    await until(() => existsSync(path.join(dataDir, 'ctx.lock')));
     wrapper.kill('SIGKILL');
-    await eventually(() => isGone(pid));
+    await until(() => isGone(pid));
     done();
     expect(existsSync(path.join(dataDir, 'ctx.lock'))).toBe(false);
   });
@@ -265,7 +261,7 @@ describe('servers stop with the process that started them', SLOW, () => {
     const dataDir = tempDataDir();
     const child = spawnCtx(['serve', '--data-dir', dataDir, '--bind', '127.0.0.1:0'], ENV);
     started.push(child.pid!);
-    await eventually(() => existsSync(serverFile(dataDir)));
+    await until(() => existsSync(serverFile(dataDir)));
     const exit = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     child.kill('SIGHUP');
     expect(await exit).toBe(0);

@@ -8,19 +8,11 @@ import { startMeiliStandIn, type MeiliStandIn } from '../support/meiliStandIn.js
 import { createTestDatabase, testPostgresUrl, type TestDatabase } from '../support/postgres.js';
 import { describeWith, POSTGRES_SERVER } from '../support/requirements.js';
 import { makeRepo } from '../jobs/jobsSupport.js';
+import { until } from '../support/polling.js';
 
 const FILES = 400;
 /** Tables that are not read models: the ledger itself, checkpoints, content, keys. */
 const NOT_READ_MODELS = /^(ledger_|projection_|content_blobs$|data_keys$|embedding_cache$)|__shadow$/;
-
-/** Polls until `done` holds; the test's own timeout bounds the wait. */
-const until = async <T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> => {
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-};
 
 interface Replica {
   child: ChildProcess;

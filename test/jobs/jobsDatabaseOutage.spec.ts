@@ -1,4 +1,4 @@
-import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import pg from 'pg';
 import { pino } from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -18,6 +18,8 @@ import { createTestDatabase, testPostgresUrl, type TestDatabase } from '../suppo
 import { startTcpProxy, type TcpProxy } from '../support/tcpProxy.js';
 import { assertContract, makeRepo } from './jobsSupport.js';
 import { describeWith, POSTGRES_SERVER } from '../support/requirements.js';
+import { connectMcpInProcess, toolJson } from '../support/mcp.js';
+import { until } from '../support/polling.js';
 
 const serverUrl = testPostgresUrl();
 const FILES = 150;
@@ -27,19 +29,6 @@ const documentsModule: LedgerModule = {
   name: 'documents',
   setup: async ({ db }) => ({ projections: [await postgresDocumentProjection(db, documentsProjection)] }),
 };
-
-const until = async <T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number, what: string): Promise<T> => {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-};
-
-const toolText = (result: unknown) =>
-  JSON.parse((result as { content: { type: string; text: string }[] }).content[0]!.text) as Record<string, unknown>;
 
 describeWith(POSTGRES_SERVER, 'an indexing job whose PostgreSQL server goes away', () => {
   let database: TestDatabase;
@@ -71,10 +60,7 @@ describeWith(POSTGRES_SERVER, 'an indexing job whose PostgreSQL server goes away
       modules: [ledgerModule, documentsModule, createJobsModule({ retryInitialMs: 100, retryMaxMs: 800 })],
     });
     await ledger.start();
-    mcp = new Client({ name: 'outage', version: '1.0.0' });
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await ledger.createMcpServer({ subject: 'tester', tenant: null, via: 'mcp' }).connect(serverSide);
-    await mcp.connect(clientSide);
+    mcp = await connectMcpInProcess(ledger, undefined, 'outage');
   }, 60_000);
 
   afterAll(async () => {
@@ -87,7 +73,7 @@ describeWith(POSTGRES_SERVER, 'an indexing job whose PostgreSQL server goes away
 
   it('is blocked while the database is down, answers DATABASE_ERROR meanwhile, and completes with every file indexed once', async () => {
     const repo = makeRepo(FILES, 'outage-repo-');
-    const started = toolText(
+    const started = toolJson(
       await mcp.callTool({ name: 'start_indexing_background', arguments: { repo_path: repo, project_id: 'outage' } }),
     ) as { job_id: string };
     assertContract('StartIndexingBackgroundResponse', started);
@@ -97,15 +83,14 @@ describeWith(POSTGRES_SERVER, 'an indexing job whose PostgreSQL server goes away
     await until(
       async () => (await ledger.store.readAll({ filter: { categories: ['doc'], project: 'outage' } })).length,
       (n) => n >= 10,
-      30_000,
-      'the first documents',
+      { timeoutMs: 30_000, what: 'the first documents' },
     );
     const cutAt = new Date().toISOString();
     await proxy.cut();
 
     const duringOutage = await mcp.callTool({ name: 'get_job_status', arguments: { job_id: started.job_id } });
     expect(duringOutage.isError).toBe(true);
-    const error = toolText(duringOutage);
+    const error = toolJson(duringOutage);
     assertContract('ErrorResponse', error);
     const { code, message, details } = (error as { error: { code: string; message: string; details?: Record<string, unknown> } }).error;
     expect(code).toBe('DATABASE_ERROR');
@@ -119,10 +104,9 @@ describeWith(POSTGRES_SERVER, 'an indexing job whose PostgreSQL server goes away
     const restoredAt = new Date().toISOString();
 
     const done = await until(
-      async () => toolText(await mcp.callTool({ name: 'get_job_status', arguments: { job_id: started.job_id } })),
+      async () => toolJson(await mcp.callTool({ name: 'get_job_status', arguments: { job_id: started.job_id } })),
       (s) => s.status === 'completed' || s.status === 'failed',
-      60_000,
-      'the job to finish',
+      { timeoutMs: 60_000, what: 'the job to finish' },
     );
     assertContract('GetJobStatusResponse', done);
     expect(done).toMatchObject({ status: 'completed', files_scanned: FILES, files_indexed: FILES, progress_percentage: 100 });
@@ -154,14 +138,13 @@ describeWith(POSTGRES_SERVER, 'an indexing job whose PostgreSQL server goes away
 
   it('completes when an administrator terminates its connections mid-job (SQLSTATE 57P01)', async () => {
     const repo = makeRepo(FILES, 'terminated-repo-');
-    const started = toolText(
+    const started = toolJson(
       await mcp.callTool({ name: 'start_indexing_background', arguments: { repo_path: repo, project_id: 'terminated' } }),
     ) as { job_id: string };
     await until(
       async () => (await ledger.store.readAll({ filter: { categories: ['doc'], project: 'terminated' } })).length,
       (n) => n >= 10,
-      30_000,
-      'the first documents',
+      { timeoutMs: 30_000, what: 'the first documents' },
     );
     const admin = new pg.Client({ connectionString: serverUrl });
     await admin.connect();
@@ -175,10 +158,9 @@ describeWith(POSTGRES_SERVER, 'an indexing job whose PostgreSQL server goes away
       await admin.end();
     }
     const done = await until(
-      async () => toolText(await mcp.callTool({ name: 'get_job_status', arguments: { job_id: started.job_id } })),
+      async () => toolJson(await mcp.callTool({ name: 'get_job_status', arguments: { job_id: started.job_id } })),
       (s) => s.status === 'completed' || s.status === 'failed',
-      60_000,
-      'the job to finish',
+      { timeoutMs: 60_000, what: 'the job to finish' },
     );
     expect(done).toMatchObject({ status: 'completed', files_indexed: FILES });
     const ingested = (await ledger.store.readAll({ filter: { categories: ['doc'], project: 'terminated' } })).filter(

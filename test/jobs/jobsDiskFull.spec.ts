@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -14,6 +14,8 @@ import { MODULES } from '../../src/modules/index.js';
 import { createJobsModule } from '../../src/modules/jobsModule.js';
 import { tempRootsEnv } from '../support/ledger.js';
 import { assertContract, makeRepo } from './jobsSupport.js';
+import { connectMcpInProcess, toolJson } from '../support/mcp.js';
+import { until } from '../support/polling.js';
 
 const FILES = 300;
 
@@ -46,19 +48,6 @@ const fillDisk = (file: string) => {
   }
 };
 
-const until = async <T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs: number, what: string): Promise<T> => {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-};
-
-const toolText = (result: unknown) =>
-  JSON.parse((result as { content: { type: string; text: string }[] }).content[0]!.text) as Record<string, unknown>;
-
 describe.skipIf(!mounted)('an indexing job whose disk fills up', () => {
   let ledger: Ledger;
   let server: RunningServer;
@@ -80,10 +69,7 @@ describe.skipIf(!mounted)('an indexing job whose disk fills up', () => {
       modules: MODULES.map((m) => (m.name === 'jobs' ? createJobsModule({ retryInitialMs: 100, retryMaxMs: 800 }) : m)),
     });
     server = await startServer(ledger);
-    mcp = new Client({ name: 'full-disk', version: '1.0.0' });
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await ledger.createMcpServer({ subject: 'tester', tenant: null, via: 'mcp' }).connect(serverSide);
-    await mcp.connect(clientSide);
+    mcp = await connectMcpInProcess(ledger, undefined, 'full-disk');
   }, 120_000);
 
   afterAll(async () => {
@@ -98,12 +84,12 @@ describe.skipIf(!mounted)('an indexing job whose disk fills up', () => {
 
   it('is blocked naming the full disk, refuses writes with 507, and completes with every file accounted for once space is back', async () => {
     const repo = makeRepo(FILES, 'full-disk-repo-');
-    const started = toolText(await mcp.callTool({ name: 'start_indexing_background', arguments: { repo_path: repo, project_id: 'full' } })) as {
+    const started = toolJson(await mcp.callTool({ name: 'start_indexing_background', arguments: { repo_path: repo, project_id: 'full' } })) as {
       job_id: string;
     };
     assertContract('StartIndexingBackgroundResponse', started);
     const status = async () => {
-      const body = toolText(await mcp.callTool({ name: 'get_job_status', arguments: { job_id: started.job_id } }));
+      const body = toolJson(await mcp.callTool({ name: 'get_job_status', arguments: { job_id: started.job_id } }));
       assertContract('GetJobStatusResponse', body);
       return body as { status: string; progress_message: string; files_scanned: number; files_indexed: number };
     };
@@ -111,12 +97,11 @@ describe.skipIf(!mounted)('an indexing job whose disk fills up', () => {
     await until(
       async () => (await ledger.store.readAll({ filter: { categories: ['doc'], project: 'full' } })).length,
       (n) => n >= 20,
-      60_000,
-      'the first documents',
+      { timeoutMs: 60_000, what: 'the first documents' },
     );
     fillDisk(filler);
 
-    const blocked = await until(status, (s) => s.status === 'blocked' || s.status === 'completed' || s.status === 'failed', 60_000, 'the job to be blocked');
+    const blocked = await until(status, (s) => s.status === 'blocked' || s.status === 'completed' || s.status === 'failed', { timeoutMs: 60_000, what: 'the job to be blocked' });
     expect(blocked.status).toBe('blocked');
     expect(blocked.progress_message).toMatch(/^Blocked: Insufficient storage: .*No space left on device; retrying with backoff$/);
 
@@ -133,7 +118,7 @@ describe.skipIf(!mounted)('an indexing job whose disk fills up', () => {
     expect(refusal.error.detail).toMatch(/^Insufficient storage: .*No space left on device$/);
 
     rmSync(filler);
-    const done = await until(status, (s) => s.status === 'completed' || s.status === 'failed', 120_000, 'the job to finish');
+    const done = await until(status, (s) => s.status === 'completed' || s.status === 'failed', { timeoutMs: 120_000, what: 'the job to finish' });
     expect(done).toMatchObject({ status: 'completed', files_scanned: FILES, files_indexed: FILES });
 
     const events = (await ledger.store.readStream(streamId('job', started.job_id))) as StoredEvent<JobEvent>[];

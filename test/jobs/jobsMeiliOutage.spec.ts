@@ -1,4 +1,4 @@
-import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
@@ -9,20 +9,10 @@ import type { ProjectionStatus } from '../../src/engine/projectionRunner.js';
 import { tempDataDir, tempRootsEnv } from '../support/ledger.js';
 import { startMeiliStandIn, type MeiliStandIn, type MeiliStandInMode } from '../support/meiliStandIn.js';
 import { makeRepo } from './jobsSupport.js';
+import { connectMcpInProcess, toolJson } from '../support/mcp.js';
+import { until } from '../support/polling.js';
 
 const FILES = 20;
-
-/** Polls until `done` holds; the test's own timeout bounds the wait. */
-const until = async <T>(read: () => Promise<T>, done: (value: T) => boolean): Promise<T> => {
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-};
-
-const toolText = (result: unknown) =>
-  JSON.parse((result as { content: { type: string; text: string }[] }).content[0]!.text) as Record<string, unknown>;
 
 describe('an indexing job whose Meilisearch goes away', { timeout: 120_000 }, () => {
   let meili: MeiliStandIn;
@@ -48,10 +38,7 @@ describe('an indexing job whose Meilisearch goes away', { timeout: 120_000 }, ()
       modules: MODULES.map((m) => (m.name === 'jobs' ? createJobsModule({ retryInitialMs: 100, retryMaxMs: 400 }) : m)),
     });
     server = await startServer(ledger);
-    mcp = new Client({ name: 'meili-outage', version: '1.0.0' });
-    const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-    await ledger.createMcpServer({ subject: 'tester', tenant: null, via: 'mcp' }).connect(serverSide);
-    await mcp.connect(clientSide);
+    mcp = await connectMcpInProcess(ledger, undefined, 'meili-outage');
   }, 120_000);
 
   afterAll(async () => {
@@ -61,7 +48,7 @@ describe('an indexing job whose Meilisearch goes away', { timeout: 120_000 }, ()
   });
 
   const jobStatus = async (jobId: string) =>
-    toolText(await mcp.callTool({ name: 'get_job_status', arguments: { job_id: jobId } }));
+    toolJson(await mcp.callTool({ name: 'get_job_status', arguments: { job_id: jobId } }));
   const health = async () =>
     (await (await fetch(`${server.url}/api/v1/health`)).json()) as {
       status: string;
@@ -79,7 +66,7 @@ describe('an indexing job whose Meilisearch goes away', { timeout: 120_000 }, ()
     const project = `meili-${mode}`;
     await meili.set(mode);
     const repo = makeRepo(FILES, `meili-${mode}-`);
-    const { job_id: jobId } = toolText(
+    const { job_id: jobId } = toolJson(
       await mcp.callTool({ name: 'start_indexing_background', arguments: { repo_path: repo, project_id: project } }),
     ) as { job_id: string };
 

@@ -5,6 +5,7 @@ import {
   DEFAULT_PROJECT,
   isOperator,
   OPERATOR_NEEDED,
+  operationNamed,
   requiredScope,
   type Operation,
   type OperationContext,
@@ -44,7 +45,7 @@ const scopeFor = (request: FastifyRequest, route: string, operations: () => read
   if (route === '/metrics') return 'admin';
   if (route.startsWith('/tools/')) {
     const name = route === '/tools/:name' ? (request.params as { name?: string }).name : route.slice('/tools/'.length);
-    const operation = operations().find((o) => o.name === name);
+    const operation = name === undefined ? undefined : operationNamed(operations(), name);
     if (operation) return requiredScope(operation);
   }
   if (SEARCH_ROUTES.has(route)) return 'search:read';
