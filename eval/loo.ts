@@ -42,7 +42,7 @@ export const SETTINGS_GRID: readonly Setting[] = [
   DEFAULT_SETTING,
   ...[0.4, 0.5, 0.7, 0.8].map((prior) => setting('adaptive', { prior })),
   ...[0.5, 0.6, 0.7, 0.8].map((prior) => setting('adaptive', { prior, range: [0.1, 0.95] })),
-  ...[0.6, 0.7].map((prior) => setting('adaptive', { prior, range: [0.5, 0.95] })),
+  ...[0.6, 0.7, 0.8].map((prior) => setting('adaptive', { prior, range: [0.5, 0.95] })),
   ...[10, 30, 60].map((rrfK) => setting('rrf', { rrfK })),
   setting('weighted'),
 ];

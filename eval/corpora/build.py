@@ -151,7 +151,7 @@ def manpages(root):
             if not description or len(text.split()) < 30:
                 continue
             doc_id = f"{sub}/{file[:-3]}"
-            docs.append((doc_id, "", text[:6000]))
+            docs.append((doc_id, "", text[:3000]))
             # A description that several pages share (one tool's many commands) names no one page.
             if len(description.split()) >= 3 and description.lower() not in seen:
                 seen.add(description.lower())
