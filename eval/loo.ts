@@ -37,15 +37,19 @@ const setting = (fusion: Setting['fusion'], changes: Partial<FusionSettings> = {
 /** The shipped default: adaptive fusion with the default constants. */
 export const DEFAULT_SETTING: Setting = setting('adaptive');
 
-/** The settings leave-one-corpus-out chooses among: the default first. */
-export const SETTINGS_GRID: readonly Setting[] = [
+const candidates: Setting[] = [
   DEFAULT_SETTING,
-  ...[0.4, 0.5, 0.7, 0.8].map((prior) => setting('adaptive', { prior })),
+  ...[0.4, 0.5, 0.6, 0.7, 0.8].map((prior) => setting('adaptive', { prior, range: [0.3, 0.9] })),
   ...[0.5, 0.6, 0.7, 0.8].map((prior) => setting('adaptive', { prior, range: [0.1, 0.95] })),
   ...[0.6, 0.7, 0.8].map((prior) => setting('adaptive', { prior, range: [0.5, 0.95] })),
   ...[10, 30, 60].map((rrfK) => setting('rrf', { rrfK })),
   setting('weighted'),
 ];
+
+/** The settings leave-one-corpus-out chooses among, each once: the default first. */
+export const SETTINGS_GRID: readonly Setting[] = candidates.filter(
+  (s, i) => candidates.findIndex((other) => other.name === s.name) === i,
+);
 
 const asChunks = (ranking: readonly Ranked[]) =>
   ranking.map((r) => ({ chunkId: r.id, documentId: r.id, score: r.score }));

@@ -99,6 +99,8 @@ const hasModel = (config: Config) =>
   config.embeddings.provider === 'http' ||
   (config.embeddings.provider === 'local' && existsSync(path.join(config.embeddings.modelDir, config.embeddings.model)));
 
+const count = (n: number) => (Number.isFinite(n) ? String(n) : 'all');
+
 /** Ingests a corpus sample into its cached ledger and measures every mode on it. */
 const runCorpus = async (dir: string, options: Options): Promise<CorpusRun> => {
   const name = path.basename(dir);
@@ -108,7 +110,7 @@ const runCorpus = async (dir: string, options: Options): Promise<CorpusRun> => {
   const env = { CTX_EMBEDDINGS__WEIGHTS: 'q8', ...process.env };
   const weights = env.CTX_EMBEDDINGS__WEIGHTS;
   // One ledger per corpus sample and weights: a rerun reuses its documents and embeddings.
-  const dataDir = path.join(CACHE, 'ledgers', `${name}-q${options.queries}-d${options.documents}-s${options.seed}-${weights}`);
+  const dataDir = path.join(CACHE, 'ledgers', `${name}-q${count(options.queries)}-d${count(options.documents)}-s${options.seed}-${weights}`);
   const config = loadConfig({ env, overrides: { storage: { dataDir } } });
   const semantic = hasModel(config);
   const ledger = await openLedger(config, { logger: pino({ level: 'warn' }) });

@@ -75,7 +75,7 @@ export interface FusionSettings {
   rrfK: number;
 }
 
-export const DEFAULT_FUSION_SETTINGS: FusionSettings = { prior: 0.6, range: [0.3, 0.9], rrfK: RRF_K };
+export const DEFAULT_FUSION_SETTINGS: FusionSettings = { prior: 0.7, range: [0.3, 0.9], rrfK: RRF_K };
 
 /** The semantic ranking's share of an adaptive fusion: its prior, moved toward the surer ranking. */
 export const semanticShare = (
