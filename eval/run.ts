@@ -42,7 +42,16 @@ const dataDirs = (given: string | undefined): string[] =>
 const isBeir = (dir: string) => BEIR_FILES.every((file) => existsSync(path.join(dir, file)));
 
 const resolveCorpus = (name: string, dirs: readonly string[]): string => {
-  if (name.includes('/') || name.startsWith('.')) return path.resolve(name);
+  if (name.includes('/') || name.startsWith('.')) {
+    const dir = path.resolve(name);
+    const missing = BEIR_FILES.filter((file) => !existsSync(path.join(dir, file)));
+    if (missing.length > 0)
+      throw new Error(
+        `${dir} holds no dataset in the BEIR layout (missing ${missing.join(', ')}). ` +
+          'SciFact and the other BEIR sets are published in that layout: unpack one and name its folder.',
+      );
+    return dir;
+  }
   const found = dirs.map((d) => path.join(d, name)).find(isBeir);
   if (!found) throw new Error(`No corpus '${name}' in the BEIR layout under ${dirs.join(', ')}`);
   return found;

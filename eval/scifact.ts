@@ -50,14 +50,6 @@ export const ndcgAt10 = (ranked: readonly string[], relevant: ReadonlySet<string
 export const recallAt = (k: number, ranked: readonly string[], relevant: ReadonlySet<string>): number =>
   relevant.size === 0 ? 0 : ranked.slice(0, k).filter((id) => relevant.has(id)).length / relevant.size;
 
-/** A subset for quick runs: every document relevant to the first `queries` test queries plus `distractors` others. */
-export const subset = (corpus: Corpus, queries: number, distractors: number): Corpus => {
-  const qrels = new Map([...corpus.qrels].slice(0, queries));
-  const relevant = new Set([...qrels.values()].flatMap((s) => [...s]));
-  const others = corpus.documents.filter((d) => !relevant.has(d._id)).slice(0, distractors);
-  return { ...corpus, qrels, documents: [...corpus.documents.filter((d) => relevant.has(d._id)), ...others] };
-};
-
 /** Fisher–Yates with a seeded generator: the first `count` of a shuffled copy. */
 const sample = <T>(items: readonly T[], count: number, random: () => number): T[] => {
   const copy = [...items];
