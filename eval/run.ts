@@ -10,7 +10,8 @@ import { DEFAULT_SETTING, leaveOneOut, replay, SETTINGS_GRID, type QueryLists, t
 import { BEIR_FILES, evaluateMode, ingestCorpus, loadBeir, sampleCorpus, type Corpus } from './scifact.js';
 import { formatComparison, formatGrid, formatLoo, formatRuns, type CorpusRun, type RunFile } from './table.js';
 
-const CACHE = path.join(homedir(), '.cache', 'context-ledger', 'eval');
+/** Built corpora, ingested samples and saved runs: CTX_EVAL_CACHE, else ~/.cache/context-ledger/eval. */
+const CACHE = process.env.CTX_EVAL_CACHE ?? path.join(homedir(), '.cache', 'context-ledger', 'eval');
 
 const USAGE = `Usage: npm run eval -- [NAME|DIR ...] [--all] [--data-dir DIRS] [--queries N] [--docs N] [--seed S]
                         [--fusion adaptive|rrf|weighted] [--out FILE] [--loo]
