@@ -5,9 +5,8 @@ import { pino } from 'pino';
 import type { SearchOutput } from '../queries/searchDocuments.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { openLedger, type Ledger } from '../src/main.js';
-import { DEFAULT_PROJECT } from '../src/operations.js';
 import { DEFAULT_SETTING, leaveOneOut, replay, SETTINGS_GRID, type QueryLists, type Ranked } from './loo.js';
-import { BEIR_FILES, evaluateMode, ingestCorpus, loadBeir, sampleCorpus, type Corpus } from './scifact.js';
+import { BEIR_FILES, context, evaluateMode, ingestCorpus, loadBeir, sampleCorpus, type Corpus } from './scifact.js';
 import { formatComparison, formatGrid, formatLoo, formatRuns, type CorpusRun, type RunFile } from './table.js';
 
 /** Built corpora, ingested samples and saved runs: CTX_EVAL_CACHE, else ~/.cache/context-ledger/eval. */
@@ -69,12 +68,6 @@ const allCorpora = (dirs: readonly string[]): string[] => {
   }
   return [...byName.values()];
 };
-
-const context = () => ({
-  actor: { subject: 'eval', tenant: null, via: 'cli' as const },
-  correlationId: crypto.randomUUID(),
-  project: DEFAULT_PROJECT,
-});
 
 /** The documents one mode ranks first for a query, with their scores (keyword or semantic alone). */
 const ranking = async (ledger: Ledger, query: string, mode: 'keyword' | 'semantic', limit: number): Promise<Ranked[]> =>

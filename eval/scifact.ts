@@ -80,7 +80,8 @@ export const sampleCorpus = (
   return { ...corpus, qrels, documents: corpus.documents.filter((d) => relevant.has(d._id) || fill.has(d._id)) };
 };
 
-const context = (): OperationContext => ({
+/** The context of the eval's operation calls. */
+export const context = (): OperationContext => ({
   actor: { subject: 'eval', tenant: null, via: 'cli' },
   correlationId: crypto.randomUUID(),
   project: DEFAULT_PROJECT,
