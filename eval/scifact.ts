@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { seededRandom } from './bootstrap.js';
 import type { SearchOutput } from '../queries/searchDocuments.js';
 import type { Ledger } from '../src/main.js';
 import { DEFAULT_PROJECT, type OperationContext } from '../src/operations.js';
@@ -7,7 +8,7 @@ import { DEFAULT_PROJECT, type OperationContext } from '../src/operations.js';
 /** BEIR SciFact, as shipped in the shared data folder. */
 export const SCIFACT_DIR = path.resolve(import.meta.dirname, '../../shared/data/scifact');
 
-interface Corpus {
+export interface Corpus {
   documents: { _id: string; title: string; text: string }[];
   queries: Map<string, string>;
   /** query id → relevant document ids (all relevance 1). */
@@ -49,15 +50,38 @@ export const ndcgAt10 = (ranked: readonly string[], relevant: ReadonlySet<string
 export const recallAt = (k: number, ranked: readonly string[], relevant: ReadonlySet<string>): number =>
   relevant.size === 0 ? 0 : ranked.slice(0, k).filter((id) => relevant.has(id)).length / relevant.size;
 
-/** A subset for quick runs: every document relevant to the first `queries` test queries plus `distractors` others. */
-export const subset = (corpus: Corpus, queries: number, distractors: number): Corpus => {
-  const qrels = new Map([...corpus.qrels].slice(0, queries));
-  const relevant = new Set([...qrels.values()].flatMap((s) => [...s]));
-  const others = corpus.documents.filter((d) => !relevant.has(d._id)).slice(0, distractors);
-  return { ...corpus, qrels, documents: [...corpus.documents.filter((d) => relevant.has(d._id)), ...others] };
+/** Fisher–Yates with a seeded generator: the first `count` of a shuffled copy. */
+const sample = <T>(items: readonly T[], count: number, random: () => number): T[] => {
+  const copy = [...items];
+  for (let i = copy.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1));
+    [copy[i], copy[j]] = [copy[j]!, copy[i]!];
+  }
+  return copy.slice(0, count);
 };
 
-const context = (): OperationContext => ({
+/**
+ * A seeded sample that embeds in minutes: `queries` test queries drawn at random (those with a
+ * text), every document relevant to a drawn query, and documents drawn at random from the others
+ * up to `documents` in all (all of them when `documents` is at least the corpus size).
+ */
+export const sampleCorpus = (
+  corpus: Corpus,
+  { queries, documents, seed }: { queries: number; documents: number; seed: number },
+): Corpus => {
+  const random = seededRandom(seed);
+  const asked = [...corpus.qrels.keys()].filter((id) => corpus.queries.has(id)).sort();
+  const drawn = new Set(sample(asked, queries, random));
+  const qrels = new Map([...corpus.qrels].filter(([id]) => drawn.has(id)));
+  const relevant = new Set([...qrels.values()].flatMap((s) => [...s]));
+  const others = corpus.documents.filter((d) => !relevant.has(d._id));
+  const kept = corpus.documents.filter((d) => relevant.has(d._id));
+  const fill = new Set(sample(others, Math.max(0, documents - kept.length), random).map((d) => d._id));
+  return { ...corpus, qrels, documents: corpus.documents.filter((d) => relevant.has(d._id) || fill.has(d._id)) };
+};
+
+/** The context of the eval's operation calls. */
+export const context = (): OperationContext => ({
   actor: { subject: 'eval', tenant: null, via: 'cli' },
   correlationId: crypto.randomUUID(),
   project: DEFAULT_PROJECT,
@@ -93,6 +117,8 @@ export const ingestCorpus = async (
 export interface ModeFigures {
   mode: 'keyword' | 'semantic' | 'hybrid';
   ndcg10: number;
+  /** nDCG@10 per query id. */
+  perQuery: Record<string, number>;
   /** Recall in the first 100 results (a second pass at limit 100, untimed). */
   recall100: number;
   p50Ms: number;
@@ -114,6 +140,7 @@ export const evaluateMode = async (
 ): Promise<ModeFigures> => {
   const search = ledger.operation('search');
   const scores: number[] = [];
+  const perQuery: Record<string, number> = {};
   const recalls: number[] = [];
   const latencies: number[] = [];
   const ranked = async (query: string, limit: number) =>
@@ -127,12 +154,14 @@ export const evaluateMode = async (
     const top10 = await ranked(query, 10);
     latencies.push(performance.now() - started);
     scores.push(ndcgAt10(top10, relevant));
+    perQuery[queryId] = scores.at(-1)!;
     if (withRecall) recalls.push(recallAt(100, await ranked(query, 100), relevant));
   }
   const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / Math.max(1, values.length);
   return {
     mode,
     ndcg10: mean(scores),
+    perQuery,
     recall100: withRecall ? mean(recalls) : NaN,
     p50Ms: percentile(latencies, 50),
     p95Ms: percentile(latencies, 95),

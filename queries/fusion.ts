@@ -64,21 +64,32 @@ const confidence = (ranks: readonly Pick<DocumentRank, 'score'>[]): number => {
   return (scores[0]! - top10.reduce((a, b) => a + b, 0) / top10.length) / spread;
 };
 
-/** The semantic ranking's share of an adaptive fusion: its prior, moved toward the surer ranking. */
-export const ADAPTIVE_PRIOR = 0.6;
-export const ADAPTIVE_RANGE: readonly [number, number] = [0.3, 0.9];
+/**
+ * The tunable constants of fusion. `prior` is the semantic ranking's share of an adaptive fusion
+ * before either ranking's confidence moves it, within `range`; `rrfK` is reciprocal-rank fusion's
+ * constant. The defaults are chosen with `npm run eval -- --all --loo` (leave one corpus out).
+ */
+export interface FusionSettings {
+  prior: number;
+  range: readonly [number, number];
+  rrfK: number;
+}
 
+export const DEFAULT_FUSION_SETTINGS: FusionSettings = { prior: 0.7, range: [0.3, 0.9], rrfK: RRF_K };
+
+/** The semantic ranking's share of an adaptive fusion: its prior, moved toward the surer ranking. */
 export const semanticShare = (
   keyword: readonly Pick<DocumentRank, 'score'>[],
   semantic: readonly Pick<DocumentRank, 'score'>[],
+  settings: FusionSettings = DEFAULT_FUSION_SETTINGS,
 ): number => {
   if (keyword.length === 0) return 1;
   if (semantic.length === 0) return 0;
   const k = confidence(keyword);
   const s = confidence(semantic);
   const sure = k + s > 0 ? s / (k + s) : 0.5;
-  const share = ADAPTIVE_PRIOR + (sure - 0.5);
-  return Math.min(ADAPTIVE_RANGE[1], Math.max(ADAPTIVE_RANGE[0], share));
+  const share = settings.prior + (sure - 0.5);
+  return Math.min(settings.range[1], Math.max(settings.range[0], share));
 };
 
 const minMax = (ranks: Iterable<Pick<DocumentRank, 'score'>>) => {
@@ -94,8 +105,9 @@ const contribution = (
   rank: Omit<DocumentRank, 'contribution'>,
   normalise: (s: number) => number,
   share: number,
+  rrfK: number,
 ) => {
-  if (fusion === 'rrf') return 1 / (RRF_K + rank.rank);
+  if (fusion === 'rrf') return 1 / (rrfK + rank.rank);
   if (fusion === 'weighted') return 0.5 * normalise(rank.score);
   if (fusion === 'adaptive') return (kind === 'semantic' ? share : 1 - share) * normalise(rank.score);
   return fusion === kind ? rank.score : 0;
@@ -107,8 +119,8 @@ export interface ChunkRankings {
 }
 
 /** The semantic ranking's share of an adaptive fusion of these rankings (see `semanticShare`). */
-export const adaptiveShare = (lists: ChunkRankings): number =>
-  semanticShare([...documentRanks(lists.keyword).values()], [...documentRanks(lists.semantic).values()]);
+export const adaptiveShare = (lists: ChunkRankings, settings: FusionSettings = DEFAULT_FUSION_SETTINGS): number =>
+  semanticShare([...documentRanks(lists.keyword).values()], [...documentRanks(lists.semantic).values()], settings);
 
 /** Documents whose chunks refine the semantic query, and the weight of their mean vector. */
 export const FEEDBACK_DOCUMENTS = 3;
@@ -135,14 +147,20 @@ export const feedbackChunks = (fused: readonly FusedDocument[]): string[] | null
  * min-max normalised best-chunk scores, giving the semantic ranking a share set per query by how
  * sure each ranking is of its first document (see `semanticShare`); `rrf` sums 1/(RRF_K + rank);
  * `weighted` averages min-max normalised best-chunk scores; `keyword` and `semantic` keep one
- * ranking. `adaptive.share`, when given, sets the adaptive share rather than these rankings.
+ * ranking. `options.share`, when given, sets the adaptive share rather than these rankings;
+ * `options.settings` replaces the default constants (see `FusionSettings`).
  */
-export const fuse = (lists: ChunkRankings, fusion: Fusion, adaptive?: { share: number }): FusedDocument[] => {
+export const fuse = (
+  lists: ChunkRankings,
+  fusion: Fusion,
+  options: { share?: number; settings?: FusionSettings } = {},
+): FusedDocument[] => {
+  const settings = options.settings ?? DEFAULT_FUSION_SETTINGS;
   const fused = new Map<string, FusedDocument>();
   const rankings = { keyword: documentRanks(lists.keyword), semantic: documentRanks(lists.semantic) };
   const share =
     fusion === 'adaptive'
-      ? (adaptive?.share ?? semanticShare([...rankings.keyword.values()], [...rankings.semantic.values()]))
+      ? (options.share ?? semanticShare([...rankings.keyword.values()], [...rankings.semantic.values()], settings))
       : 0.5;
   for (const kind of ['keyword', 'semantic'] as const) {
     if (fusion === 'keyword' && kind !== 'keyword') continue;
@@ -150,7 +168,7 @@ export const fuse = (lists: ChunkRankings, fusion: Fusion, adaptive?: { share: n
     const ranks = rankings[kind];
     const normalise = minMax(ranks.values());
     for (const [documentId, { snippet, ...found }] of ranks) {
-      const rank = { ...found, contribution: contribution(fusion, kind, found, normalise, share) };
+      const rank = { ...found, contribution: contribution(fusion, kind, found, normalise, share, settings.rrfK) };
       let document = fused.get(documentId);
       if (!document) {
         document = { documentId, chunkId: rank.chunkId, score: 0, keyword: null, semantic: null, snippet };
