@@ -44,5 +44,5 @@ describe('npm run eval', () => {
     const compared = await evalRun(['--compare', path.join(cache, 'a.json'), path.join(cache, 'b.json')]);
     expect(compared.code).toBe(0);
     expect(compared.stdout).toMatch(/^tiny-beir\s+keyword\s+(\d\.\d{4})\s+\1\s+\+0\.0000 ±0\.0000 ≈$/m);
-  });
+  }, 240_000);
 });
