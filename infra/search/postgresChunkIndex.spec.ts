@@ -101,6 +101,25 @@ describe('chunk tables written in slices', () => {
     expect(await projection.live.checkpoint()).toBe(second.position);
   });
 
+  it('stores each chunk with its own title and tags, those holding quotes, commas and braces included', async () => {
+    const [plain, quoted] = [randomUUID(), randomUUID()];
+    const tags = ['a,b', '"quoted"', '{braces}', 'back\\slash', ''];
+    const events = [
+      storedIngestion({ documentId: plain, hashes: await content.put(['plain']), position: next() }),
+      storedIngestion({ documentId: quoted, hashes: await content.put(['x', 'y']), tags, title: 'It\'s "one"', position: next() }),
+    ];
+    await apply(events);
+    const rows = await db.query<{ document_id: string; title: string | null; tags: string[] }>(
+      'SELECT document_id, title, tags FROM sliced_text WHERE document_id = ANY($1::text[]) ORDER BY document_id, chunk_index',
+      [[plain, quoted]],
+    );
+    expect(rows.filter((r) => r.document_id === plain).map((r) => [r.title, r.tags])).toEqual([[null, []]]);
+    expect(rows.filter((r) => r.document_id === quoted).map((r) => [r.title, r.tags])).toEqual([
+      ['It\'s "one"', tags],
+      ['It\'s "one"', tags],
+    ]);
+  });
+
   it('leaves a row as it is when a batch gives it again unchanged', async () => {
     const documentId = randomUUID();
     const event = await ingested(documentId, texts(3, 'same'));

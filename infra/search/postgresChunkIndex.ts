@@ -79,30 +79,35 @@ const deleteStale = (tx: Sql, table: string, documentIds: string[], keep: string
     keep,
   ]);
 
-/** Inserts or replaces rows; a row that is already as given is left alone, and its index entries with it. */
+/**
+ * Inserts or replaces rows; a row that is already as given is left alone, and its index entries with
+ * it. The rows go as one array per column (tags, an array each, as one JSON array beside them): the
+ * database reads arrays far faster than a JSON document of records.
+ */
 const upsert = async (tx: Sql, table: string, valueType: string, chunks: SearchChunk[], values: string[]) => {
   if (chunks.length === 0) return;
-  const rows = chunks.map((c, i) => ({
-    chunk_id: c.chunkId,
-    document_id: c.documentId,
-    project: c.project,
-    source: c.source,
-    source_id: c.sourceId,
-    title: c.title,
-    tags: c.tags,
-    updated_at: c.updatedAt,
-    chunk_index: c.chunkIndex,
-    value: values[i],
-  }));
   const current = (prefix: string) => COLUMNS.map((column) => `${prefix}.${column}`).join(', ');
   await tx.query(
     `INSERT INTO ${table} AS t SELECT x.chunk_id, x.document_id, x.project, x.source, x.source_id, x.title,
-       ARRAY(SELECT jsonb_array_elements_text(x.tags)), x.updated_at, x.chunk_index, x.value::${valueType}
-     FROM jsonb_to_recordset($1::jsonb) AS x(chunk_id text, document_id text, project text, source text,
-       source_id text, title text, tags jsonb, updated_at timestamptz, chunk_index integer, value text)
+       ARRAY(SELECT jsonb_array_elements_text($10::jsonb -> (x.n::int - 1))), x.updated_at, x.chunk_index,
+       x.value::${valueType}
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
+       $8::integer[], $9::text[]) WITH ORDINALITY
+       AS x(chunk_id, document_id, project, source, source_id, title, updated_at, chunk_index, value, n)
      ON CONFLICT (chunk_id) DO UPDATE SET (${COLUMNS.join(', ')}) = (${current('excluded')})
      WHERE (${current('t')}) IS DISTINCT FROM (${current('excluded')})`,
-    [JSON.stringify(rows)],
+    [
+      chunks.map((c) => c.chunkId),
+      chunks.map((c) => c.documentId),
+      chunks.map((c) => c.project),
+      chunks.map((c) => c.source),
+      chunks.map((c) => c.sourceId),
+      chunks.map((c) => c.title),
+      chunks.map((c) => c.updatedAt),
+      chunks.map((c) => c.chunkIndex),
+      values,
+      JSON.stringify(chunks.map((c) => c.tags)),
+    ],
   );
 };
 
