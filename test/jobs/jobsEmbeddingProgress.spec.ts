@@ -88,4 +88,29 @@ describe('an indexing job while its chunks are embedded', () => {
     expect(etas.length).toBeGreaterThanOrEqual(2);
     expect(Math.min(...etas.slice(1))).toBeLessThan(etas[0]!);
   }, 120_000);
+
+  it('ends as cancelled when cancelled while its chunks are embedded, and stays cancelled', async () => {
+    const call = async (name: string, args: Record<string, unknown>) =>
+      (await client.callTool({ name, arguments: args })) as { structuredContent: Record<string, unknown> };
+    const status = async (job_id: string) => (await call('get_job_status', { job_id })).structuredContent as unknown as Status;
+    const { job_id } = (await call('start_indexing_background', { repo_path: makeRepo(240, 'ctx-embed-cancel-') }))
+      .structuredContent as { job_id: string };
+    for (let s = await status(job_id); !s.progress_message.startsWith('Generating embeddings'); s = await status(job_id)) {
+      expect(s.status).not.toBe('completed');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    const cancel = (await call('cancel_job', { job_id })).structuredContent as { status: string };
+    expect(['cancelled', 'cancelling']).toContain(cancel.status);
+    const deadline = Date.now() + 30_000;
+    let s = await status(job_id);
+    while (s.status !== 'cancelled' && Date.now() < deadline) {
+      expect(['running', 'blocked']).toContain(s.status);
+      await new Promise((r) => setTimeout(r, 100));
+      s = await status(job_id);
+    }
+    expect(s.status).toBe('cancelled');
+    // The semantic index finishing the job's chunks afterwards never turns the cancel into another outcome.
+    await new Promise((r) => setTimeout(r, 2_000));
+    expect((await status(job_id)).status).toBe('cancelled');
+  }, 120_000);
 });
