@@ -5,7 +5,7 @@ import type { DocumentProjection } from '../src/ports/projections.js';
 /** One document per indexing job: what get_job_status and list_background_jobs answer from. */
 export const jobsProjection: DocumentProjection<JobView> = {
   name: 'jobs',
-  version: 1,
+  version: 2,
   eventTypes: JOB_EVENT_TYPES,
   documentIds: (event) => [(event.data as { jobId: string }).jobId],
   evolve: evolveJobView,

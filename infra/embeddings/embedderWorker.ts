@@ -31,7 +31,8 @@ await serveWorkerRpc(
     const embedder = await createLocalEmbedder(options);
     return { state: embedder, info: { model: embedder.model, dimensions: embedder.dimensions } };
   },
-  (embedder, { texts, kind }: { texts: readonly string[]; kind: EmbeddingKind }) => embedder.embed(texts, kind),
+  // A thread asked to close ends its call after the pass the model is running: a stop never waits for a whole slice.
+  (embedder, { texts, kind }: { texts: readonly string[]; kind: EmbeddingKind }, stopping) => embedder.embed(texts, kind, stopping),
   (vectors) => vectors.map((v) => v.buffer as ArrayBuffer),
   (embedder) => embedder.close(),
 );

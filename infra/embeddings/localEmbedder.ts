@@ -70,7 +70,12 @@ const onnxDtypeIn = (modelFolder: string): DataType => {
  * folder. The weights are loaded on first use, once. Downloads are turned off for the whole
  * process, since transformers.js keeps that setting globally.
  */
-export const createLocalEmbedder = async (options: LocalEmbedderOptions): Promise<Embedder> => {
+/** An embedder whose work can be given up between two passes of the model. */
+export interface LocalEmbedder extends Embedder {
+  embed(texts: readonly string[], kind: EmbeddingKind, stopping?: AbortSignal): Promise<Float32Array[]>;
+}
+
+export const createLocalEmbedder = async (options: LocalEmbedderOptions): Promise<LocalEmbedder> => {
   const model = options.model ?? DEFAULT_LOCAL_MODEL;
   const batchSize = options.batchSize ?? 32;
   const batchChars = options.batchChars ?? DEFAULT_BATCH_CHARS;
@@ -115,7 +120,8 @@ export const createLocalEmbedder = async (options: LocalEmbedderOptions): Promis
   return {
     model: vectorSpaceName(model, dtype),
     dimensions,
-    async embed(texts: readonly string[], kind: EmbeddingKind): Promise<Float32Array[]> {
+    /** Given `stopping`, gives up between two passes of the model once it is aborted: its caller stops waiting. */
+    async embed(texts: readonly string[], kind: EmbeddingKind, stopping?: AbortSignal): Promise<Float32Array[]> {
       if (texts.length === 0) return [];
       const run = await extractor();
       const inputs = withInstructionPrefix(texts, kind, prefixes);
@@ -123,6 +129,11 @@ export const createLocalEmbedder = async (options: LocalEmbedderOptions): Promis
       const batches = lengthBatches(inputs.map((text) => text.length), batchSize, batchChars);
       const vectors: Float32Array[] = new Array<Float32Array>(inputs.length);
       for (const batch of batches) {
+        if (stopping) {
+          // A close message is read between two passes only if the thread's event loop gets a turn.
+          await new Promise((resolve) => setImmediate(resolve));
+          if (stopping.aborted) throw new UnavailableError('The embedder is closing');
+        }
         const batchVectors = await embedBatch(
           run,
           batch.map((i) => inputs[i]!),

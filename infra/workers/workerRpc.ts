@@ -96,11 +96,13 @@ export const openWorkerRpc = <Req, Res, Info>(module: URL, data: unknown): Worke
 /**
  * The worker side: sets up from the parent's data, says it is ready (with `info`), then answers
  * each request with `handle`, one at a time. Results' ArrayBuffers listed by `transfer` are moved,
- * not copied. Asked to close, it answers what it was asked first, then `release`s its state and exits.
+ * not copied. Asked to close, it answers what it was asked first (work that watches its `stopping`
+ * signal answers early, with an error), then `release`s its state and exits.
  */
 export const serveWorkerRpc = async <Req, Res, State>(
   setup: (data: unknown) => Promise<{ state: State; info: unknown }>,
-  handle: (state: State, request: Req) => Promise<Res>,
+  /** `stopping` is aborted once the thread is asked to close: long work may end early with an error. */
+  handle: (state: State, request: Req, stopping: AbortSignal) => Promise<Res>,
   transfer: (result: Res) => ArrayBuffer[] = () => [],
   release: (state: State) => Promise<void> = () => Promise.resolve(),
 ): Promise<void> => {
@@ -115,14 +117,16 @@ export const serveWorkerRpc = async <Req, Res, State>(
     return;
   }
   let queue = Promise.resolve();
+  const stopping = new AbortController();
   port.on('message', ({ id, request, close }: { id: number; request: Req; close?: true }) => {
     if (close) {
+      stopping.abort();
       queue = queue.then(() => release(state)).finally(() => process.exit(0));
       return;
     }
     queue = queue.then(async () => {
       try {
-        const result = await handle(state, request);
+        const result = await handle(state, request, stopping.signal);
         port.postMessage({ type: 'result', id, result }, transfer(result));
       } catch (error) {
         port.postMessage({ type: 'error', id, error: errorOf(error) });

@@ -16,6 +16,7 @@ export interface JobView {
   repoName: string;
   forceReindex: boolean;
   status: JobStatus;
+  /** The phase a running or blocked job is in; null before it starts and once it has ended. */
   phase: JobPhase | null;
   percentage: number;
   message: string;
@@ -72,7 +73,7 @@ export const evolveJobView = (doc: JobView | null, event: StoredEvent): JobView 
         ...withoutEta,
         status: 'completed',
         percentage: 100,
-        phase: 'writing',
+        phase: null,
         message:
           e.data.filesFailed
             ? `Indexing complete; ${e.data.filesFailed} of ${e.data.filesScanned} files could not be indexed (see the server log)`
@@ -86,6 +87,7 @@ export const evolveJobView = (doc: JobView | null, event: StoredEvent): JobView 
       return {
         ...withoutEta,
         status: 'failed',
+        phase: null,
         message: 'Indexing failed',
         errorType: e.data.errorType,
         errorMessage: e.data.errorMessage,
@@ -97,6 +99,7 @@ export const evolveJobView = (doc: JobView | null, event: StoredEvent): JobView 
       return {
         ...withoutEta,
         status: 'cancelled',
+        phase: null,
         message: 'Job cancelled',
         cancelledAt: doc.cancelledAt ?? at,
         completedAt: at,

@@ -25,6 +25,8 @@ export interface IndexingDeps {
   embeddingCheckpoint?: () => Promise<Position>;
   /** Throws UnavailableError while the embedding service is down. */
   probeEmbedder?: () => Promise<void>;
+  /** Vectors this process's embedders have made so far, advanced per call to the model: embedding progress chunk by chunk. */
+  vectorsMade?: () => number;
   logger: Logger;
   progressIntervalMs: number;
   progressEveryFiles: number;
@@ -59,6 +61,46 @@ class Stop extends Error {
 }
 
 /** How often a wait that a cancel may cut short looks whether one was asked for. */
+
+/** Embedding rates are measured over this recent window. */
+const RATE_WINDOW_MS = 30_000;
+
+/**
+ * How far the embedding of a job's `chunks` has come: the vectors made since it began (as each call
+ * to the model returns), or what the semantic index has committed when that says more. Never goes
+ * back, and stays below 100 % until the index has committed everything. Its time left is the chunks
+ * left at the rate measured over the last half minute.
+ */
+export const embeddingMeter = (chunks: number, vectorsMade: (() => number) | undefined, now: () => number = Date.now) => {
+  const start = vectorsMade?.() ?? 0;
+  const samples: { at: number; made: number }[] = [{ at: now(), made: start }];
+  let best = 0;
+  return {
+    /** Records the count now; true when vectors were made since the last sample. */
+    sample(): boolean {
+      const made = vectorsMade?.() ?? start;
+      const moved = made > samples[samples.length - 1]!.made;
+      samples.push({ at: now(), made });
+      while (samples.length > 2 && samples[1]!.at <= now() - RATE_WINDOW_MS) samples.shift();
+      return moved;
+    },
+    estimate(committed: number): { fraction: number; done: number; etaSeconds?: number } {
+      const made = samples[samples.length - 1]!.made - start;
+      const total = Math.max(1, chunks);
+      const embedded = committed >= 1 ? 1 : Math.min(0.99, Math.max(committed, made / total));
+      best = Math.max(best, embedded);
+      const done = Math.min(chunks, Math.round(best * chunks));
+      const first = samples[0]!;
+      const last = samples[samples.length - 1]!;
+      const perSecond = last.at > first.at ? ((last.made - first.made) * 1000) / (last.at - first.at) : 0;
+      return {
+        fraction: best,
+        done,
+        ...(perSecond > 0 ? { etaSeconds: Math.round(((chunks - done) / perSecond) * 10) / 10 } : {}),
+      };
+    },
+  };
+};
 
 /** Documents of one repository share one source, so a rescan can find the files that were removed. */
 export const sourceOfRepo = (repoPath: string): string =>
@@ -154,10 +196,11 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
     });
   };
 
-  const progress = async (phase: JobPhase, percentage: number, message: string) => {
+  /** `eta` in seconds when the phase measures its own; otherwise one from the job's elapsed time. */
+  const progress = async (phase: JobPhase, percentage: number, message: string, measuredEta?: number) => {
     const fraction = percentage / 100;
     const elapsed = (Date.now() - startedAt) / 1000;
-    const eta = fraction > 0.02 && fraction < 1 ? (elapsed / fraction) * (1 - fraction) : undefined;
+    const eta = measuredEta ?? (fraction > 0.02 && fraction < 1 ? (elapsed / fraction) * (1 - fraction) : undefined);
     throttle.reported();
     await append({
       type: 'IndexingJobProgressed',
@@ -204,6 +247,7 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
     const [, targetSeq] = positionParts(target);
     const startCheckpoint = await embeddingSeq();
     let lastCheckpoint = startCheckpoint;
+    const embedding = embeddingMeter(counts.chunksCreated, deps.vectorsMade);
     /** True once there; false while behind; throws UnavailableError while a read model cannot write (e.g. a full disk). */
     const reached = unlessStopped(() =>
       deps.waitForProjections(target, 500).then(
@@ -221,12 +265,19 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
       await whileAvailable(unlessStopped(probeDatabase));
       if (phase !== 'embedding' || !deps.embeddingCheckpoint) continue;
       const seq = await embeddingSeq();
-      if (seq === lastCheckpoint && deps.probeEmbedder) await whileAvailable(unlessStopped(deps.probeEmbedder));
+      const made = embedding.sample();
+      if (seq === lastCheckpoint && !made && deps.probeEmbedder) await whileAvailable(unlessStopped(deps.probeEmbedder));
       lastCheckpoint = seq;
       if (throttle.due()) {
         const span = Number(targetSeq - startCheckpoint) || 1;
-        const fraction = Math.min(1, Math.max(0, Number(seq - startCheckpoint) / span));
-        await progress(phase, from + (to - from) * fraction, `Generating embeddings: ${Math.round(fraction * 100)}% of ${counts.chunksCreated} chunks`);
+        const committed = Math.min(1, Math.max(0, Number(seq - startCheckpoint) / span));
+        const { fraction, done, etaSeconds } = embedding.estimate(committed);
+        await progress(
+          phase,
+          from + (to - from) * fraction,
+          `Generating embeddings: ${done.toLocaleString('en-US')}/${counts.chunksCreated.toLocaleString('en-US')} chunks`,
+          etaSeconds,
+        );
       }
     }
   };

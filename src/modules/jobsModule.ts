@@ -1,3 +1,4 @@
+import { embeddingActivity } from '../../infra/embeddings/embeddingActivity.js';
 import { createHttpEmbedder } from '../../infra/embeddings/httpEmbedder.js';
 import { readLiveCheckpoint } from '../../infra/postgres/checkpoints.js';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
@@ -67,6 +68,7 @@ export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule 
         waitForProjections: (position, timeoutMs) => context.projections().waitFor(position, { all: true, timeoutMs }),
         ...(semanticEnabled ? { embeddingCheckpoint: () => readLiveCheckpoint(db, 'semantic') } : {}),
         ...(probeEmbedder ? { probeEmbedder } : {}),
+        vectorsMade: () => embeddingActivity.vectorsMade,
         logger,
         progressIntervalMs: config.jobs.progressIntervalMs,
         progressEveryFiles: config.jobs.progressEveryFiles,

@@ -188,6 +188,8 @@ describeWith(CHROMIUM, 'the admin console in Chromium', () => {
       await row.waitFor();
       expect(await row.innerText()).toContain('completed');
       expect(await row.locator('progress').getAttribute('value')).toBe('100');
+      // An ended job is in no phase: the phase cell is empty, not the last phase it ran.
+      expect(await row.locator('td').nth(3).innerText()).toBe('—');
 
       await page.selectOption('#jobs-filters select[name="status"]', 'failed');
       await row.waitFor({ state: 'detached' });
