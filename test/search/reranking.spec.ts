@@ -58,6 +58,7 @@ interface Answer {
 describe.each([
   { provider: 'tei', path: '/rerank' },
   { provider: 'cohere', path: '/v1/rerank' },
+  { provider: 'jina', path: '/v1/rerank' },
 ])('search reordered by a $provider reranker over HTTP', { timeout: 120_000 }, ({ provider, path }) => {
   let reranker: Awaited<ReturnType<typeof startRerankerStandIn>>;
   let api: ApiServer;
