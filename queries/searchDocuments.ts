@@ -7,6 +7,7 @@ import { EmbeddingsDisabledError, UnavailableError, ValidationError } from '../s
 import { defineOperation, type OperationContext, type OperationSurfaces } from '../src/operations.js';
 import type { ContentStore } from '../src/ports/contentStore.js';
 import type { Embedder } from '../src/ports/embedder.js';
+import type { Reranker } from '../src/ports/reranker.js';
 import type { ReadModels } from '../src/ports/projections.js';
 import type { DocumentCount, KeywordIndex, ScoredChunk, SearchFilters, VectorIndex } from '../src/ports/searchIndex.js';
 import { parseInput } from '../src/validation.js';
@@ -83,6 +84,8 @@ const ExplainSchema = z.object({
   chunk_id: z.string(),
   keyword: ComponentRankSchema.nullable(),
   semantic: ComponentRankSchema.nullable(),
+  /** The reranker's score for the shown chunk, when a reranker reordered the result. */
+  rerank: z.number().optional(),
 });
 
 /** The chunk a result shows: what the chunker made of it. */
@@ -120,6 +123,10 @@ export const SearchOutputSchema = z.object({
     .describe('The mode that ranked the results: a search that names none runs hybrid when a model is loaded, keyword otherwise'),
   mode_notice: z.string().optional().describe('Why the mode differs from the default, when it does'),
   degraded: DegradedSchema.optional(),
+  rerank_notice: z
+    .string()
+    .optional()
+    .describe('Present when the configured reranker could not be used: the results are in fused order'),
   notice: z
     .string()
     .optional()
@@ -144,6 +151,8 @@ export interface SearchDeps {
   asOf?: SearchAsOf;
   /** How many events the semantic index has yet to apply; null when it is current. */
   semanticBehind?: () => Promise<number | null>;
+  /** Reorders the first `topK` fused results; absent when no reranker is configured. */
+  rerank?: { reranker: Reranker; topK: number };
 }
 
 type ParsedSearch = z.output<typeof SearchInputSchema> & { mode: SearchMode };
@@ -206,29 +215,31 @@ const rankDocuments = async (
     fusion === 'adaptive'
       ? await fuseAdaptive({ keyword, semantic }, view.semantic, queryVector)
       : fuse({ keyword, semantic }, fusion);
-  const top = fused.slice(0, limit);
+  // A reranker reads the texts of its first `topK` candidates, which may reach past the limit.
+  const pool = fused.slice(0, deps.rerank ? Math.max(limit, deps.rerank.topK) : limit);
 
-  // Counted while the results are read: the count needs only which documents semantic search alone found.
-  const semanticOnly = new Set(top.filter((hit) => !hit.keyword).map((hit) => hit.documentId));
+  const byId = await view.documents(
+    pool.map((hit) => hit.documentId),
+    pool.map((hit) => hit.chunkId),
+  );
+  const pooled = pool.map((hit): Pooled => {
+    const doc = byId.get(hit.documentId);
+    return { hit, doc, chunk: doc?.chunks.find((c) => c.id === hit.chunkId) };
+  });
+  const texts = await deps.content.get(pooled.flatMap(({ chunk }) => (chunk ? [chunk.textHash] : [])));
+  const reranked: { order: Pooled[]; notice?: string } = deps.rerank ? await rerankPool(deps.rerank, input.query, pooled, texts) : { order: pooled };
+  const top = reranked.order.slice(0, limit);
+
+  // Counted once the results are known: the count needs only which documents semantic search alone found.
+  const semanticOnly = new Set(top.filter(({ hit }) => !hit.keyword).map(({ hit }) => hit.documentId));
   const countDocuments = view.keyword?.countDocuments?.bind(view.keyword);
   const counting =
     input.count && input.mode !== 'semantic' && degraded?.unavailable !== 'keyword' && countDocuments
       ? countDocuments(input.query, filters, [...semanticOnly])
       : undefined;
-  // Settled even when reading the results fails first, so that no rejection goes unhandled.
-  counting?.catch(() => undefined);
 
-  const byId = await view.documents(
-    top.map((hit) => hit.documentId),
-    top.map((hit) => hit.chunkId),
-  );
-  const documents = top.map((hit) => byId.get(hit.documentId));
-  const chunks = top.map((hit, i) => documents[i]?.chunks.find((c) => c.id === hit.chunkId));
-  const texts = await deps.content.get(chunks.flatMap((c) => (c ? [c.textHash] : [])));
-  const results = top.flatMap((hit, i) => {
-    const doc = documents[i];
+  const results = top.flatMap(({ hit, doc, chunk, rerank }) => {
     if (!doc) return [];
-    const chunk = chunks[i];
     const snippet = hit.snippet ?? snippetOf(texts.get(chunk?.textHash ?? '') ?? '', input.query);
     return [
       {
@@ -246,6 +257,7 @@ const rankDocuments = async (
                 chunk_id: hit.chunkId,
                 keyword: componentRank(hit.keyword),
                 semantic: componentRank(hit.semantic),
+                ...(rerank === undefined ? {} : { rerank }),
               },
             }
           : {}),
@@ -256,7 +268,44 @@ const rankDocuments = async (
     ];
   });
   const matches = counting && matchesPerSource(await counting, results, semanticOnly);
-  return { results, ...(degraded ? { degraded } : {}), ...(matches ? { matches } : {}) };
+  return {
+    results,
+    ...(degraded ? { degraded } : {}),
+    ...(reranked.notice ? { rerank_notice: reranked.notice } : {}),
+    ...(matches ? { matches } : {}),
+  };
+};
+
+interface Pooled {
+  hit: FusedDocument;
+  doc: DocumentView | undefined;
+  chunk: ChunkRef | undefined;
+  rerank?: number;
+}
+
+/**
+ * The first `topK` candidates ordered by the reranker's score of their chunk's text, the rest after
+ * them in fused order. A reranker that cannot be used leaves the fused order, with a notice saying so.
+ */
+const rerankPool = async (
+  { reranker, topK }: NonNullable<SearchDeps['rerank']>,
+  query: string,
+  pooled: readonly Pooled[],
+  texts: ReadonlyMap<string, string>,
+): Promise<{ order: Pooled[]; notice?: string }> => {
+  const head = pooled.slice(0, topK).filter((p) => p.doc && p.chunk);
+  const rest = pooled.slice(topK);
+  let scores: number[];
+  try {
+    scores = await reranker.score(query, head.map((p) => texts.get(p.chunk!.textHash) ?? ''));
+  } catch (error) {
+    if (!(error instanceof UnavailableError)) throw error;
+    return { order: [...pooled], notice: `Results are in fused order: ${error.message}` };
+  }
+  const scored = head.map((p, i) => ({ ...p, rerank: scores[i]! }));
+  // A stable sort: equal scores keep the fused order.
+  scored.sort((a, b) => b.rerank - a.rerank);
+  return { order: [...scored, ...rest] };
 };
 
 /** `function verifyToken (lines 5-7): ` before the snippet of a unit of code; nothing before any other. */

@@ -202,6 +202,30 @@ export const ConfigSchema = z
         message: 'keyword_index "meilisearch" needs a meilisearch_url',
         path: ['meilisearchUrl'],
       }),
+    /** A cross-encoder that reorders the first fused results of a search; off with provider "none". */
+    reranker: z
+      .object({
+        /** `tei`: Text Embeddings Inference; `cohere` / `jina`: their `/v1/rerank` API; `none`: fused order. */
+        provider: z.enum(['none', 'tei', 'cohere', 'jina']).default('none'),
+        url: z.string().url().optional(),
+        model: z.string().min(1).optional(),
+        /** Sent as a bearer token; set it through CTX_RERANKER__API_KEY rather than the file. */
+        apiKey: z.string().optional(),
+        /** How many of the first fused results the reranker reorders. */
+        topK: z.coerce.number().int().min(1).max(200).default(50),
+        /** A reranker unanswered this long is skipped: search answers in fused order and says so. */
+        timeoutMs: z.coerce.number().int().positive().default(5_000),
+      })
+      .strict()
+      .prefault({})
+      .refine((r) => r.provider === 'none' || r.url !== undefined, {
+        message: 'a reranker provider needs a url',
+        path: ['url'],
+      })
+      .refine((r) => (r.provider !== 'cohere' && r.provider !== 'jina') || r.model !== undefined, {
+        message: 'reranker provider "cohere" or "jina" needs a model',
+        path: ['model'],
+      }),
     /** Named sources, e.g. `[sources.platform] kind = "git"`, reported as `git:platform`. */
     sources: z
       .record(z.string().regex(/^[a-z0-9-]+$/, 'source names use lowercase letters, digits and hyphens'), SourceSchema)

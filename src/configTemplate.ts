@@ -77,6 +77,14 @@ keyword_index = ${toml(d.search.keywordIndex)}           # pg_textsearch | meili
 meilisearch_timeout_ms = ${d.search.meilisearchTimeoutMs}              # a Meilisearch request unanswered this long counts as an outage
 as_of_cache = ${d.search.asOfCache}                           # past positions whose search indexes stay built
 
+[reranker]
+provider = ${toml(d.reranker.provider)}                         # none | tei | cohere | jina: a cross-encoder reorders the first results
+# url = "http://127.0.0.1:8080"             # TEI's base URL, or https://api.cohere.com / https://api.jina.ai
+# model = "rerank-v3.5"                     # cohere | jina: the model named in each request
+# api_key = "…"                            # sent as a bearer token; better set CTX_RERANKER__API_KEY
+top_k = ${d.reranker.topK}                                # how many of the first fused results are reordered
+timeout_ms = ${d.reranker.timeoutMs}                         # unanswered this long: fused order, with a notice
+
 # Named sources, ingested with \`ctx ingest --source git:platform\`:
 # [sources.platform]
 # kind = "git"

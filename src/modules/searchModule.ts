@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
+import { rerankerFromConfig } from './rerankerFromConfig.js';
 import { treeSitterChunker } from '../../infra/chunking/chunker.js';
 import { scanFilesystem, type ScannedFile, type SkippedFile } from '../../infra/connectors/index.js';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
@@ -179,6 +180,7 @@ export const searchModule: LedgerModule = {
       content,
       defaultLimit: config.search.defaultLimit,
       asOf,
+      ...rerankerFromConfig(config),
       semanticBehind: async () =>
         (await context.projections().behind(await store.headPosition(), ['semantic']))?.events ?? null,
     });
