@@ -85,6 +85,14 @@ describe('code chunks in search results', () => {
     expect(prose?.metadata.type).toBe('file');
   });
 
+  it('REST /search finds code by the words inside its identifiers, as a person would type them', async () => {
+    const top = async (query: string) =>
+      ((await api.call('POST', '/search', { token: api.token(ALL_SCOPES), body: { query } })).body
+        .results as RestResult[])[0];
+    expect((await top('verify token'))?.metadata).toMatchObject({ path: 'src/auth/jwt.ts', symbol: 'verifyToken' });
+    expect((await top('session store'))?.metadata).toMatchObject({ path: 'src/auth/jwt.ts', type: expect.stringMatching(/^(class|method)$/) as unknown });
+  });
+
   it("the tool API's snippet opens with the symbol's kind, name and lines", async () => {
     const response = await fetch(`${api.server.url}/tools/search`, {
       method: 'POST',
