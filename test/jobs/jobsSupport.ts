@@ -1,10 +1,12 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import addFormatsModule from 'ajv-formats';
 import { tempDataDir } from '../support/ledger.js';
 
-const CONTRACT = '/work/shared/contracts/indexing-jobs.response-schemas.json';
+/** The job tools' response schemas, as their contract gives them. */
+const CONTRACT = fileURLToPath(new URL('./contracts/indexing-jobs.response-schemas.json', import.meta.url));
 const schemas = JSON.parse(readFileSync(CONTRACT, 'utf8')) as Record<string, object>;
 const ajv = new Ajv({ strict: false, allErrors: true });
 (addFormatsModule as unknown as (a: Ajv) => void)(ajv);
