@@ -222,6 +222,8 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
     });
 
   const scanning = async (): Promise<number> => {
+    // A job resumed after its cancel was recorded ends before it does anything.
+    checkStop();
     await progress('scanning', 0, 'Scanning repository...');
     let total = 0;
     for await (const _file of scan()) {
