@@ -553,7 +553,8 @@ export const createProjectionRunner = (
             new Promise<void>((resolve, reject) => {
               const check = () => {
                 if (live.seen >= position) return done(resolve);
-                if (Date.now() >= deadline) {
+                // Alone and not started, nothing will apply it: a wait would only run out its time.
+                if (Date.now() >= deadline || (!started && locks === soleReplica)) {
                   // Behind because its writes fail for a reason that passes (a full disk, a lost database): say so.
                   const outage = live.lastFailure instanceof UnavailableError ? live.lastFailure : undefined;
                   return done(() =>

