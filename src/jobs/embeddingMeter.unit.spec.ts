@@ -11,10 +11,13 @@ describe('embeddingMeter', () => {
     expect(meter.sample()).toBe(true);
     expect(meter.estimate(0)).toEqual({ fraction: 0.25, done: 50, etaSeconds: 3 });
     now = 2_000;
+    // at work while it made vectors within the quiet time, however long one call takes
+    expect(meter.sample()).toBe(true);
+    now = 11_500;
     expect(meter.sample()).toBe(false);
     // a committed fraction below what was counted does not pull it back
     expect(meter.estimate(0.1).done).toBe(50);
-    now = 3_000;
+    now = 12_000;
     made += 250;
     meter.sample();
     expect(meter.estimate(0.5).fraction).toBe(0.99);

@@ -66,6 +66,12 @@ class Stop extends Error {
 const RATE_WINDOW_MS = 30_000;
 
 /**
+ * How long no vector may be made before the embedder is probed: a call of a large batch takes
+ * seconds, and a probe queued behind the rest of the batch's calls would hold the job's progress.
+ */
+const EMBEDDER_QUIET_MS = 10_000;
+
+/**
  * How far the embedding of a job's `chunks` has come: the vectors made since it began (as each call
  * to the model returns), or what the semantic index has committed when that says more. Never goes
  * back, and stays below 100 % until the index has committed everything. Its time left is the chunks
@@ -74,15 +80,16 @@ const RATE_WINDOW_MS = 30_000;
 export const embeddingMeter = (chunks: number, vectorsMade: (() => number) | undefined, now: () => number = Date.now) => {
   const start = vectorsMade?.() ?? 0;
   const samples: { at: number; made: number }[] = [{ at: now(), made: start }];
+  let movedAt = now();
   let best = 0;
   return {
-    /** Records the count now; true when vectors were made since the last sample. */
+    /** Records the count now; true while the embedder is at work (it made vectors within the quiet time). */
     sample(): boolean {
       const made = vectorsMade?.() ?? start;
-      const moved = made > samples[samples.length - 1]!.made;
+      if (made > samples[samples.length - 1]!.made) movedAt = now();
       samples.push({ at: now(), made });
       while (samples.length > 2 && samples[1]!.at <= now() - RATE_WINDOW_MS) samples.shift();
-      return moved;
+      return now() - movedAt < EMBEDDER_QUIET_MS;
     },
     estimate(committed: number): { fraction: number; done: number; etaSeconds?: number } {
       const made = samples[samples.length - 1]!.made - start;
@@ -267,8 +274,8 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
       await whileAvailable(unlessStopped(probeDatabase));
       if (phase !== 'embedding' || !deps.embeddingCheckpoint) continue;
       const seq = await embeddingSeq();
-      const made = embedding.sample();
-      if (seq === lastCheckpoint && !made && deps.probeEmbedder) await whileAvailable(unlessStopped(deps.probeEmbedder));
+      const working = embedding.sample();
+      if (seq === lastCheckpoint && !working && deps.probeEmbedder) await whileAvailable(unlessStopped(deps.probeEmbedder));
       lastCheckpoint = seq;
       if (throttle.due()) {
         const span = Number(targetSeq - startCheckpoint) || 1;
