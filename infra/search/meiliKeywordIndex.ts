@@ -6,6 +6,7 @@ import {
   MeilisearchTaskTimeOutError,
   type EnqueuedTaskPromise,
   type MultiSearchParams,
+  type Task,
 } from 'meilisearch';
 import { SEARCH_EVENT_TYPES } from '../../src/domain/searchChunks.js';
 import { UnavailableError } from '../../src/errors.js';
@@ -110,6 +111,9 @@ const isIndexNotFound = (error: unknown) =>
  * the checkpoint (in Postgres) moves only after Meilisearch reports every task of the batch
  * succeeded. A rebuild fills a shadow index and swaps it in atomically.
  */
+/** How often a task's status is asked for while it runs. */
+const TASK_POLL_MS = 50;
+
 export const createMeiliKeywordIndex = async ({
   client,
   db,
@@ -125,10 +129,26 @@ export const createMeiliKeywordIndex = async ({
   const checkpoints = projectionCheckpoints(db, 'keyword_meilisearch', version);
   await checkpoints.register();
 
+  /**
+   * Polls a task until it is done. Each poll is a request of its own, bounded by the client's
+   * request timeout: the client's own wait passes its signal to its polls, which then outlive that
+   * timeout, so a server that hangs held the projection for the whole task timeout.
+   */
+  const settled = async (enqueued: EnqueuedTaskPromise): Promise<Task> => {
+    const { taskUid } = await enqueued;
+    const deadline = Date.now() + taskTimeoutMs;
+    for (;;) {
+      const task = await client.tasks.getTask(taskUid);
+      if (task.status !== 'enqueued' && task.status !== 'processing') return task;
+      if (Date.now() >= deadline) throw new MeilisearchTaskTimeOutError(taskUid, taskTimeoutMs);
+      await new Promise((resolve) => setTimeout(resolve, TASK_POLL_MS));
+    }
+  };
+
   const succeeded = async (enqueued: EnqueuedTaskPromise, what: string): Promise<void> => {
     let task;
     try {
-      task = await enqueued.waitTask({ timeout: taskTimeoutMs });
+      task = await settled(enqueued);
     } catch (error) {
       throw translateMeiliError(error);
     }
@@ -143,12 +163,9 @@ export const createMeiliKeywordIndex = async ({
   /** Creates the index with its settings, once per process (both are idempotent on the server). */
   const ensureIndex = async (uid: string) => {
     if (prepared.has(uid)) return;
-    const created = await client
-      .createIndex(uid, { primaryKey: 'id' })
-      .waitTask({ timeout: taskTimeoutMs })
-      .catch((error: unknown) => {
-        throw translateMeiliError(error);
-      });
+    const created = await settled(client.createIndex(uid, { primaryKey: 'id' })).catch((error: unknown) => {
+      throw translateMeiliError(error);
+    });
     if (created.status === 'failed' && created.error?.code !== 'index_already_exists') {
       throw new Error(`Meilisearch could not create index '${uid}': ${created.error?.message ?? 'unknown'}`);
     }
