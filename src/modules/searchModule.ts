@@ -11,6 +11,7 @@ import { ingestDocumentsOperation, ingestDocumentsSurfaces } from '../../command
 import { ingestOperation, ingestSurfaces, type IngestInput } from '../../commands/ingestSources.js';
 import type { IngestTally } from '../domain/ingestTally.js';
 import { settle } from '../engine/settling.js';
+import type { Settling } from '../domain/settling.js';
 import { documentsProjection } from '../../projections/documents.js';
 import { getDocumentOperation, getDocumentSurfaces } from '../../queries/getDocument.js';
 import { listChunksOperation } from '../../queries/listChunks.js';
@@ -74,6 +75,13 @@ async function* scanPaths(
   }
 }
 
+/** An ingest's answer once keyword search sees what it stored; past the bound, the answer says it is settling. */
+const readYourWrites = async <T extends object>(context: ModuleContext, answer: T): Promise<T & { settling?: Settling }> => {
+  const head = await context.store.headPosition();
+  const settling = await settle(context.waitForProjections(head, SETTLE_TIMEOUT_MS), head);
+  return settling ? { ...answer, settling } : answer;
+};
+
 const ingestRunner = (context: ModuleContext, deps: Parameters<typeof ingestFiles>[0]) => {
   const sources = configuredSources(context.config);
   const readable = readableRootsOf(context.config);
@@ -85,12 +93,7 @@ const ingestRunner = (context: ModuleContext, deps: Parameters<typeof ingestFile
     const onProgress = operation.onProgress;
     // Read-your-writes: when ingest answers, keyword search already sees what it ingested. The
     // semantic index embeds on its own; a search answered before it is done says so.
-    const indexed = async (work: Promise<IngestTally>): Promise<IngestTally> => {
-      const result = await work;
-      const head = await context.store.headPosition();
-      const settling = await settle(context.waitForProjections(head, SETTLE_TIMEOUT_MS), head);
-      return settling ? { ...result, settling } : result;
-    };
+    const indexed = async (work: Promise<IngestTally>): Promise<IngestTally> => readYourWrites(context, await work);
     if (input.paths?.length) {
       // The CLI beside a server names its own working directory; the roots decide what may be read.
       const base = path.resolve(input.base_dir ?? '.');
@@ -197,12 +200,7 @@ export const searchModule: LedgerModule = {
     const ingestBatchNow = ingestDocumentsOperation(ingestDeps);
     const ingestBatch: typeof ingestBatchNow = {
       ...ingestBatchNow,
-      run: async (input, operation) => {
-        const answer = await ingestBatchNow.run(input, operation);
-        const head = await store.headPosition();
-        const settling = await settle(context.waitForProjections(head, SETTLE_TIMEOUT_MS), head);
-        return settling ? { ...answer, settling } : answer;
-      },
+      run: async (input, operation) => readYourWrites(context, await ingestBatchNow.run(input, operation)),
     };
     const get = getDocumentOperation({ readModels, content });
     const listSources = listSourcesOperation({
