@@ -1,6 +1,6 @@
 import type { Client } from '@modelcontextprotocol/client';
 import { pino } from 'pino';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openLedger, startServer, type Ledger, type RunningServer } from '../../src/main.js';
 import { MODULES } from '../../src/modules/index.js';
@@ -41,6 +41,9 @@ describe('an indexing job whose Meilisearch goes away', { timeout: 120_000 }, ()
     mcp = await connectMcpInProcess(ledger, undefined, 'meili-outage');
   }, 120_000);
 
+  // A case that fails leaves Meilisearch as it was: the next one starts with it up.
+  afterEach(() => meili.set('up'));
+
   afterAll(async () => {
     await mcp?.close();
     await server?.close();
@@ -70,7 +73,13 @@ describe('an indexing job whose Meilisearch goes away', { timeout: 120_000 }, ()
       await mcp.callTool({ name: 'start_indexing_background', arguments: { repo_path: repo, project_id: project } }),
     ) as { job_id: string };
 
-    const blocked = await until(() => jobStatus(jobId), (s) => s.status === 'blocked');
+    // The keyword projection's state goes with the job's into the message should a wait run out.
+    const observe = async () => ({ job: await jobStatus(jobId), keyword: await keywordProjection() });
+    const { job: blocked } = await until(observe, ({ job }) => job.status === 'blocked', {
+      timeoutMs: 50_000,
+      intervalMs: 200,
+      what: `the job to be blocked while Meilisearch is ${mode}`,
+    });
     expect(blocked.progress_message).toMatch(/^Blocked: Meilisearch is unavailable: /);
     expect(blocked.progress_message).toMatch(why);
     // The keyword projection says why it is behind, and keeps retrying.
@@ -85,10 +94,11 @@ describe('an indexing job whose Meilisearch goes away', { timeout: 120_000 }, ()
     ]);
 
     await meili.set('up');
-    const done = await until(
-      () => jobStatus(jobId),
-      (s) => s.status === 'completed' || s.status === 'failed'
-    );
+    const { job: done } = await until(observe, ({ job }) => job.status === 'completed' || job.status === 'failed', {
+      timeoutMs: 50_000,
+      intervalMs: 200,
+      what: 'the job to end once Meilisearch is back',
+    });
     expect(done).toMatchObject({ status: 'completed', files_indexed: FILES });
     const events = await ledger.store.readAll({ filter: { categories: ['doc'], project } });
     const chunkIds = events.flatMap((e) =>
