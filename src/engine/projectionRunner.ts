@@ -547,7 +547,7 @@ export const createProjectionRunner = (
         ? [...lives.values()]
         : targetsOf(name === undefined ? undefined : typeof name === 'string' ? [name] : name);
       const deadline = Date.now() + timeoutMs;
-      await Promise.all(
+      const waits = Promise.all(
         targets.map(
           (live) =>
             new Promise<void>((resolve, reject) => {
@@ -588,6 +588,12 @@ export const createProjectionRunner = (
             }),
         ),
       );
+      // Whichever projection's wait ran out first, an outage behind any of them is the reason to give:
+      // one merely applying its last events must not hide another that cannot write.
+      await waits.catch((error: unknown) => {
+        const outage = targets.find((live) => live.seen < position && live.lastFailure instanceof UnavailableError);
+        throw outage ? outage.lastFailure : error;
+      });
     },
   };
 };

@@ -9,6 +9,7 @@ import type { EventStore } from '../../src/ports/eventStore.js';
 import { CheckpointMovedError, type DocumentProjection, type RunnableProjection } from '../../src/ports/projections.js';
 import { silentLogger } from '../../src/ports/logger.js';
 import { appendUnchecked, newEvents } from '../support/events.js';
+import { until } from '../support/polling.js';
 
 let db: Database;
 let store: EventStore;
@@ -134,6 +135,38 @@ describe('projection runner', () => {
     release();
     await runner.waitFor(head, { name: 'embedding_like' });
     expect(await postgresReadModels(db).get<StreamSummary>('embedding_like', stream!)).toMatchObject({ events: 3 });
+    await runner.stop();
+  });
+
+  it('a wait on every projection gives the outage behind one of them, even when another busy one runs out first', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const slowBase = await postgresDocumentProjection(db, summariesAs('busy_first'));
+    // Registered first, so its wait runs out first: behind, but only busy.
+    const busy: RunnableProjection = {
+      ...slowBase,
+      computes: true,
+      live: { ...slowBase.live, apply: async (events, from, to) => released.then(() => slowBase.live.apply(events, from, to)) },
+    };
+    let failing = true;
+    const failingBase = await postgresDocumentProjection(db, summariesAs('cannot_write'));
+    const cannotWrite: RunnableProjection = {
+      ...failingBase,
+      live: {
+        ...failingBase.live,
+        apply: (events, from, to) =>
+          failing ? Promise.reject(new DatabaseUnavailableError('index unavailable')) : failingBase.live.apply(events, from, to),
+      },
+    };
+    const runner = createProjectionRunner(store, [busy, cannotWrite], { logger: silentLogger });
+    await runner.start();
+    await fill(1, 3);
+    const head = await store.headPosition();
+    await until(async () => (await runner.status()).find((s) => s.name === 'cannot_write')?.lastError);
+    await expect(runner.waitFor(head, { all: true, timeoutMs: 200 })).rejects.toThrow(DatabaseUnavailableError);
+    release();
+    failing = false;
+    await runner.waitFor(head, { all: true, timeoutMs: 30_000 });
     await runner.stop();
   });
 
