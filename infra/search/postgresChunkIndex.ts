@@ -46,9 +46,8 @@ export interface Deferral {
 /** Values are computed in pieces of this many chunks, each after asking again which work is cancelled. */
 export const VALUE_PIECE = 64;
 
-/** `table` may be schema-qualified; its indexes are then created in that schema. */
-const columns = (table: string, valueType: string) => `
-CREATE TABLE IF NOT EXISTS ${table} (
+/** What every chunk row holds beside its value: enough to filter, rank and show a result. */
+const CHUNK_COLUMNS = `
   chunk_id text PRIMARY KEY,
   document_id text NOT NULL,
   project text NOT NULL,
@@ -57,7 +56,11 @@ CREATE TABLE IF NOT EXISTS ${table} (
   title text,
   tags text[] NOT NULL,
   updated_at timestamptz NOT NULL,
-  chunk_index integer NOT NULL,
+  chunk_index integer NOT NULL`;
+
+/** `table` may be schema-qualified; its indexes are then created in that schema. */
+const columns = (table: string, valueType: string) => `
+CREATE TABLE IF NOT EXISTS ${table} (${CHUNK_COLUMNS},
   value ${valueType} NOT NULL
 );
 CREATE INDEX IF NOT EXISTS ${unqualified(table)}_document ON ${table} (document_id);`;
@@ -65,22 +68,16 @@ CREATE INDEX IF NOT EXISTS ${unqualified(table)}_document ON ${table} (document_
 /** The chunks of `table` set aside without a value, with what computing it later needs. */
 export const deferredTableOf = (table: string) => `${table}_deferred`;
 
-const deferredColumns = (table: string) => `
-CREATE TABLE IF NOT EXISTS ${deferredTableOf(table)} (
-  chunk_id text PRIMARY KEY,
-  document_id text NOT NULL,
-  project text NOT NULL,
-  source text NOT NULL,
-  source_id text NOT NULL,
-  title text,
-  tags text[] NOT NULL,
-  updated_at timestamptz NOT NULL,
-  chunk_index integer NOT NULL,
+const deferredColumns = (table: string) => {
+  const deferred = deferredTableOf(table);
+  return `
+CREATE TABLE IF NOT EXISTS ${deferred} (${CHUNK_COLUMNS},
   text_hash text NOT NULL,
   deferred_for text NOT NULL
 );
-CREATE INDEX IF NOT EXISTS ${unqualified(deferredTableOf(table))}_key ON ${deferredTableOf(table)} (project, deferred_for);
-CREATE INDEX IF NOT EXISTS ${unqualified(deferredTableOf(table))}_document ON ${deferredTableOf(table)} (document_id);`;
+CREATE INDEX IF NOT EXISTS ${unqualified(deferred)}_key ON ${deferred} (project, deferred_for);
+CREATE INDEX IF NOT EXISTS ${unqualified(deferred)}_document ON ${deferred} (document_id);`;
+};
 
 const unqualified = (table: string) => table.slice(table.lastIndexOf('.') + 1);
 
@@ -190,46 +187,17 @@ type Resume = NonNullable<ReturnType<Deferral['resumes']>> & { position: Positio
 const readResumed = async (db: Database, table: string, resumes: readonly Resume[], changed: string[]): Promise<Pending[]> => {
   const last = new Map(resumes.map((r) => [`${r.project}\u0000${r.key}`, r]));
   const asked = [...last.values()];
-  const rows = await db.query<{
-    chunk_id: string;
-    document_id: string;
-    project: string;
-    source: string;
-    source_id: string;
-    title: string | null;
-    tags: string[];
-    updated_at: string;
-    chunk_index: number;
-    text_hash: string;
-    n: number;
-  }>(
-    `SELECT d.chunk_id, d.document_id, d.project, d.source, d.source_id, d.title, d.tags, d.updated_at::text AS updated_at,
-       d.chunk_index, d.text_hash, r.n::int AS n
+  const rows = await db.query<SearchChunk & { n: number }>(
+    `SELECT d.chunk_id AS "chunkId", d.document_id AS "documentId", d.project, d.source, d.source_id AS "sourceId",
+       d.title, d.tags, d.updated_at::text AS "updatedAt", d.chunk_index AS "chunkIndex", d.text_hash AS "textHash",
+       r.n::int AS n
      FROM ${table} d JOIN unnest($1::text[], $2::text[]) WITH ORDINALITY AS r(project, key, n)
        ON d.project = r.project AND d.deferred_for = r.key
      WHERE NOT (d.document_id = ANY($3::text[]))
      ORDER BY d.document_id, d.chunk_index`,
     [asked.map((r) => r.project), asked.map((r) => r.key), changed],
   );
-  return rows.map((row) => {
-    const resume = asked[row.n - 1]!;
-    return {
-      chunk: {
-        chunkId: row.chunk_id,
-        documentId: row.document_id,
-        project: row.project,
-        source: row.source,
-        sourceId: row.source_id,
-        title: row.title,
-        tags: row.tags,
-        updatedAt: row.updated_at,
-        chunkIndex: row.chunk_index,
-        textHash: row.text_hash,
-      },
-      workId: resume.workId,
-      position: resume.position,
-    };
-  });
+  return rows.map(({ n, ...chunk }) => ({ chunk, workId: asked[n - 1]!.workId, position: asked[n - 1]!.position }));
 };
 
 /**
