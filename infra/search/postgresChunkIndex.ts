@@ -232,8 +232,9 @@ const computeValues = async (
       if (key === undefined) now.push(p.chunk);
       else deferred.push({ chunk: p.chunk, key });
     }
-    values.push(...(await spec.values(now, texts)));
-    computed.push(...now);
+    // One by one: a piece without deferral is the whole batch, too long an argument list for a spread.
+    for (const value of await spec.values(now, texts)) values.push(value);
+    for (const chunk of now) computed.push(chunk);
   }
   return { computed, values, deferred };
 };
