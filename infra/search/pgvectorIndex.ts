@@ -9,6 +9,7 @@ import {
   postgresChunkIndexProjection,
   type ChunkTableSnapshot,
   type ChunkTableSpec,
+  type Deferral,
 } from './postgresChunkIndex.js';
 
 const literal = (vector: Float32Array) => `[${Array.from(vector).join(',')}]`;
@@ -17,8 +18,11 @@ const literal = (vector: Float32Array) => `[${Array.from(vector).join(',')}]`;
 export const semanticPassage = (title: string | null, text: string | undefined): string =>
   [title, text].filter((part) => part).join('\n');
 
-/** Chunk embeddings, through the embedder's cache: a chunk embedded once is never embedded again. */
-const semanticTable = (embedder: Embedder): ChunkTableSpec => ({
+/**
+ * Chunk embeddings, through the embedder's cache: a chunk embedded once is never embedded again.
+ * With a deferral, the chunks of cancelled work wait unembedded in `search_semantic_deferred`.
+ */
+const semanticTable = (embedder: Embedder, deferral?: Deferral): ChunkTableSpec => ({
   name: 'semantic',
   version: 1,
   table: 'search_semantic',
@@ -28,6 +32,7 @@ const semanticTable = (embedder: Embedder): ChunkTableSpec => ({
     const passages = chunks.map((c) => semanticPassage(c.title, texts.get(c.textHash)));
     return (await embedder.embed(passages, 'document')).map(literal);
   },
+  ...(deferral ? { deferral } : {}),
 });
 
 /** Cosine nearest neighbours over the chunk embeddings of `table` (schema-qualified or not). */
@@ -66,14 +71,15 @@ const cosineSearch = (db: Database, table: string): VectorIndex => ({
   },
 });
 
-/** Cosine nearest neighbours over chunk embeddings with pgvector's HNSW index. */
+/** Cosine nearest neighbours over chunk embeddings with pgvector's HNSW index; `deferral` says whose chunks wait. */
 export const createPgvectorIndex = async (
   db: Database,
   content: ContentStore,
   embedder: Embedder,
+  deferral?: Deferral,
 ): Promise<{ projection: RunnableProjection; index: VectorIndex }> => {
   await db.exec('CREATE EXTENSION IF NOT EXISTS vector');
-  const spec = semanticTable(embedder);
+  const spec = semanticTable(embedder, deferral);
   const projection = await postgresChunkIndexProjection(db, content, spec);
   return { projection: { ...projection, computes: true }, index: cosineSearch(db, spec.table) };
 };

@@ -1,6 +1,6 @@
 import { searchChunkChanges, SEARCH_EVENT_TYPES, type SearchChunk } from '../../src/domain/searchChunks.js';
-import type { StoredEvent } from '../../src/domain/events.js';
-import { START } from '../../src/domain/position.js';
+import type { EventType, StoredEvent } from '../../src/domain/events.js';
+import { START, type Position } from '../../src/domain/position.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import {
   CheckpointMovedError,
@@ -26,11 +26,28 @@ export interface ChunkTableSpec {
   valueIndex(table: string, index: string): string;
   /** The value of each chunk, computed before the write transaction opens (embedding can be slow). */
   values(chunks: readonly SearchChunk[], texts: ReadonlyMap<string, string>): Promise<string[]>;
+  /** Computing values costs enough that the chunks of cancelled work are set aside instead. */
+  deferral?: Deferral;
 }
 
-/** `table` may be schema-qualified; its indexes are then created in that schema. */
-const columns = (table: string, valueType: string) => `
-CREATE TABLE IF NOT EXISTS ${table} (
+/**
+ * Which chunks a table sets aside without a value (in `<table>_deferred`), and which events bring
+ * them back. A document event's work is its correlation id: the indexing job that stored it.
+ */
+export interface Deferral {
+  /** Event types, beside the document ones, that bring deferred chunks back. */
+  readonly resumedBy: readonly EventType[];
+  /** Of these work ids, those cancelled now, each with the key its chunks are set aside under. */
+  cancelled(workIds: readonly string[]): Promise<Map<string, string>>;
+  /** The deferred chunks `event` brings back (those of `project` set aside under `key`), as the work `workId`. */
+  resumes(event: StoredEvent): { project: string; key: string; workId: string } | null;
+}
+
+/** Values are computed in pieces of this many chunks, each after asking again which work is cancelled. */
+export const VALUE_PIECE = 64;
+
+/** What every chunk row holds beside its value: enough to filter, rank and show a result. */
+const CHUNK_COLUMNS = `
   chunk_id text PRIMARY KEY,
   document_id text NOT NULL,
   project text NOT NULL,
@@ -39,10 +56,28 @@ CREATE TABLE IF NOT EXISTS ${table} (
   title text,
   tags text[] NOT NULL,
   updated_at timestamptz NOT NULL,
-  chunk_index integer NOT NULL,
+  chunk_index integer NOT NULL`;
+
+/** `table` may be schema-qualified; its indexes are then created in that schema. */
+const columns = (table: string, valueType: string) => `
+CREATE TABLE IF NOT EXISTS ${table} (${CHUNK_COLUMNS},
   value ${valueType} NOT NULL
 );
 CREATE INDEX IF NOT EXISTS ${unqualified(table)}_document ON ${table} (document_id);`;
+
+/** The chunks of `table` set aside without a value, with what computing it later needs. */
+export const deferredTableOf = (table: string) => `${table}_deferred`;
+
+const deferredColumns = (table: string) => {
+  const deferred = deferredTableOf(table);
+  return `
+CREATE TABLE IF NOT EXISTS ${deferred} (${CHUNK_COLUMNS},
+  text_hash text NOT NULL,
+  deferred_for text NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ${unqualified(deferred)}_key ON ${deferred} (project, deferred_for);
+CREATE INDEX IF NOT EXISTS ${unqualified(deferred)}_document ON ${deferred} (document_id);`;
+};
 
 const unqualified = (table: string) => table.slice(table.lastIndexOf('.') + 1);
 
@@ -52,12 +87,23 @@ export const shadowTableOf = (table: string) => `${table}__shadow`;
 /** The value index of `table`, qualified by the table's schema when it has one. */
 export const valueIndexName = (table: string) => `${table}_value`;
 
+/** A chunk whose value is to be computed as part of `workId`, asked for by the event at `position`. */
+interface Pending {
+  chunk: SearchChunk;
+  workId: string;
+  position: Position;
+}
+
 /** Keeps, per document, only the last change of a batch: each change replaces all its chunks. */
 const lastChanges = (events: readonly StoredEvent[]) => {
-  const byDocument = new Map<string, SearchChunk[]>();
+  const byDocument = new Map<string, Pending[]>();
   for (const event of events) {
     const change = handle(event, () => searchChunkChanges(event));
-    if (change) byDocument.set(change.documentId, change.chunks);
+    if (change)
+      byDocument.set(
+        change.documentId,
+        change.chunks.map((chunk) => ({ chunk, workId: event.metadata.correlationId, position: event.position })),
+      );
   }
   return byDocument;
 };
@@ -79,6 +125,21 @@ const deleteStale = (tx: Sql, table: string, documentIds: string[], keep: string
     keep,
   ]);
 
+/** The columns every chunk row has, as one array per column (tags, an array each, as one JSON array). */
+const chunkArrays = (chunks: readonly SearchChunk[]) => ({
+  columns: [
+    chunks.map((c) => c.chunkId),
+    chunks.map((c) => c.documentId),
+    chunks.map((c) => c.project),
+    chunks.map((c) => c.source),
+    chunks.map((c) => c.sourceId),
+    chunks.map((c) => c.title),
+    chunks.map((c) => c.updatedAt),
+    chunks.map((c) => c.chunkIndex),
+  ],
+  tags: JSON.stringify(chunks.map((c) => c.tags)),
+});
+
 /**
  * Inserts or replaces rows; a row that is already as given is left alone, and its index entries with
  * it. The rows go as one array per column (tags, an array each, as one JSON array beside them): the
@@ -87,6 +148,7 @@ const deleteStale = (tx: Sql, table: string, documentIds: string[], keep: string
 const upsert = async (tx: Sql, table: string, valueType: string, chunks: SearchChunk[], values: string[]) => {
   if (chunks.length === 0) return;
   const current = (prefix: string) => COLUMNS.map((column) => `${prefix}.${column}`).join(', ');
+  const { columns, tags } = chunkArrays(chunks);
   await tx.query(
     `INSERT INTO ${table} AS t SELECT x.chunk_id, x.document_id, x.project, x.source, x.source_id, x.title,
        ARRAY(SELECT jsonb_array_elements_text($10::jsonb -> (x.n::int - 1))), x.updated_at, x.chunk_index,
@@ -96,19 +158,85 @@ const upsert = async (tx: Sql, table: string, valueType: string, chunks: SearchC
        AS x(chunk_id, document_id, project, source, source_id, title, updated_at, chunk_index, value, n)
      ON CONFLICT (chunk_id) DO UPDATE SET (${COLUMNS.join(', ')}) = (${current('excluded')})
      WHERE (${current('t')}) IS DISTINCT FROM (${current('excluded')})`,
-    [
-      chunks.map((c) => c.chunkId),
-      chunks.map((c) => c.documentId),
-      chunks.map((c) => c.project),
-      chunks.map((c) => c.source),
-      chunks.map((c) => c.sourceId),
-      chunks.map((c) => c.title),
-      chunks.map((c) => c.updatedAt),
-      chunks.map((c) => c.chunkIndex),
-      values,
-      JSON.stringify(chunks.map((c) => c.tags)),
-    ],
+    [...columns, values, tags],
   );
+};
+
+const DEFERRED_COLUMNS = [...COLUMNS.slice(0, -1), 'text_hash', 'deferred_for'];
+
+/** Sets chunks aside without a value, each under the key that brings it back. */
+const upsertDeferred = async (tx: Sql, table: string, rows: readonly { chunk: SearchChunk; key: string }[]) => {
+  if (rows.length === 0) return;
+  const { columns, tags } = chunkArrays(rows.map((r) => r.chunk));
+  await tx.query(
+    `INSERT INTO ${table} SELECT x.chunk_id, x.document_id, x.project, x.source, x.source_id, x.title,
+       ARRAY(SELECT jsonb_array_elements_text($11::jsonb -> (x.n::int - 1))), x.updated_at, x.chunk_index,
+       x.text_hash, x.deferred_for
+     FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[],
+       $8::integer[], $9::text[], $10::text[]) WITH ORDINALITY
+       AS x(chunk_id, document_id, project, source, source_id, title, updated_at, chunk_index, text_hash, deferred_for, n)
+     ON CONFLICT (chunk_id) DO UPDATE SET (${DEFERRED_COLUMNS.join(', ')}) =
+       (${DEFERRED_COLUMNS.map((column) => `excluded.${column}`).join(', ')})`,
+    [...columns, rows.map((r) => r.chunk.textHash), rows.map((r) => r.key), tags],
+  );
+};
+
+type Resume = NonNullable<ReturnType<Deferral['resumes']>> & { position: Position };
+
+/** The deferred chunks `resumes` bring back, as the last of them for each key asks; documents the batch changes are left out. */
+const readResumed = async (db: Database, table: string, resumes: readonly Resume[], changed: string[]): Promise<Pending[]> => {
+  const last = new Map(resumes.map((r) => [`${r.project}\u0000${r.key}`, r]));
+  const asked = [...last.values()];
+  const rows = await db.query<SearchChunk & { n: number }>(
+    `SELECT d.chunk_id AS "chunkId", d.document_id AS "documentId", d.project, d.source, d.source_id AS "sourceId",
+       d.title, d.tags, d.updated_at::text AS "updatedAt", d.chunk_index AS "chunkIndex", d.text_hash AS "textHash",
+       r.n::int AS n
+     FROM ${table} d JOIN unnest($1::text[], $2::text[]) WITH ORDINALITY AS r(project, key, n)
+       ON d.project = r.project AND d.deferred_for = r.key
+     WHERE NOT (d.document_id = ANY($3::text[]))
+     ORDER BY d.document_id, d.chunk_index`,
+    [asked.map((r) => r.project), asked.map((r) => r.key), changed],
+  );
+  return rows.map(({ n, ...chunk }) => ({ chunk, workId: asked[n - 1]!.workId, position: asked[n - 1]!.position }));
+};
+
+/**
+ * Computes the values of `pending`, in pieces when the table defers: before each piece it asks which
+ * work is cancelled, so that a cancel stops the work within a piece. A cancelled work's chunks are
+ * set aside, unless an event of the batch brings them back after their own.
+ */
+const computeValues = async (
+  spec: ChunkTableSpec,
+  pending: readonly Pending[],
+  texts: ReadonlyMap<string, string>,
+  resumes: readonly Resume[],
+) => {
+  const computed: SearchChunk[] = [];
+  const values: string[] = [];
+  const deferred: { chunk: SearchChunk; key: string }[] = [];
+  const { deferral } = spec;
+  const workIds = [...new Set([...pending.map((p) => p.workId), ...resumes.map((r) => r.workId)])];
+  const piece = deferral ? VALUE_PIECE : Math.max(1, pending.length);
+  for (let from = 0; from < pending.length; from += piece) {
+    const cancelled = deferral ? await deferral.cancelled(workIds) : new Map<string, string>();
+    const deferredKey = (p: Pending) => {
+      const key = cancelled.get(p.workId);
+      const resumedLater = resumes.some(
+        (r) => r.position > p.position && r.project === p.chunk.project && r.key === key && !cancelled.has(r.workId),
+      );
+      return resumedLater ? undefined : key;
+    };
+    const now: SearchChunk[] = [];
+    for (const p of pending.slice(from, from + piece)) {
+      const key = deferredKey(p);
+      if (key === undefined) now.push(p.chunk);
+      else deferred.push({ chunk: p.chunk, key });
+    }
+    // One by one: a piece without deferral is the whole batch, too long an argument list for a spread.
+    for (const value of await spec.values(now, texts)) values.push(value);
+    for (const chunk of now) computed.push(chunk);
+  }
+  return { computed, values, deferred };
 };
 
 /** Where a batch stands against the stored checkpoint: checked before its first write, moved with its last. */
@@ -123,6 +251,8 @@ interface BatchCheckpoint {
  * checkpoint, so that a batch another runner has applied writes nothing, and the last moves it.
  * Every slice is idempotent, so a batch cut short by a crash is written again whole from its
  * checkpoint; until then a search may see part of a document's new chunks beside its old ones.
+ * With a deferral, the chunks set aside go to the deferred table with the first slice, and a
+ * chunk brought back leaves it in the slice that writes its value.
  */
 const applyChanges = async (
   db: Database,
@@ -132,20 +262,37 @@ const applyChanges = async (
   events: readonly StoredEvent[],
   checkpoint: BatchCheckpoint,
 ) => {
+  const { deferral } = spec;
+  const deferredTable = deferredTableOf(target);
   const changes = lastChanges(events);
-  const chunks = [...changes.values()].flat();
-  const texts = await content.get(chunks.map((c) => c.textHash));
-  const present = chunks.filter((c) => texts.has(c.textHash));
-  const values = await spec.values(present, texts);
-  const slices = Math.max(1, Math.ceil(present.length / WRITE_SLICE));
+  const documents = [...changes.keys()];
+  const resumes: Resume[] = deferral
+    ? events.flatMap((event) => {
+        const resume = handle(event, () => deferral.resumes(event));
+        return resume ? [{ ...resume, position: event.position }] : [];
+      })
+    : [];
+  const resumed = resumes.length > 0 ? await readResumed(db, deferredTable, resumes, documents) : [];
+  const pending = [...[...changes.values()].flat(), ...resumed];
+  const texts = await content.get(pending.map((p) => p.chunk.textHash));
+  const present = pending.filter((p) => texts.has(p.chunk.textHash));
+  const { computed, values, deferred } = await computeValues(spec, present, texts, resumes);
+  const slices = Math.max(1, Math.ceil(computed.length / WRITE_SLICE));
   for (let slice = 0; slice < slices; slice++) {
-    const from = slice * WRITE_SLICE;
+    const rows = computed.slice(slice * WRITE_SLICE, (slice + 1) * WRITE_SLICE);
     await writingProjection(() =>
       db.transaction(async (tx) => {
         await (slice === slices - 1 ? checkpoint.advance(tx) : slice === 0 ? checkpoint.check(tx) : undefined);
         if (slice === 0 && changes.size > 0)
-          await deleteStale(tx, target, [...changes.keys()], present.map((c) => c.chunkId));
-        await upsert(tx, target, spec.valueType, present.slice(from, from + WRITE_SLICE), values.slice(from, from + WRITE_SLICE));
+          await deleteStale(tx, target, documents, computed.map((c) => c.chunkId));
+        if (slice === 0 && deferral) {
+          if (changes.size > 0)
+            await tx.query(`DELETE FROM ${deferredTable} WHERE document_id = ANY($1::text[])`, [documents]);
+          await upsertDeferred(tx, deferredTable, deferred);
+        }
+        await upsert(tx, target, spec.valueType, rows, values.slice(slice * WRITE_SLICE, (slice + 1) * WRITE_SLICE));
+        if (deferral && rows.length > 0)
+          await tx.query(`DELETE FROM ${deferredTable} WHERE chunk_id = ANY($1::text[])`, [rows.map((c) => c.chunkId)]);
       }),
     );
   }
@@ -163,9 +310,11 @@ export const postgresChunkIndexProjection = async (
   const shadowTable = shadowTableOf(table);
   const checkpoints = projectionCheckpoints(db, name, version);
   await checkpoints.register();
+  const deferredTables = (of: string) => (spec.deferral ? deferredColumns(of) : '');
   await db.exec(
     columns(table, spec.valueType) +
-      spec.valueIndex(table, valueIndexName(table)).replace('CREATE INDEX', 'CREATE INDEX IF NOT EXISTS'),
+      spec.valueIndex(table, valueIndexName(table)).replace('CREATE INDEX', 'CREATE INDEX IF NOT EXISTS') +
+      `;${deferredTables(table)}`,
   );
 
   const sink = (target: string, slot: 'live' | 'shadow'): ProjectionSink => ({
@@ -181,13 +330,16 @@ export const postgresChunkIndexProjection = async (
   return {
     name,
     version,
-    eventTypes: SEARCH_EVENT_TYPES,
+    eventTypes: [...SEARCH_EVENT_TYPES, ...(spec.deferral?.resumedBy ?? [])],
     live: sink(table, 'live'),
     liveVersion: () => checkpoints.liveVersion(),
     quarantined: () => checkpoints.quarantined(),
     openShadow: async (): Promise<ShadowSink> => {
       // The value index is built after the bulk load, at promotion: much faster than row by row.
-      await db.exec(`DROP TABLE IF EXISTS ${shadowTable}; ${columns(shadowTable, spec.valueType)}`);
+      await db.exec(
+        `DROP TABLE IF EXISTS ${shadowTable}; DROP TABLE IF EXISTS ${deferredTableOf(shadowTable)};
+         ${columns(shadowTable, spec.valueType)} ${deferredTables(shadowTable)}`,
+      );
       await db.transaction((tx) => checkpoints.resetShadow(tx));
       return {
         ...sink(shadowTable, 'shadow'),
@@ -199,12 +351,20 @@ export const postgresChunkIndexProjection = async (
             await tx.query(`ALTER INDEX ${valueIndexName(shadowTable)} RENAME TO ${valueIndexName(table)}`);
             await tx.query(`ALTER INDEX ${shadowTable}_document RENAME TO ${table}_document`);
             await tx.query(`ALTER INDEX ${shadowTable}_pkey RENAME TO ${table}_pkey`);
+            if (spec.deferral) {
+              const [deferred, shadowDeferred] = [deferredTableOf(table), deferredTableOf(shadowTable)];
+              await tx.query(`DROP TABLE ${deferred}`);
+              await tx.query(`ALTER TABLE ${shadowDeferred} RENAME TO ${deferred}`);
+              for (const suffix of ['pkey', 'key', 'document'])
+                await tx.query(`ALTER INDEX ${shadowDeferred}_${suffix} RENAME TO ${deferred}_${suffix}`);
+            }
             await checkpoints.promoteShadow(tx);
           });
         },
         discard: () =>
           db.transaction(async (tx) => {
             await tx.query(`DROP TABLE IF EXISTS ${shadowTable}`);
+            await tx.query(`DROP TABLE IF EXISTS ${deferredTableOf(shadowTable)}`);
             await checkpoints.dropShadow(tx);
           }),
       };

@@ -15,7 +15,8 @@ export const embeddingProgressLine = (done: number, total: number, perSecond: nu
 
 /**
  * Logs, every few seconds while the semantic index is behind the keyword index, how many chunks are
- * embedded, how fast, and how long the rest should take. Both are chunk tables in Postgres; with
+ * embedded, how fast, and how long the rest should take. Chunks set aside unembedded (those of
+ * cancelled jobs) are not waited for. Both are chunk tables in Postgres; with
  * Meilisearch as the keyword index there is nothing to compare with, and nothing is logged.
  */
 export const watchEmbeddingProgress = (db: Database, logger: Logger): (() => void) => {
@@ -26,7 +27,7 @@ export const watchEmbeddingProgress = (db: Database, logger: Logger): (() => voi
   const check = async () => {
     const [row] = await db.query<{ rows: number; total: number }>(
       `SELECT (SELECT count(*)::int FROM search_semantic) AS rows,
-              (SELECT count(*)::int FROM search_keyword) AS total`,
+              (SELECT count(*)::int FROM search_keyword) - (SELECT count(*)::int FROM search_semantic_deferred) AS total`,
     );
     if (!row) return;
     const now = Date.now();

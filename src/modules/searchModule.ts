@@ -29,6 +29,7 @@ import type { OperationContext } from '../operations.js';
 import type { Subscription } from '../ports/eventStore.js';
 import { configuredSources, sourcesOf } from './configuredSources.js';
 import { createSemanticSearch } from './semanticSearch.js';
+import { cancelledJobsDeferral } from './cancelledJobsDeferral.js';
 
 /** How long an ingest's answer waits for the documents and keyword index before it answers that they are still settling. */
 const SETTLE_TIMEOUT_MS = 60_000;
@@ -155,6 +156,7 @@ export const searchModule: LedgerModule = {
       content,
       logger,
       addProjection: (projection) => context.projections().add(projection),
+      deferral: cancelledJobsDeferral(readModels, () => context.features().jobs !== undefined),
     });
     const sources = configuredSources(config);
     const asOfSchemas = await createAsOfSchemas(db, content, semantic.embedder);

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { createPgvectorIndex } from '../../infra/search/pgvectorIndex.js';
+import type { Deferral } from '../../infra/search/postgresChunkIndex.js';
 import type { Database } from '../../infra/postgres/database.js';
 import type { Config } from '../config.js';
 import type { ContentStore } from '../ports/contentStore.js';
@@ -36,6 +37,8 @@ export interface SemanticSearchDeps {
   logger: Logger;
   /** Starts the semantic index's projection once an embedder loads after start-up. */
   addProjection(projection: RunnableProjection): Promise<void>;
+  /** Whose chunks wait unembedded: those of cancelled work. */
+  deferral: Deferral;
 }
 
 /**
@@ -66,7 +69,7 @@ export const createSemanticSearch = async (deps: SemanticSearchDeps): Promise<Se
     let embedder: Embedder | undefined;
     try {
       embedder = await embedderFromConfig(config, db);
-      const made = await createPgvectorIndex(db, content, embedder);
+      const made = await createPgvectorIndex(db, content, embedder, deps.deferral);
       state = { embedder, index: made.index };
       projection = made.projection;
       return { embedder, projection: made.projection };
