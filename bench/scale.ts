@@ -6,15 +6,20 @@ import { ConfigError, loadConfig } from '../src/config.js';
 import { openLedger, type Ledger } from '../src/main.js';
 import { callOperation, DEFAULT_PROJECT, type OperationContext } from '../src/operations.js';
 import { createTestDatabase } from '../test/support/postgres.js';
+import { loadBeir, SCIFACT_DIR } from '../eval/scifact.js';
+import type { Database } from '../infra/postgres/database.js';
+import { embedderFromConfig } from '../src/modules/embedderFromConfig.js';
 import {
   dirBytes,
   fillFromKeywordIndex,
   load,
   measureSemantic,
+  measureLedgerIndex,
   measureSyntheticIndex,
   openSemanticIndex,
   percentile,
   printSemanticTables,
+  QUERIES,
   type SemanticFigures,
 } from './scale/semantic.js';
 
@@ -31,7 +36,10 @@ import {
  * and rebuilds of the keyword index and the documents read model with searches served throughout.
  * CTX_BENCH_VECTORS (comma-separated, default 1000,10000; 0 for none) adds runs of the semantic
  * index alone, each in a fresh embedded database, at those sizes; CTX_BENCH_QUERIES (default 100)
- * sets the number of recall queries.
+ * sets the number of recall queries. CTX_BENCH_VECTORS_LEDGER names the data directory of a ledger
+ * whose semantic index holds real embeddings (an evaluation's, say): a copy of it is measured alike,
+ * with the queries of the BEIR folder CTX_BENCH_CORPUS (default SciFact) embedded by the model.
+ * CTX_BENCH_DOCS=0 runs only the semantic index runs.
  */
 const DOCS = Number(process.env.CTX_BENCH_DOCS ?? 20_000);
 const BATCH = Number(process.env.CTX_BENCH_BATCH ?? 500);
@@ -39,6 +47,9 @@ const VECTOR_SIZES = (process.env.CTX_BENCH_VECTORS ?? '1000,10000')
   .split(',')
   .map(Number)
   .filter((n) => n > 0);
+/** A ledger whose semantic index is measured too, with the queries of the BEIR folder CTX_BENCH_CORPUS. */
+const VECTORS_LEDGER = process.env.CTX_BENCH_VECTORS_LEDGER;
+const CORPUS = process.env.CTX_BENCH_CORPUS ?? SCIFACT_DIR;
 const SEARCHES = 200;
 
 /** A vocabulary large enough that searches find a few hundred documents, not all of them. */
@@ -222,6 +233,16 @@ const rebuildUnderSearch = async (ledger: Ledger, modes: readonly Search['mode']
   console.log(`  searches failed: ${failures.length}${failures.length ? ` (${[...new Set(failures)].join('; ')})` : ''}; answered empty: ${empty}`);
 };
 
+/** The corpus's queries, embedded by the configured model as search embeds them. */
+const embedQueries = async (db: Database) => {
+  const embedder = await embedderFromConfig(loadConfig({ env: process.env }), db);
+  try {
+    return await embedder.embed([...loadBeir(CORPUS).queries.values()].slice(0, QUERIES), 'query');
+  } finally {
+    await embedder.close();
+  }
+};
+
 const openBench = (storage: { dataDir: string } | { postgresUrl: string }, provider: 'none' | 'local') =>
   openLedger(loadConfig({ env: { ...process.env, CTX_EMBEDDINGS__PROVIDER: provider }, overrides: { storage } }), {
     logger: pino({ level: 'warn' }),
@@ -263,8 +284,10 @@ const measure = async (label: string, storage: { dataDir: string } | { postgresU
 export async function run(): Promise<void> {
   const semanticRuns: SemanticFigures[] = [];
   for (const n of VECTOR_SIZES.filter((n) => n < DOCS)) semanticRuns.push(await measureSyntheticIndex(n));
-  semanticRuns.push(await measure('embedded (PGlite)', { dataDir: mkdtempSync(path.join(tmpdir(), 'ctx-bench-scale-')) }));
+  if (DOCS > 0)
+    semanticRuns.push(await measure('embedded (PGlite)', { dataDir: mkdtempSync(path.join(tmpdir(), 'ctx-bench-scale-')) }));
   for (const n of VECTOR_SIZES.filter((n) => n > DOCS)) semanticRuns.push(await measureSyntheticIndex(n));
+  if (VECTORS_LEDGER) semanticRuns.push(await measureLedgerIndex(VECTORS_LEDGER, `${path.basename(CORPUS)} (model)`, embedQueries));
   printSemanticTables(semanticRuns);
   const serverUrl = process.env.CTX_TEST_PG_URL;
   if (!serverUrl) {

@@ -1,4 +1,4 @@
-import { mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
@@ -20,7 +20,7 @@ import type { VectorIndex } from '../../src/ports/searchIndex.js';
 export const DIMENSIONS = 384;
 const TABLE = 'search_semantic';
 const INDEX = valueIndexName(TABLE);
-const QUERIES = Number(process.env.CTX_BENCH_QUERIES ?? 100);
+export const QUERIES = Number(process.env.CTX_BENCH_QUERIES ?? 100);
 const TOP = 10;
 /** What the search operation asks the index for when a caller wants ten: see candidatesFor in searchDocuments. */
 const SEARCH_CANDIDATES = 50;
@@ -182,6 +182,8 @@ const timedRecall = async (
 };
 
 export interface SemanticFigures {
+  /** What the vectors are: random unit vectors, or a ledger's own embeddings. */
+  kind: string;
   vectors: number;
   loadSeconds: number;
   buildSeconds: number;
@@ -207,9 +209,10 @@ export const measureSemantic = async (
   dataDir: string | null,
   fill: { loadSeconds: number; buildSeconds: number },
   startedAt: number,
+  given?: { kind: string; queries: Float32Array[] },
 ): Promise<SemanticFigures> => {
   const [{ n }] = (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${TABLE}`)) as [{ n: number }];
-  const queries = Array.from({ length: QUERIES }, randomUnitVector);
+  const queries = given?.queries ?? Array.from({ length: QUERIES }, randomUnitVector);
   const filters = { project: DEFAULT_PROJECT };
   const product = async (q: Float32Array, limit: number) =>
     (await index.search(q, filters, limit)).map((hit): Neighbour => ({ id: hit.chunkId, distance: 1 - hit.score }));
@@ -229,6 +232,7 @@ export const measureSemantic = async (
   const size = async (what: string) => Number((await db.query<{ b: string }>(`SELECT ${what}::text AS b`))[0]!.b);
   const indexBytes = await size(`pg_relation_size('${INDEX}')`);
   return {
+    kind: given?.kind ?? 'random',
     vectors: n,
     ...fill,
     tableBytes: (await size(`pg_total_relation_size('${TABLE}')`)) - indexBytes,
@@ -260,6 +264,30 @@ export const measureSyntheticIndex = async (n: number): Promise<SemanticFigures>
   }
 };
 
+/**
+ * A ledger's own semantic index (searched in a copy of its data directory: opening one writes to
+ * it), with real queries embedded by its model: how the graph does on embeddings rather than noise.
+ */
+export const measureLedgerIndex = async (
+  source: string,
+  kind: string,
+  embedQueries: (db: Database) => Promise<Float32Array[]>,
+): Promise<SemanticFigures> => {
+  const startedAt = performance.now();
+  const dataDir = mkdtempSync(path.join(tmpdir(), 'ctx-bench-vectors-'));
+  cpSync(source, dataDir, { recursive: true });
+  console.log(`  ${kind}: the semantic index of ${source}, copied to ${dataDir}; load average ${load()}`);
+  const db = await openPgliteThread(path.join(dataDir, 'pgdata'));
+  try {
+    const index = await openSemanticIndex(db, await createPostgresContentStore(db));
+    await db.exec(`ANALYZE ${TABLE}`);
+    const queries = (await embedQueries(db)).slice(0, QUERIES);
+    return await measureSemantic(db, index, dataDir, { loadSeconds: NaN, buildSeconds: NaN }, startedAt, { kind, queries });
+  } finally {
+    await db.close();
+  }
+};
+
 const ms = (x: number) => x.toFixed(1);
 const pair = (t: { p50: number; p95: number }) => `${ms(t.p50)} / ${ms(t.p95)}`;
 
@@ -275,11 +303,12 @@ export const printSemanticTables = (rows: readonly SemanticFigures[]) => {
   const opt = (bytes: number | null) => (bytes === null ? '—' : mib(bytes));
   console.log('\n  semantic index, disk and memory (MiB):');
   table(
-    ['vectors', 'load s', 'HNSW build s', 'table', 'HNSW index', 'pg_wal', 'data dir', 'RSS', 'run s'],
+    ['vectors', 'kind', 'load s', 'HNSW build s', 'table', 'HNSW index', 'pg_wal', 'data dir', 'RSS', 'run s'],
     rows.map((r) => [
       String(r.vectors),
-      r.loadSeconds.toFixed(1),
-      r.buildSeconds.toFixed(1),
+      r.kind,
+      Number.isNaN(r.loadSeconds) ? '—' : r.loadSeconds.toFixed(1),
+      Number.isNaN(r.buildSeconds) ? '—' : r.buildSeconds.toFixed(1),
       mib(r.tableBytes),
       mib(r.indexBytes),
       opt(r.walBytes),
@@ -289,14 +318,15 @@ export const printSemanticTables = (rows: readonly SemanticFigures[]) => {
     ]),
   );
   console.log(
-    `\n  semantic top ${TOP}, ${QUERIES} random unit queries, p50 / p95 ms, recall@${TOP} against the exact scan ` +
+    `\n  semantic top ${TOP}, ${QUERIES} queries (random unit vectors, or the corpus's own queries embedded), p50 / p95 ms, recall@${TOP} against the exact scan ` +
       `(and how much farther the ten found are than the exact ten, mean cosine distance):`,
   );
   const recall = (t: Timed) => `${t.recall.toFixed(3)} (+${t.farther.toFixed(2)}%)`;
   table(
-    ['vectors', 'planner picks', 'exact scan', `HNSW, limit ${TOP} (ef 40)`, 'recall', `HNSW, limit ${SEARCH_CANDIDATES} (ef 100)`, 'recall'],
+    ['vectors', 'kind', 'planner picks', 'exact scan', `HNSW, limit ${TOP} (ef 40)`, 'recall', `HNSW, limit ${SEARCH_CANDIDATES} (ef 100)`, 'recall'],
     rows.map((r) => [
       String(r.vectors),
+      r.kind,
       r.plan,
       pair(r.exact),
       pair(r.top10),
@@ -307,7 +337,7 @@ export const printSemanticTables = (rows: readonly SemanticFigures[]) => {
   );
   console.log(`\n  hnsw.ef_search against recall@${TOP} (limit ${TOP}), p50 / p95 ms:`);
   table(
-    ['vectors', ...EF_SWEEP.map((ef) => `ef ${ef}`)],
-    rows.map((r) => [String(r.vectors), ...r.sweep.map(({ figures }) => `${figures.recall.toFixed(3)} at ${pair(figures)}`)]),
+    ['vectors', 'kind', ...EF_SWEEP.map((ef) => `ef ${ef}`)],
+    rows.map((r) => [String(r.vectors), r.kind, ...r.sweep.map(({ figures }) => `${figures.recall.toFixed(3)} at ${pair(figures)}`)]),
   );
 };
