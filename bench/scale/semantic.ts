@@ -280,6 +280,8 @@ export const measureLedgerIndex = async (
   const db = await openPgliteThread(path.join(dataDir, 'pgdata'));
   try {
     const index = await openSemanticIndex(db, await createPostgresContentStore(db));
+    const [{ rows }] = (await db.query<{ rows: number }>(`SELECT count(*)::int AS rows FROM ${TABLE}`)) as [{ rows: number }];
+    if (rows === 0) throw new Error(`${source} has no semantic index to measure (its ${TABLE} is empty)`);
     await db.exec(`ANALYZE ${TABLE}`);
     const queries = (await embedQueries(db)).slice(0, QUERIES);
     return await measureSemantic(db, index, dataDir, { loadSeconds: NaN, buildSeconds: NaN }, startedAt, { kind, queries });
