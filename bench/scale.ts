@@ -1,11 +1,27 @@
-import { mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from '../src/config.js';
 import { openLedger, type Ledger } from '../src/main.js';
-import { DEFAULT_PROJECT, type OperationContext } from '../src/operations.js';
+import { callOperation, DEFAULT_PROJECT, type OperationContext } from '../src/operations.js';
 import { createTestDatabase } from '../test/support/postgres.js';
+import { loadBeir, SCIFACT_DIR } from '../eval/scifact.js';
+import type { Database } from '../infra/postgres/database.js';
+import { embedderFromConfig } from '../src/modules/embedderFromConfig.js';
+import {
+  dirBytes,
+  fillFromKeywordIndex,
+  load,
+  measureSemantic,
+  measureLedgerIndex,
+  measureSyntheticIndex,
+  openSemanticIndex,
+  percentile,
+  printSemanticTables,
+  QUERIES,
+  type SemanticFigures,
+} from './scale/semantic.js';
 
 /**
  * Ingest at scale, embeddings off: N synthetic documents of about 1 KB (CTX_BENCH_DOCS, default
@@ -13,9 +29,27 @@ import { createTestDatabase } from '../test/support/postgres.js';
  * through the bulk operation. Prints documents/s per tenth of the load, keyword search p50/p95,
  * disk by table and the write-ahead log, and RSS; on the embedded database, and on a PostgreSQL
  * server too when CTX_TEST_PG_URL names one.
+ *
+ * Then the semantic index at that size, without a model: one random unit vector per chunk (see
+ * scale/semantic.ts), its HNSW build, search latency and recall@10 against the exact scan; hybrid
+ * search through the search operation with the local model embedding the queries (timed apart);
+ * and rebuilds of the keyword index and the documents read model with searches served throughout.
+ * CTX_BENCH_VECTORS (comma-separated, default 1000,10000; 0 for none) adds runs of the semantic
+ * index alone, each in a fresh embedded database, at those sizes; CTX_BENCH_QUERIES (default 100)
+ * sets the number of recall queries. CTX_BENCH_VECTORS_LEDGER names the data directory of a ledger
+ * whose semantic index holds real embeddings (an evaluation's, say): a copy of it is measured alike,
+ * with the queries of the BEIR folder CTX_BENCH_CORPUS (default SciFact) embedded by the model.
+ * CTX_BENCH_DOCS=0 runs only the semantic index runs.
  */
 const DOCS = Number(process.env.CTX_BENCH_DOCS ?? 20_000);
 const BATCH = Number(process.env.CTX_BENCH_BATCH ?? 500);
+const VECTOR_SIZES = (process.env.CTX_BENCH_VECTORS ?? '1000,10000')
+  .split(',')
+  .map(Number)
+  .filter((n) => n > 0);
+/** A ledger whose semantic index is measured too, with the queries of the BEIR folder CTX_BENCH_CORPUS. */
+const VECTORS_LEDGER = process.env.CTX_BENCH_VECTORS_LEDGER;
+const CORPUS = process.env.CTX_BENCH_CORPUS ?? SCIFACT_DIR;
 const SEARCHES = 200;
 
 /** A vocabulary large enough that searches find a few hundred documents, not all of them. */
@@ -38,17 +72,6 @@ const context = (): OperationContext => ({
   correlationId: crypto.randomUUID(),
   project: DEFAULT_PROJECT,
 });
-
-const percentile = (values: number[], p: number) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
-};
-
-const dirBytes = (dir: string): number =>
-  readdirSync(dir, { withFileTypes: true }).reduce((sum, entry) => {
-    const full = path.join(dir, entry.name);
-    return sum + (entry.isDirectory() ? dirBytes(full) : entry.isFile() ? statSync(full).size : 0);
-  }, 0);
 
 const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
@@ -123,24 +146,149 @@ const disk = async (ledger: Ledger, dataDir: string | null) => {
   }
 };
 
-const measure = async (label: string, storage: { dataDir: string } | { postgresUrl: string }) => {
-  console.log(`${label}: ${DOCS} documents of about 1 KB, batches of ${BATCH}, embeddings off`);
-  const env = { ...process.env, CTX_EMBEDDINGS__PROVIDER: 'none' };
-  const ledger = await openLedger(loadConfig({ env, overrides: { storage } }), { logger: pino({ level: 'warn' }) });
+type Search = { query: string; mode: 'keyword' | 'semantic' | 'hybrid'; limit: number };
+type Found = { mode?: string; results: unknown[] };
+
+const searchQuery = (i: number) => `${word(i * 31)} ${word(i * 17 + 3)}`;
+
+const searchOnce = async (ledger: Ledger, input: Search) =>
+  (await callOperation(ledger.operation('search'), input, context())) as Found;
+
+const figures = (took: readonly number[]) =>
+  `p50 ${percentile(took, 50).toFixed(1)} ms, p95 ${percentile(took, 95).toFixed(1)} ms`;
+
+/** The semantic index at the corpus's size: one random unit vector per chunk, built and searched. */
+const semantic = async (ledger: Ledger, dataDir: string | null): Promise<SemanticFigures> => {
+  const started = performance.now();
+  console.log(`  semantic index: one random unit vector per chunk; load average ${load()}`);
+  const index = await openSemanticIndex(ledger.db, ledger.content);
+  const fill = await fillFromKeywordIndex(ledger.db);
+  console.log(`  loaded in ${fill.loadSeconds.toFixed(1)} s, HNSW index built in ${fill.buildSeconds.toFixed(1)} s`);
+  const figures = await measureSemantic(ledger.db, index, dataDir, fill, started);
+  // The index holds every chunk there is: its projection starts where the keyword index stands.
+  await ledger.db.query(
+    `UPDATE projection_checkpoints SET position = (SELECT position FROM projection_checkpoints WHERE name = 'keyword' AND slot = 'live')
+      WHERE name = 'semantic' AND slot = 'live'`,
+  );
+  return figures;
+};
+
+/** Hybrid search through the search operation: first with each query embedded by the model, then from the query cache. */
+const hybrid = async (ledger: Ledger): Promise<boolean> => {
+  const probe = await searchOnce(ledger, { query: searchQuery(0), mode: 'hybrid', limit: 10 }).catch((error: Error) => error);
+  if (probe instanceof Error || probe.mode !== 'hybrid') {
+    console.log(`  hybrid search: skipped (${probe instanceof Error ? probe.message : 'no embedding model is loaded'})`);
+    return false;
+  }
+  const pass = async (mode: Search['mode']) => {
+    const took: number[] = [];
+    for (let i = 1; i <= SEARCHES; i++) {
+      const started = performance.now();
+      await searchOnce(ledger, { query: searchQuery(i), mode, limit: 10 });
+      took.push(performance.now() - started);
+    }
+    return took;
+  };
+  console.log(`  hybrid search (${SEARCHES} queries, top 10), query embedded by the model: ${figures(await pass('hybrid'))}`);
+  console.log(`  hybrid search, query vector from the cache: ${figures(await pass('hybrid'))}`);
+  console.log(`  semantic search, query vector from the cache: ${figures(await pass('semantic'))}`);
+  return true;
+};
+
+/** Rebuilds the keyword index and the documents read model through the operation, searching every 100 ms meanwhile. */
+const rebuildUnderSearch = async (ledger: Ledger, modes: readonly Search['mode'][]) => {
+  console.log(`  rebuild with searches served throughout (${modes.join(' and ')}, one every 100 ms); load average ${load()}`);
+  const took = new Map(modes.map((mode) => [mode, [] as number[]]));
+  const failures: string[] = [];
+  let empty = 0;
+  let rebuilding = true;
+  const searching = (async () => {
+    for (let i = 0; rebuilding; i++) {
+      const mode = modes[i % modes.length]!;
+      const started = performance.now();
+      try {
+        if ((await searchOnce(ledger, { query: searchQuery(i), mode, limit: 10 })).results.length === 0) empty++;
+        took.get(mode)!.push(performance.now() - started);
+      } catch (error) {
+        failures.push((error as Error).message);
+      }
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, 100 - (performance.now() - started))));
+    }
+  })();
+  try {
+    for (const name of ['keyword', 'documents']) {
+      const started = performance.now();
+      const progress = (await callOperation(ledger.operation('projections.rebuild'), { name }, context())) as {
+        processedEvents: number;
+      };
+      const seconds = (performance.now() - started) / 1000;
+      console.log(`  rebuilt ${name} in ${seconds.toFixed(1)} s (${progress.processedEvents} events)`);
+      peakRss = Math.max(peakRss, process.memoryUsage().rss);
+    }
+  } finally {
+    rebuilding = false;
+    await searching;
+  }
+  for (const [mode, values] of took) console.log(`  ${mode} searches during the rebuilds: ${values.length}, ${figures(values)}`);
+  console.log(`  searches failed: ${failures.length}${failures.length ? ` (${[...new Set(failures)].join('; ')})` : ''}; answered empty: ${empty}`);
+};
+
+/** The corpus's queries, embedded by the configured model as search embeds them. */
+const embedQueries = async (db: Database) => {
+  const embedder = await embedderFromConfig(loadConfig({ env: process.env }), db);
+  try {
+    return await embedder.embed([...loadBeir(CORPUS).queries.values()].slice(0, QUERIES), 'query');
+  } finally {
+    await embedder.close();
+  }
+};
+
+const openBench = (storage: { dataDir: string } | { postgresUrl: string }, provider: 'none' | 'local') =>
+  openLedger(loadConfig({ env: { ...process.env, CTX_EMBEDDINGS__PROVIDER: provider }, overrides: { storage } }), {
+    logger: pino({ level: 'warn' }),
+  });
+
+const measure = async (label: string, storage: { dataDir: string } | { postgresUrl: string }): Promise<SemanticFigures> => {
+  const started = performance.now();
+  console.log(`${label}: ${DOCS} documents of about 1 KB, batches of ${BATCH}, embeddings off; load average ${load()}`);
+  const dataDir = 'dataDir' in storage ? storage.dataDir : null;
+  let ledger = await openBench(storage, 'none');
+  let figures: SemanticFigures;
   try {
     await ledger.projections.start();
     await ingest(ledger);
     await search(ledger);
-    await disk(ledger, 'dataDir' in storage ? storage.dataDir : null);
+    await disk(ledger, dataDir);
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
     console.log(`  peak RSS ${mib(peakRss)}`);
+    figures = await semantic(ledger, dataDir);
   } finally {
     await ledger.close();
   }
+  // Opened again with the local model, whose semantic projection finds its index complete.
+  ledger = await openBench(storage, 'local');
+  try {
+    await ledger.catchUp();
+    const withModel = await hybrid(ledger);
+    await rebuildUnderSearch(ledger, withModel ? ['keyword', 'hybrid'] : ['keyword']);
+    console.log('  disk after the semantic index and the rebuilds:');
+    await disk(ledger, dataDir);
+    peakRss = Math.max(peakRss, process.memoryUsage().rss);
+    console.log(`  peak RSS ${mib(peakRss)}; load average ${load()}; ${((performance.now() - started) / 1000).toFixed(0)} s in all`);
+  } finally {
+    await ledger.close();
+  }
+  return figures;
 };
 
 export async function run(): Promise<void> {
-  await measure('embedded (PGlite)', { dataDir: mkdtempSync(path.join(tmpdir(), 'ctx-bench-scale-')) });
+  const semanticRuns: SemanticFigures[] = [];
+  for (const n of VECTOR_SIZES.filter((n) => n < DOCS)) semanticRuns.push(await measureSyntheticIndex(n));
+  if (DOCS > 0)
+    semanticRuns.push(await measure('embedded (PGlite)', { dataDir: mkdtempSync(path.join(tmpdir(), 'ctx-bench-scale-')) }));
+  for (const n of VECTOR_SIZES.filter((n) => n > DOCS)) semanticRuns.push(await measureSyntheticIndex(n));
+  if (VECTORS_LEDGER) semanticRuns.push(await measureLedgerIndex(VECTORS_LEDGER, `${path.basename(CORPUS)} (model)`, embedQueries));
+  printSemanticTables(semanticRuns);
   const serverUrl = process.env.CTX_TEST_PG_URL;
   if (!serverUrl) {
     console.log('PostgreSQL server: skipped (set CTX_TEST_PG_URL)');
@@ -148,7 +296,7 @@ export async function run(): Promise<void> {
   }
   const database = await createTestDatabase(serverUrl, 'ctx_bench_scale');
   try {
-    await measure('PostgreSQL server', { postgresUrl: database.url });
+    printSemanticTables([await measure('PostgreSQL server', { postgresUrl: database.url })]);
   } catch (error) {
     // A server without the keyword index's extension is told, not fatal: the embedded figures stand.
     if (!(error instanceof ConfigError)) throw error;
