@@ -1,7 +1,7 @@
 import { AppError, type ErrorCode } from '../errors.js';
 
 /** Exit codes: 1 a failure, 2 bad usage, input or configuration (0 is success). */
-export const EXIT_CODES: Record<ErrorCode, 1 | 2> = {
+const EXIT_CODES: Record<ErrorCode, 1 | 2> = {
   VALIDATION_ERROR: 2,
   EMBEDDINGS_DISABLED: 2,
   NOT_CONFIGURED: 2,

@@ -5,7 +5,7 @@ import type { ClassifiedError, ErrorCode } from '../errors.js';
  * bad_request, not_found, not_configured, embeddings_disabled, tool_error, timeout and internal;
  * the rest follow its style.
  */
-export const TOOL_API_CODES: Record<ErrorCode, string> = {
+const TOOL_API_CODES: Record<ErrorCode, string> = {
   VALIDATION_ERROR: 'bad_request',
   EMBEDDINGS_DISABLED: 'embeddings_disabled',
   NOT_CONFIGURED: 'not_configured',
