@@ -1,15 +1,13 @@
 import { z } from 'zod';
 import {
-  annotationErrorObject,
-  AnnotationErrorObjectSchema,
   requireOpenSession,
-  type AnnotationErrorObject,
   type AnnotationEvent,
   type AnnotationVocabulary,
   type ChunkAnnotation,
   type SessionState,
 } from '../src/domain/annotations.js';
 import { commandContext } from '../src/engine/commands.js';
+import { classifyError } from '../src/errors.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { Keyring } from '../src/ports/keyring.js';
 import { chunksAnnotated, decideAnnotateChunk, noteCipher, type NoteCipher } from './annotateChunk.js';
@@ -46,15 +44,31 @@ const EnvelopeSchema = z.object({
   annotations: z.array(z.unknown()).min(1).max(MAX_BATCH),
 });
 
+/** Why one item failed, as seed 003 describes errors: `type` names the error, `issues` lists bad input. */
+const ItemErrorSchema = z.object({
+  type: z.string(),
+  message: z.string(),
+  issues: z.array(z.unknown()).optional(),
+});
+type ItemError = z.infer<typeof ItemErrorSchema>;
+
+/** An item's error is part of the batch's answer on every surface; one the caller cannot act on is only named. */
+const itemError = (error: unknown): ItemError => {
+  const classified = classifyError(error);
+  if (!classified.expected) return { type: 'InternalError', message: 'Internal error' };
+  const issues = classified.details?.issues;
+  return { type: classified.type, message: classified.detail, ...(Array.isArray(issues) ? { issues } : {}) };
+};
+
 export type BatchItemResult =
   | { chunkId: string; success: true; data: ExportedChunk }
-  | { chunkId: string; success: false; error: AnnotationErrorObject };
+  | { chunkId: string; success: false; error: ItemError };
 
 export const AnnotateChunksOutputSchema = z.object({
   results: z.array(
     z.union([
       z.object({ chunkId: z.string(), success: z.literal(true), data: ExportedChunkSchema }),
-      z.object({ chunkId: z.string(), success: z.literal(false), error: AnnotationErrorObjectSchema }),
+      z.object({ chunkId: z.string(), success: z.literal(false), error: ItemErrorSchema }),
     ]),
   ),
   successCount: z.number().int(),
@@ -93,7 +107,7 @@ export const decideAnnotateChunks = (
       pending.set(id, chunk);
       return { chunkId: id, success: true, data: chunk };
     } catch (error) {
-      return { chunkId, success: false, error: annotationErrorObject(error) };
+      return { chunkId, success: false, error: itemError(error) };
     }
   });
   const successCount = results.filter((r) => r.success).length;

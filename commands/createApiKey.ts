@@ -1,11 +1,11 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { ScopeSchema, type AuthEvent, type Scope } from '../src/domain/auth.js';
+import { AuthorizationError, ScopeSchema, type AuthEvent, type Scope } from '../src/domain/auth.js';
 import { streamId, type StoredEvent } from '../src/domain/events.js';
 import { newId } from '../src/domain/ids.js';
 import type { Position } from '../src/domain/position.js';
 import { commandContext, handleCommand, type CommandContext, type Decider } from '../src/engine/commands.js';
-import { AppError, IllegalStateError } from '../src/errors.js';
+import { IllegalStateError } from '../src/errors.js';
 import { DEFAULT_PROJECT, defineOperation, isOperator, type OperationContext, type OperationSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 
@@ -104,7 +104,7 @@ export const CreateApiKeyOutputSchema = z.object({
 export const assertWithinTenant = (context: Pick<OperationContext, 'actor' | 'scopes'>, tenant: string) => {
   const { actor } = context;
   if (actor.tenant && actor.tenant !== tenant && !isOperator(context)) {
-    throw new AppError('authorization_error', 403, `Credentials of tenant '${actor.tenant}' cannot manage tenant '${tenant}'`);
+    throw new AuthorizationError(undefined, `Credentials of tenant '${actor.tenant}' cannot manage tenant '${tenant}'`);
   }
 };
 

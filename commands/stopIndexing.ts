@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError } from '../src/errors.js';
+import { AppError, ERROR_CATALOGUE } from '../src/errors.js';
 import { defineOperation, type RouteSurfaces } from '../src/operations.js';
 import type { IndexJobs } from '../src/ports/indexJobs.js';
 
@@ -47,7 +47,7 @@ export const stopIndexingOperation = (jobs: IndexJobs) =>
             await jobs.cancel(job.job_id, context);
             return { job_id: job.job_id, outcome: 'stopping' as const, message: 'Cancellation requested' };
           } catch (error) {
-            if (!(error instanceof AppError) || error.statusCode >= 500) throw error;
+            if (!(error instanceof AppError) || ERROR_CATALOGUE[error.code].status >= 500) throw error;
             return { job_id: job.job_id, outcome: 'not_stopped' as const, message: error.message };
           }
         }),

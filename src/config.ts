@@ -338,7 +338,7 @@ export type Config = Readonly<z.infer<typeof ConfigSchema>>;
 export class ConfigError extends AppError {
   override name = 'ConfigError';
   constructor(readonly problems: string[]) {
-    super('invalid_config', 2, `Invalid configuration:\n  ${problems.join('\n  ')}`, { problems });
+    super('CONFIG_ERROR', `Invalid configuration:\n  ${problems.join('\n  ')}`, { problems });
   }
 }
 

@@ -247,9 +247,9 @@ export const operationNamed = (operations: readonly Operation[], name: string): 
   operations.find((o) => o.name === name);
 
 /**
- * Error objects a specification fixes for its MCP tools: the job tools's job errors and the annotation tools's
- * annotation errors (the tools check their own input, so that bad input is answered in that shape
- * too), and the tool API's tool API errors (`{error: {code, message}}` with its lowercase codes).
+ * Error objects a specification fixes for its MCP tools: the job tools' and the annotation tools'
+ * (these tools check their own input, so that bad input is answered in that shape too), and the
+ * tool API's (`{error: {code, message}}` with its lowercase codes). The MCP surface builds them.
  */
 export type McpErrorObjects = 'jobs' | 'annotations' | 'tools';
 

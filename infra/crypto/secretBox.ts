@@ -19,8 +19,7 @@ export class SecretsKeyMissingError extends AppError {
   override name = 'SecretsKeyMissingError';
   constructor(file: string) {
     super(
-      'secrets_key_missing',
-      2,
+      'CONFIG_ERROR',
       `The master key file ${file} is missing, but this data directory holds data sealed with it. ` +
         'Restore the file (from a backup of the data directory), or, if the data was sealed with a configured key, ' +
         'set auth.secrets_key (CTX_AUTH__SECRETS_KEY) to it; the server does not make a new key over sealed data',

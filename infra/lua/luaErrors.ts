@@ -4,7 +4,7 @@ import { AppError, UnavailableError } from '../../src/errors.js';
 export class ToolError extends AppError {
   override name = 'ToolError';
   constructor(message: string, details?: Record<string, unknown>) {
-    super('TOOL_ERROR', 500, message, details);
+    super('TOOL_ERROR', message, details);
   }
 }
 
@@ -12,7 +12,7 @@ export class ToolError extends AppError {
 export class ToolTimeoutError extends AppError {
   override name = 'ToolTimeoutError';
   constructor(message: string) {
-    super('TIMEOUT', 408, message);
+    super('TIMEOUT', message);
   }
 }
 
@@ -20,7 +20,7 @@ export class ToolTimeoutError extends AppError {
 export class BadRequestError extends AppError {
   override name = 'BadRequestError';
   constructor(message: string, details?: Record<string, unknown>) {
-    super('VALIDATION_ERROR', 400, message, details);
+    super('VALIDATION_ERROR', message, details);
   }
 }
 
@@ -31,7 +31,7 @@ export class ScriptLoadError extends AppError {
     readonly file: string,
     message: string,
   ) {
-    super('invalid_script', 422, `${file}: ${message}`, { file });
+    super('INVALID_SCRIPT', `${file}: ${message}`, { file });
   }
 }
 

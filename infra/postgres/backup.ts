@@ -43,7 +43,7 @@ export type BackupManifest = z.infer<typeof ManifestSchema>;
 export class BackupError extends AppError {
   override name = 'BackupError';
   constructor(message: string, options?: { cause?: unknown }) {
-    super('backup_failed', 2, message, undefined, options);
+    super('BACKUP_FAILED', message, undefined, options);
   }
 }
 
@@ -52,7 +52,7 @@ const takeLock = (dataDir: string, doing: string) => {
   try {
     return lockDataDir(dataDir);
   } catch (error) {
-    if (error instanceof AppError && error.code === 'data_dir_locked') {
+    if (error instanceof AppError && error.code === 'DATA_DIR_LOCKED') {
       throw new BackupError(
         `Cannot ${doing} while another process has the data directory open: ${error.message}`,
         {

@@ -85,8 +85,7 @@ export const lockDataDir = (dataDir: string): { release(): void } => {
       if (holder !== undefined && holder !== process.pid && isRunning(holder)) {
         const url = dataDirHolder(dataDir)?.server?.url;
         throw new AppError(
-          'data_dir_locked',
-          2,
+          'DATA_DIR_LOCKED',
           `Data directory ${path.resolve(dataDir)} is in use by ${url ? `the server at ${url} (process ${holder})` : `process ${holder}`}; ` +
             'stop it first, or use another --data-dir',
         );
@@ -94,7 +93,7 @@ export const lockDataDir = (dataDir: string): { release(): void } => {
       rmSync(file, { force: true });
     }
   }
-  throw new AppError('data_dir_locked', 2, `Could not lock data directory ${path.resolve(dataDir)}`);
+  throw new AppError('DATA_DIR_LOCKED', `Could not lock data directory ${path.resolve(dataDir)}`);
 };
 
 const SERVER_FILE = 'server.json';

@@ -1,15 +1,14 @@
 import path from 'node:path';
 import { isProof, newSecret } from '../../infra/crypto/serverProof.js';
 import type { Config } from '../config.js';
-import { AppError } from '../errors.js';
+import { AppError, UnavailableError } from '../errors.js';
 import { SERVER_PROOF_PATH } from '../http/serverProof.js';
 import { dataDirHolderOf } from '../main.js';
 import { post } from './remoteLedger.js';
 
 const untrusted = (message: string) =>
   new AppError(
-    'untrusted_server',
-    2,
+    'DATA_DIR_LOCKED',
     `${message}; nothing was sent to it. Stop the process that holds the data directory, or name a server with --server`,
   );
 
@@ -35,9 +34,7 @@ export const provenLocalServer = async (config: Config): Promise<string | null> 
     proof = reply.status === 200 ? (reply.body as { proof?: unknown }).proof : undefined;
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-    throw new AppError('server_unreachable', 503, `Cannot reach the server at ${url} that ${file} names (${code})`, undefined, {
-      cause: error,
-    });
+    throw new UnavailableError(`Cannot reach the server at ${url} that ${file} names (${code})`, { cause: error });
   }
   if (!isProof(secret, nonce, proof)) throw untrusted(`The server at ${url} did not prove it is the one that wrote ${file}`);
   return url;

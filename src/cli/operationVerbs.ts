@@ -167,7 +167,7 @@ const mergeAnswer = (into: Record<string, unknown>, answer: Record<string, unkno
 
 type Following = Omit<CliFollow, 'flags' | 'description'>;
 
-const isNotFound = (error: unknown) => error instanceof AppError && error.statusCode === 404;
+const isNotFound = (error: unknown) => error instanceof AppError && error.code === 'NOT_FOUND_ERROR';
 
 /** Polls until the work ends, showing its progress on one line; its last status is the verb's result. */
 const follow = async (ledger: LedgerHandle, how: Following, started: Record<string, unknown>) => {

@@ -1,5 +1,3 @@
-import { AppError, classifyError } from '../errors.js';
-
 export const print = (value: string): void => {
   process.stdout.write(value.endsWith('\n') ? value : `${value}\n`);
 };
@@ -25,18 +23,6 @@ export const printJson = (value: unknown): void => print(JSON.stringify(snakeKey
 /** Prints `value` as JSON with `--json`, else as `text(value)`. */
 export const printResult = <T>(value: T, json: boolean | undefined, text: (value: T) => string): void =>
   json ? printJson(value) : print(text(value));
-
-/**
- * The CLI's one error mapper: one line on stderr for an expected failure (the stack only for a
- * bug), and the exit code: 2 for bad input or configuration (catalogue status 400, or an error
- * that asks for exit status 2), 1 for any other failure.
- */
-export const reportError = (error: unknown): number => {
-  const message = error instanceof AppError ? error.message : ((error as Error).stack ?? String(error));
-  process.stderr.write(`ctx: ${message}\n`);
-  if (!(error instanceof AppError)) return 1;
-  return error.statusCode === 2 || classifyError(error).status === 400 ? 2 : 1;
-};
 
 /** `ctx history | head`: when the reader goes away, stop quietly instead of dying on EPIPE. */
 export const exitWhenStdoutCloses = (): void => {

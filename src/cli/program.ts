@@ -18,7 +18,8 @@ import { localLedger } from './localLedger.js';
 import { provenLocalServer } from './localServer.js';
 import { modelCli } from './modelCli.js';
 import { mountVerbs } from './operationVerbs.js';
-import { exitWhenStdoutCloses, print, reportError } from './output.js';
+import { reportError } from './cliErrors.js';
+import { exitWhenStdoutCloses, print } from './output.js';
 import { remoteLedger, type ServerAccess } from './remoteLedger.js';
 
 interface GlobalOptions {

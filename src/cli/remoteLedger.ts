@@ -1,6 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
-import { AppError } from '../errors.js';
+import { AppError, isErrorCode, UnavailableError } from '../errors.js';
+import { codeForStatus } from '../http/httpRefusals.js';
 import type { LedgerHandle } from '../module.js';
 
 /** A server the CLI sends its operations to, and the credentials it sends along. */
@@ -70,12 +71,13 @@ export const remoteLedger = (server: ServerAccess): LedgerHandle => {
     const detail = error?.detail ?? error?.message ?? `HTTP ${reply.status}`;
     if (reply.status === 401 && Object.keys(credentials).length === 0) {
       return new AppError(
-        'credentials_required',
-        2,
+        'CREDENTIALS_REQUIRED',
         `The server at ${base} needs credentials (${detail}): pass --api-key KEY or set CTX_API_KEY, or set CTX_TOKEN to a bearer token`,
       );
     }
-    return new AppError((error?.code ?? 'server_error').toLowerCase(), reply.status, detail);
+    // The REST body names a catalogue code; a route in the tool API's format, or a proxy, only a status.
+    const code = error?.code && isErrorCode(error.code) ? error.code : codeForStatus(reply.status);
+    return new AppError(code, detail);
   };
 
   return {
@@ -88,9 +90,7 @@ export const remoteLedger = (server: ServerAccess): LedgerHandle => {
           reply = await post(url, JSON.stringify(input ?? {}), credentials);
         } catch (error) {
           const code = (error as NodeJS.ErrnoException).code ?? (error as Error).message;
-          throw new AppError('server_unreachable', 503, `Cannot reach the server at ${base} (${code})`, undefined, {
-            cause: error,
-          });
+          throw new UnavailableError(`Cannot reach the server at ${base} (${code})`, { cause: error });
         }
         if (reply.status >= 200 && reply.status < 300) return reply.body as T;
         // Told when to come back (the header, or the error's field), the CLI waits that long and asks again.

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { AppError, classifyError, IllegalStateError, NotFoundError, ValidationError, type InputIssue } from '../errors.js';
+import { IllegalStateError, NotFoundError, ValidationError, type InputIssue } from '../errors.js';
 import { ProtectedTextSchema } from './protectedText.js';
 import type { Stored, UpcastersOf } from './eventEnvelope.js';
 
@@ -307,21 +307,4 @@ export const requireChunk = (state: SessionState, sessionId: string, chunkId: st
   const chunk = state.chunks.get(chunkId);
   if (!chunk) throw new ChunkNotFoundError(sessionId, chunkId);
   return chunk;
-};
-
-/** Seed 003's error object: `type` names the error, `issues` lists bad input when there is some. */
-export const AnnotationErrorObjectSchema = z.object({
-  type: z.string(),
-  message: z.string(),
-  issues: z.array(z.unknown()).optional(),
-});
-export type AnnotationErrorObject = z.infer<typeof AnnotationErrorObjectSchema>;
-
-/** An error as seed 003's object; an unexpected one is masked behind the correlation id. */
-export const annotationErrorObject = (error: unknown, correlationId?: string): AnnotationErrorObject => {
-  if (error instanceof AppError && classifyError(error).expected) {
-    const issues = error.details?.issues;
-    return { type: error.name, message: error.message, ...(Array.isArray(issues) ? { issues } : {}) };
-  }
-  return { type: 'InternalError', message: `Internal error${correlationId ? ` (correlation id ${correlationId})` : ''}` };
 };

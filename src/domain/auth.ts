@@ -101,7 +101,7 @@ export type AuthEvent = z.infer<(typeof AuthEventSchemas)[number]>;
 export class AuthenticationError extends AppError {
   override name = 'AuthenticationError';
   constructor(message: string) {
-    super('AUTHENTICATION_ERROR', 401, message);
+    super('AUTHENTICATION_ERROR', message);
   }
 }
 
@@ -113,6 +113,6 @@ export class AuthorizationError extends AppError {
     readonly scope?: string,
     message = `This action needs the '${scope}' scope`,
   ) {
-    super('AUTHORIZATION_ERROR', 403, message, scope ? { scope } : undefined);
+    super('AUTHORIZATION_ERROR', message, scope ? { scope } : undefined);
   }
 }

@@ -188,6 +188,6 @@ export const evolveJob = (state: JobState, e: Stored<JobEvent>): JobState => {
 export class DuplicateJobError extends AppError {
   override name = 'DuplicateJobError';
   constructor(message: string, details: Record<string, unknown>) {
-    super('CONFLICT_ERROR', 409, message, details);
+    super('CONFLICT_ERROR', message, details);
   }
 }

@@ -1,13 +1,15 @@
 import Fastify, { LogController, type FastifyInstance, type FastifyReply, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import { newId } from '../domain/ids.js';
-import { classifyError, toolApiErrorBody, type ClassifiedError } from '../errors.js';
+import type { ClassifiedError } from '../errors.js';
 import type { Logger } from '../ports/logger.js';
 import { refuseOtherMethod } from './allowedMethods.js';
 import { parseJsonWithinDepth } from './jsonBodies.js';
 import { limitCallers, type CallerRateLimits } from './rateLimits.js';
 import { guardHostAndOrigin, type BrowserPolicy } from './hostAndOriginGuard.js';
 import { mountMcp, type McpAuthenticate, type McpRouteOptions } from './mcpRoutes.js';
+import { classifyHttpError } from './httpRefusals.js';
 import { jsonRpcErrorBody, refuse, surfaceOf } from './surfaceErrors.js';
+import { toolApiErrorBody } from './toolApiErrors.js';
 
 export interface AppDeps {
   logger: Logger & FastifyServerOptions['loggerInstance'];
@@ -20,9 +22,13 @@ export interface AppDeps {
   rateLimits: CallerRateLimits;
 }
 
-/** The error body of a route outside `/api/v1`: the tool API's, or JSON-RPC's on MCP. */
-const errorBody = (request: FastifyRequest, error: ClassifiedError) =>
-  surfaceOf(request) === 'mcp' ? jsonRpcErrorBody(-32000, error.detail) : toolApiErrorBody(error);
+/** The error body of a route outside `/api/v1`: the tool API's, or JSON-RPC's on MCP; an unexpected error names only the request id. */
+const errorBody = (request: FastifyRequest, error: ClassifiedError) => {
+  const masked = `Internal error (request id ${request.id})`;
+  return surfaceOf(request) === 'mcp'
+    ? jsonRpcErrorBody(-32000, error.expected ? error.detail : masked)
+    : toolApiErrorBody(error, masked);
+};
 
 /** Requests are logged at debug, one line each when done: at the default level a busy server's log stays readable. */
 class DebugRequestLogs extends LogController {
@@ -57,11 +63,8 @@ export const buildApp = async (deps: AppDeps): Promise<FastifyInstance> => {
     reply.header('x-content-type-options', 'nosniff');
   });
   app.setErrorHandler((error, request, reply) => {
-    const classified = classifyError(error);
-    if (!classified.expected) {
-      request.log.error({ err: error, requestId: request.id }, 'unexpected error');
-      return reply.status(500).send(errorBody(request, { ...classified, detail: `Internal error (request id ${request.id})` }));
-    }
+    const classified = classifyHttpError(error);
+    if (!classified.expected) request.log.error({ err: error, requestId: request.id }, 'unexpected error');
     return reply.status(classified.status).send(errorBody(request, classified));
   });
   app.setNotFoundHandler((request, reply) => {

@@ -61,7 +61,7 @@ export const mountMcp = (app: FastifyInstance, { createServer, logger, maxReques
     try {
       callers.set(request, await authenticateCaller(request));
     } catch (error) {
-      if (!(error instanceof AppError) || error.statusCode !== 401) throw error;
+      if (!(error instanceof AppError) || error.code !== 'AUTHENTICATION_ERROR') throw error;
       return reply.status(401).header('www-authenticate', 'Bearer').send(jsonRpcErrorBody(-32001, error.message));
     }
   };

@@ -1,6 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { classifyError, toolApiErrorBody } from '../errors.js';
 import { apiErrorBody, correlationIdOf } from './api/apiErrors.js';
+import { classifyHttpError, httpRefusal } from './httpRefusals.js';
+import { toolApiErrorBody } from './toolApiErrors.js';
 
 /** The HTTP surfaces, each with its own error format. */
 export type Surface = 'api' | 'mcp' | 'tools';
@@ -22,7 +23,7 @@ export const jsonRpcErrorBody = (code: number, message: string) => ({
 
 /** Refuses a request before its handler runs, in the error format of the surface it addressed. */
 export const refuse = (request: FastifyRequest, reply: FastifyReply, status: number, message: string) => {
-  const refusal = classifyError(Object.assign(new Error(message), { statusCode: status }));
+  const refusal = classifyHttpError(httpRefusal(status, message));
   switch (surfaceOf(request)) {
     case 'api': {
       const correlationId = correlationIdOf(request);

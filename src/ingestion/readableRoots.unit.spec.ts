@@ -31,7 +31,7 @@ describe('readable roots', () => {
     ['a path with a NUL byte', 'root/a\0b'],
   ])('refuses %s, naming the setting that allows it', (_name, given) => {
     expect(() => readable.resolve(given, { field: 'repo_path' })).toThrow(expect.objectContaining({
-      statusCode: 400,
+      code: 'VALIDATION_ERROR',
       details: expect.objectContaining({ field: 'repo_path', setting: 'ingest.roots' }) as unknown,
     }));
   });

@@ -8,7 +8,7 @@ import type { JobPhase } from '../domain/jobs.js';
 import type { Position } from '../domain/position.js';
 import { loadAggregateAsOf } from '../engine/asOf.js';
 import { commandContext, type CommandContext } from '../engine/commands.js';
-import { AppError, ConcurrencyError, NotFoundError, ValidationError } from '../errors.js';
+import { AppError, ConcurrencyError, NotFoundError, ValidationError, type ErrorCode } from '../errors.js';
 import type { EventStore } from '../ports/eventStore.js';
 import type { Logger } from '../ports/logger.js';
 import type { ReadModels } from '../ports/projections.js';
@@ -40,6 +40,12 @@ const tally = (changed: number, repaired: number, failed: number) =>
 
 /** The documents of a connector share one source, named after its kind and name (`github:Main Repository`). */
 export const sourceOfConnector = (kind: string, name: string) => `${kind}:${name}`;
+
+/** A failed sync names the service's failures as the job's error type in the words its status has always used. */
+const SYNC_ERROR_TYPES: Partial<Record<ErrorCode, string>> = {
+  CONNECTOR_ACCESS_DENIED: 'connector_access_denied',
+  CONNECTOR_ERROR: 'connector_error',
+};
 
 /**
  * Runs one claimed sync job: fetches what changed since the connector's cursor, ingests each item
@@ -197,7 +203,7 @@ export const runConnectorSync = async (deps: ConnectorSyncDeps, job: JobStream, 
     }
     const known = error instanceof AppError;
     if (!known) deps.logger.error({ jobId, err: error }, 'connector sync failed');
-    const code = known ? error.code : 'connector_error';
+    const code = known ? (SYNC_ERROR_TYPES[error.code] ?? error.code) : 'connector_error';
     const message = known ? error.message : `The sync failed unexpectedly (job ${jobId}; see the server log)`;
     await step({ kind: 'fail', code, message }).catch((e: unknown) => deps.logger.error({ jobId, err: e }, 'could not record the failure'));
     await append({ type: 'IndexingJobFailed', data: { errorType: code, errorMessage: message } }).catch((e: unknown) =>

@@ -1,5 +1,4 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { annotationErrorObject } from '../domain/annotations.js';
 import { DuplicateJobError } from '../domain/jobs.js';
 import {
   classifyError,
@@ -7,10 +6,10 @@ import {
   IllegalStateError,
   InsufficientStorageError,
   NotFoundError,
-  toolApiErrorBody,
   UnavailableError,
   type ClassifiedError,
 } from '../errors.js';
+import { toolApiErrorBody } from '../http/toolApiErrors.js';
 import type { McpErrorObjects } from '../operations.js';
 import type { Logger } from '../ports/logger.js';
 
@@ -20,7 +19,7 @@ export const toolSuccess = (output: Record<string, unknown>): CallToolResult => 
   structuredContent: output,
 });
 
-/** The job tools's codes, where it names one; other errors keep their catalogue code. */
+/** The job tools' codes, where it names one; other errors keep their catalogue code. */
 const jobCodeOf = (error: unknown, classified: ClassifiedError): string => {
   if (!classified.expected) return 'DATABASE_ERROR';
   if (error instanceof NotFoundError) return 'JOB_NOT_FOUND';
@@ -40,7 +39,7 @@ const JOB_SUGGESTIONS: Record<string, string> = {
   offset: 'Use a non-negative integer',
 };
 
-/** The job tools's error object: `{error: {code, message, details?}}`; bad input names its field, value and a fix. */
+/** The job tools' error object: `{error: {code, message, details?}}`; bad input names its field, value and a fix. */
 const jobErrorObject = (error: unknown, classified: ClassifiedError, correlationId: string) => {
   const code = jobCodeOf(error, classified);
   if (!classified.expected) {
@@ -66,11 +65,24 @@ const jobErrorObject = (error: unknown, classified: ClassifiedError, correlation
   return { error: { code, message: classified.detail, ...(details ? { details } : {}) } };
 };
 
+/** Seed 003's error object: `type` names the error, `issues` lists bad input when there is some. */
+const annotationErrorObject = (classified: ClassifiedError, masked: string) => {
+  if (!classified.expected) return { type: 'InternalError', message: masked };
+  const issues = classified.details?.issues;
+  return { type: classified.type, message: classified.detail, ...(Array.isArray(issues) ? { issues } : {}) };
+};
+
+/** The catalogue's own object, `{error: {code, message, details?}}`, for tools whose specification fixes none. */
+const catalogueErrorObject = (classified: ClassifiedError, masked: string) => ({
+  error: classified.expected
+    ? { code: classified.code, message: classified.detail, ...(classified.details ? { details: classified.details } : {}) }
+    : { code: classified.code, message: masked },
+});
+
 /**
- * The one place MCP maps errors, from the catalogue: a tool answers `{error: {code, message,
- * details?}}` with the catalogue's code, unless its specification fixes its own error objects
- * (the job tools's job tools, the annotation tools's annotation tools, the tool API's tool API). Unexpected errors are
- * logged and masked.
+ * MCP's one error mapper, for every toolset: a tool answers the catalogue's `{error: {code,
+ * message, details?}}`, unless its specification fixes its own error objects (the job tools', the
+ * annotation tools' and the tool API's). Unexpected errors are logged and masked.
  */
 export const toolFailure = (
   error: unknown,
@@ -85,13 +97,9 @@ export const toolFailure = (
     objects === 'jobs'
       ? jobErrorObject(error, classified, correlationId)
       : objects === 'annotations'
-        ? annotationErrorObject(error, correlationId)
+        ? annotationErrorObject(classified, masked)
         : objects === 'tools'
-          ? toolApiErrorBody(classified, classified.expected ? classified.detail : masked)
-          : {
-            error: classified.expected
-              ? { code: classified.code, message: classified.detail, ...(classified.details ? { details: classified.details } : {}) }
-              : { code: classified.code, message: masked },
-          };
+          ? toolApiErrorBody(classified, masked)
+          : catalogueErrorObject(classified, masked);
   return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: true };
 };

@@ -23,8 +23,7 @@ export class DataKeyMissingError extends AppError {
   override name = 'DataKeyMissingError';
   constructor(keyId: string) {
     super(
-      'data_key_missing',
-      500,
+      'INTERNAL_ERROR',
       `Data key ${keyId} is not in the key table: the events were copied or restored without the keys they were sealed with`,
       { keyId },
     );
@@ -36,8 +35,7 @@ export class MasterKeyMismatchError extends AppError {
   override name = 'MasterKeyMismatchError';
   constructor(options?: { cause?: unknown }) {
     super(
-      'master_key_mismatch',
-      500,
+      'INTERNAL_ERROR',
       'The data keys cannot be unwrapped: the master key (auth.secrets_key, else auth.jwt_secret, else ' +
         '<data_dir>/secrets.key) is not the one they were made with',
       undefined,

@@ -49,7 +49,7 @@ export class ConnectorNotConfiguredError extends NotConfiguredError {
 export class ConnectorAccessError extends AppError {
   override name = 'ConnectorAccessError';
   constructor(message: string, details?: Record<string, unknown>) {
-    super('connector_access_denied', 502, message, details);
+    super('CONNECTOR_ACCESS_DENIED', message, details);
   }
 }
 
@@ -57,6 +57,6 @@ export class ConnectorAccessError extends AppError {
 export class ConnectorServiceError extends AppError {
   override name = 'ConnectorServiceError';
   constructor(message: string, details?: Record<string, unknown>, options?: { cause?: unknown }) {
-    super('connector_error', 502, message, details, options);
+    super('CONNECTOR_ERROR', message, details, options);
   }
 }

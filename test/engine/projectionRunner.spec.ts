@@ -388,7 +388,7 @@ describe('projection runner', () => {
     const first = runner.startRebuild('rebuilt_once');
     expect(() => runner.startRebuild('rebuilt_once')).toThrow(IllegalStateError);
     await expect(runner.rebuild('rebuilt_once')).rejects.toMatchObject({
-      statusCode: 409,
+      code: 'CONFLICT_ERROR',
       message: "Projection 'rebuilt_once' is already being rebuilt",
     });
     const [status] = await runner.status();

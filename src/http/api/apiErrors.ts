@@ -1,5 +1,7 @@
 import type { FastifyRequest } from 'fastify';
-import { classifyError, RateLimitError, type ClassifiedError } from '../../errors.js';
+import { AppError, RateLimitError, type ClassifiedError } from '../../errors.js';
+import { classifyHttpError } from '../httpRefusals.js';
+import { toolApiErrorBody } from '../toolApiErrors.js';
 import { ERROR_DOCS_PATH } from './errorDocs.js';
 
 /** A client's own correlation id is kept when it looks like an id. */
@@ -44,10 +46,16 @@ export const apiErrorBody = (
   },
 });
 
-/** The REST surface's one mapper: any error to a status and seed 002's body; what is not ours is logged and masked. */
-export const toApiError = (error: unknown, request: FastifyRequest, correlationId: string) => {
-  const classified = classifyError(error);
+/**
+ * The REST surface's one mapper: any error to a status and seed 002's body; what is not ours is
+ * logged and masked. A route whose specification fixes the tool API's error objects answers its
+ * operation's own refusals (below 500) in those.
+ */
+export const toApiError = (error: unknown, request: FastifyRequest, correlationId: string, format: 'api' | 'tools' = 'api') => {
+  const classified = classifyHttpError(error);
   if (!classified.expected) request.log.error({ err: error, correlationId }, 'request failed');
+  if (format === 'tools' && error instanceof AppError && classified.expected && classified.status < 500)
+    return { status: classified.status, body: toolApiErrorBody(classified) };
   const retryAfter = error instanceof RateLimitError ? error.retryAfterSeconds : undefined;
   return {
     status: classified.status,

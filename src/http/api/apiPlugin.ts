@@ -2,7 +2,8 @@ import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { AuthorizationError } from '../../domain/auth.js';
 import type { Actor } from '../../domain/metadata.js';
-import { AppError, classifyError, NotFoundError, toolApiErrorBody, UnavailableError } from '../../errors.js';
+import { NotFoundError, UnavailableError } from '../../errors.js';
+import { httpRefusal } from '../httpRefusals.js';
 import { callOperation, type Operation, type OperationContext } from '../../operations.js';
 import { parseInput, queryFields } from '../../validation.js';
 import { refuseOtherMethod } from '../allowedMethods.js';
@@ -142,11 +143,7 @@ export const apiPlugin: FastifyPluginCallback<ApiPluginOptions> = (api, options,
   api.setNotFoundHandler((request, reply) => {
     if (refuseOtherMethod(api, request, reply)) return reply;
     const { correlationId } = stateOf(request);
-    const { status, body } = toApiError(
-      Object.assign(new Error(`No endpoint ${request.method} ${request.url}`), { statusCode: 404 }),
-      request,
-      correlationId,
-    );
+    const { status, body } = toApiError(httpRefusal(404, `No endpoint ${request.method} ${request.url}`), request, correlationId);
     return reply.status(status).header('x-correlation-id', correlationId).send(body);
   });
 
@@ -224,10 +221,9 @@ export const apiPlugin: FastifyPluginCallback<ApiPluginOptions> = (api, options,
           );
           return await reply.status(spec.status).send(result);
         } catch (error) {
-          // Routes whose specification fixes its own error objects answer the operation's errors in them.
-          if (operation.rest?.errorFormat === 'tools' && error instanceof AppError && error.statusCode < 500)
-            return reply.status(error.statusCode).send(toolApiErrorBody(classifyError(error)));
-          throw error;
+          if (operation.rest?.errorFormat !== 'tools') throw error;
+          const { status, body } = toApiError(error, request, state.correlationId, 'tools');
+          return reply.status(status).send(body);
         }
       },
     });

@@ -102,7 +102,7 @@ export const guardOtherSurfaces = (
         return refuse(request, reply, 403, `The deployment's metrics need ${OPERATOR_NEEDED}`);
       callers.set(request, principal);
     } catch (error) {
-      if (!(error instanceof AppError) || error.statusCode !== 401) throw error;
+      if (!(error instanceof AppError) || error.code !== 'AUTHENTICATION_ERROR') throw error;
       return refuse(request, reply, 401, error.message);
     }
   });
