@@ -34,7 +34,8 @@ const sourceTree = (files: number): string => {
     mkdirSync(dir, { recursive: true });
     const functions = Array.from(
       { length: 6 },
-      (_, f) => `/** Computes the ${f}th measure of part ${i} (${run}). */\nexport function measure${i}x${f}(input: number): number {\n  return input * ${i + 1} + ${f};\n}\n`,
+      (_, f) =>
+        `/** Computes the ${f}th measure of part ${i} (${run}). */\nexport function measure${i}x${f}(input: number): number {\n  return input * ${i + 1} + ${f};\n}\n`,
     );
     writeFileSync(path.join(dir, `part${i}.ts`), functions.join('\n'));
   }
@@ -90,12 +91,18 @@ describeWith(EMBEDDING_MODEL, 'an indexing job while the local model embeds its 
     const call = async <T>(name: string, args: Record<string, unknown>): Promise<T> =>
       (await client.callTool({ name, arguments: args })).structuredContent as T;
     try {
-      const { job_id } = await call<{ job_id: string }>('start_indexing_background', { repo_path: sourceTree(60) });
+      const { job_id } = await call<{ job_id: string }>('start_indexing_background', {
+        repo_path: sourceTree(60),
+      });
 
       // Sampled over the run: the count the job reports, and the one the server logs as the semantic index embeds.
       const samples: { embedded: number; logged: number }[] = [];
       let setBack = 0;
-      for (let s = await call<Status>('get_job_status', { job_id }); s.status !== 'completed'; s = await call<Status>('get_job_status', { job_id })) {
+      for (
+        let s = await call<Status>('get_job_status', { job_id });
+        s.status !== 'completed';
+        s = await call<Status>('get_job_status', { job_id })
+      ) {
         expect(['pending', 'running']).toContain(s.status);
         const embedding = /^Generating embeddings: ([\d,]+)\//.exec(s.progress_message);
         if (embedding) {
@@ -106,7 +113,8 @@ describeWith(EMBEDDING_MODEL, 'an indexing job while the local model embeds its 
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
 
-      const moves = (values: readonly unknown[]) => values.filter((v, i) => i > 0 && v !== values[i - 1]).length;
+      const moves = (values: readonly unknown[]) =>
+        values.filter((v, i) => i > 0 && v !== values[i - 1]).length;
       const seen = samples.map((s) => `${s.embedded}/${s.logged}`).join(' ');
       // The run is long enough to tell: the server logged the semantic index's count moving on several times meanwhile.
       expect(moves(samples.map((s) => s.logged)), seen).toBeGreaterThanOrEqual(2);
