@@ -62,7 +62,10 @@ class Stop extends Error {
 
 /** How often a wait that a cancel may cut short looks whether one was asked for. */
 
-/** Embedding rates are measured over this recent window. */
+/**
+ * Embedding rates are measured over at least this recent window, and back to before the last
+ * vectors came: they come a call to the model (up to 128) at a time, and a call may take longer.
+ */
 const RATE_WINDOW_MS = 30_000;
 
 /**
@@ -72,39 +75,44 @@ const RATE_WINDOW_MS = 30_000;
 const EMBEDDER_QUIET_MS = 10_000;
 
 /**
- * How far the embedding of a job's `chunks` has come: the vectors made since it began (as each call
- * to the model returns), or what the semantic index has committed when that says more. Never goes
- * back, and stays below 100 % until the index has committed everything. Its time left is the chunks
- * left at the rate measured over the last half minute.
+ * How far the embedding of a job's chunks has come: the vectors made since the job began (as each
+ * call to the model returns), or what the semantic index has committed when that says more. Never
+ * goes back, and stays below 100 % until the index has committed everything. Its time left is the
+ * chunks left at the recent rate (see RATE_WINDOW_MS), and unknown until a vector was made.
  */
-export const embeddingMeter = (chunks: number, vectorsMade: (() => number) | undefined, now: () => number = Date.now) => {
+export const embeddingMeter = (vectorsMade: (() => number) | undefined, now: () => number = Date.now) => {
   const start = vectorsMade?.() ?? 0;
-  const samples: { at: number; made: number }[] = [{ at: now(), made: start }];
-  let movedAt = now();
+  /** When the count grew, oldest first, from the count it began with. */
+  const steps: { at: number; made: number }[] = [{ at: now(), made: start }];
+  let made = start;
   let best = 0;
+  /** Seconds to embed `chunks` more at the recent rate; undefined before any vector was made. */
+  const secondsFor = (chunks: number): number | undefined => {
+    const to = now();
+    // the latest step before the last one that is at least the window old, else the first
+    const from = steps.findLast((step, i) => i < steps.length - 1 && step.at <= to - RATE_WINDOW_MS) ?? steps[0]!;
+    const perSecond = to > from.at ? ((made - from.made) * 1000) / (to - from.at) : 0;
+    return perSecond > 0 ? Math.round((Math.max(0, chunks) / perSecond) * 10) / 10 : undefined;
+  };
   return {
     /** Records the count now; true while the embedder is at work (it made vectors within the quiet time). */
     sample(): boolean {
-      const made = vectorsMade?.() ?? start;
-      if (made > samples[samples.length - 1]!.made) movedAt = now();
-      samples.push({ at: now(), made });
-      while (samples.length > 2 && samples[1]!.at <= now() - RATE_WINDOW_MS) samples.shift();
-      return now() - movedAt < EMBEDDER_QUIET_MS;
+      made = vectorsMade?.() ?? start;
+      if (made > steps[steps.length - 1]!.made) steps.push({ at: now(), made });
+      // Once a later step than the first can be measured from, the first never is again.
+      while (steps.length > 2 && steps[1]!.at <= now() - RATE_WINDOW_MS) steps.shift();
+      return now() - steps[steps.length - 1]!.at < EMBEDDER_QUIET_MS;
     },
-    estimate(committed: number): { fraction: number; done: number; etaSeconds?: number } {
-      const made = samples[samples.length - 1]!.made - start;
+    /** Vectors made since it began, as last sampled. */
+    made: () => made - start,
+    secondsFor,
+    estimate(chunks: number, committed: number): { fraction: number; done: number; etaSeconds?: number } {
       const total = Math.max(1, chunks);
-      const embedded = committed >= 1 ? 1 : Math.min(0.99, Math.max(committed, made / total));
+      const embedded = committed >= 1 ? 1 : Math.min(0.99, Math.max(committed, (made - start) / total));
       best = Math.max(best, embedded);
       const done = Math.min(chunks, Math.round(best * chunks));
-      const first = samples[0]!;
-      const last = samples[samples.length - 1]!;
-      const perSecond = last.at > first.at ? ((last.made - first.made) * 1000) / (last.at - first.at) : 0;
-      return {
-        fraction: best,
-        done,
-        ...(perSecond > 0 ? { etaSeconds: Math.round(((chunks - done) / perSecond) * 10) / 10 } : {}),
-      };
+      const etaSeconds = secondsFor(chunks - done);
+      return { fraction: best, done, ...(etaSeconds === undefined ? {} : { etaSeconds }) };
     },
   };
 };
@@ -123,6 +131,9 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
   const counts = { filesScanned: 0, filesIndexed: 0, chunksCreated: 0 };
   const startedAt = Date.now();
   const source = sourceOfRepo(repoPath);
+  /** Whether the job's chunks are embedded before it ends: the semantic index embeds them as they are stored, from the first file on. */
+  const embeds = deps.embeddingCheckpoint !== undefined;
+  const embedding = embeddingMeter(deps.vectorsMade);
 
   // Once the job's outcome is being recorded, a cancel no longer interrupts the waits.
   let recordingOutcome = false;
@@ -203,11 +214,15 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
     });
   };
 
-  /** `eta` in seconds when the phase measures its own; otherwise one from the job's elapsed time. */
+  /**
+   * `eta` in seconds when the phase measures its own. A job whose chunks are embedded gives no other:
+   * embedding takes most of its time, at a pace the files chunked so far say nothing of. Otherwise
+   * the time left is judged from the job's elapsed time.
+   */
   const progress = async (phase: JobPhase, percentage: number, message: string, measuredEta?: number) => {
     const fraction = percentage / 100;
     const elapsed = (Date.now() - startedAt) / 1000;
-    const eta = measuredEta ?? (fraction > 0.02 && fraction < 1 ? (elapsed / fraction) * (1 - fraction) : undefined);
+    const eta = embeds ? measuredEta : fraction > 0.02 && fraction < 1 ? (elapsed / fraction) * (1 - fraction) : undefined;
     throttle.reported();
     await append({
       type: 'IndexingJobProgressed',
@@ -256,7 +271,6 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
     const [, targetSeq] = positionParts(target);
     const startCheckpoint = await embeddingSeq();
     let lastCheckpoint = startCheckpoint;
-    const embedding = embeddingMeter(counts.chunksCreated, deps.vectorsMade);
     /** True once there; false while behind; throws UnavailableError while a read model cannot write (e.g. a full disk). */
     const reached = unlessStopped(() =>
       deps.waitForProjections(target, 500).then(
@@ -280,7 +294,7 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
       if (throttle.due()) {
         const span = Number(targetSeq - startCheckpoint) || 1;
         const committed = Math.min(1, Math.max(0, Number(seq - startCheckpoint) / span));
-        const { fraction, done, etaSeconds } = embedding.estimate(committed);
+        const { fraction, done, etaSeconds } = embedding.estimate(counts.chunksCreated, committed);
         await progress(
           phase,
           from + (to - from) * fraction,
@@ -291,8 +305,24 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
     }
   };
 
+  /**
+   * While files are chunked: the longer of the files left at their pace so far and the chunks left
+   * to embed (those counted, and as many again for the files left as the others had) at the
+   * embedding rate; unknown until that rate is measured.
+   */
+  const timeLeftChunking = (scanned: number, total: number, since: number): number | undefined => {
+    if (!embeds || scanned === 0) return undefined;
+    embedding.sample();
+    const expected = (counts.chunksCreated * Math.max(total, scanned)) / scanned;
+    const embeddingLeft = embedding.secondsFor(expected - embedding.made());
+    if (embeddingLeft === undefined) return undefined;
+    const filesLeft = (((Date.now() - since) / 1000) * Math.max(0, total - scanned)) / scanned;
+    return Math.max(filesLeft, embeddingLeft);
+  };
+
   /** The files walked, chunked and stored; documents the tree no longer has are removed once the indexes hold the rest. */
   const indexing = async (total: number) => {
+    const chunkingSince = Date.now();
     const tally = await ingestFiles(deps.ingest, scan(), {
       source,
       context: contextNow,
@@ -307,14 +337,21 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
         Object.assign(counts, { filesScanned: t.scanned, filesIndexed: t.created + t.updated + t.unchanged, chunksCreated: t.chunks });
         if (t.removed > 0) return;
         throttle.fileDone();
-        if (throttle.due()) await progress('chunking', 10 + (40 * t.scanned) / Math.max(1, total), `Chunking files: ${t.scanned}/${total}`);
+        if (throttle.due())
+          await progress(
+            'chunking',
+            10 + (40 * t.scanned) / Math.max(1, total),
+            `Chunking files: ${t.scanned}/${total}`,
+            timeLeftChunking(t.scanned, total, chunkingSince),
+          );
       },
       removeMissing: {
         readModels: deps.readModels,
         beforeRemoval: async () => {
-          await progress('chunking', 50, `Chunked ${counts.filesIndexed} files into ${counts.chunksCreated} chunks`);
+          const timeLeft = timeLeftChunking(counts.filesScanned, counts.filesScanned, chunkingSince);
+          await progress('chunking', 50, `Chunked ${counts.filesIndexed} files into ${counts.chunksCreated} chunks`, timeLeft);
           if (deps.embeddingCheckpoint) {
-            await progress('embedding', 50, `Generating embeddings for ${counts.chunksCreated} chunks`);
+            await progress('embedding', 50, `Generating embeddings for ${counts.chunksCreated} chunks`, timeLeft);
             await waitForIndexes(await head(), 'embedding', 50, 90);
           }
           await progress('writing', 90, 'Writing to database...');

@@ -81,10 +81,11 @@ const serve = async (dataDir: string) => {
 interface Status {
   status: string;
   progress_message: string;
+  estimated_time_remaining_seconds?: number;
 }
 
 describeWith(EMBEDDING_MODEL, 'an indexing job while the local model embeds its chunks', () => {
-  it('reports its embedded chunks moving on as the semantic index moves on, though the server clock was set back', async () => {
+  it('reports its embedded chunks moving on as the semantic index moves on, though the server clock was set back, and times the rest from them', async () => {
     const { url, child, logged } = await serve(tempDataDir('ctx-job-embedding-data-'));
     const client = new Client({ name: 'job-embedding-test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
@@ -97,6 +98,8 @@ describeWith(EMBEDDING_MODEL, 'an indexing job while the local model embeds its 
 
       // Sampled over the run: the count the job reports, and the one the server logs as the semantic index embeds.
       const samples: { embedded: number; logged: number }[] = [];
+      const timesLeftWithNoneEmbedded: string[] = [];
+      let timesLeft = 0;
       let setBack = 0;
       for (
         let s = await call<Status>('get_job_status', { job_id });
@@ -105,6 +108,11 @@ describeWith(EMBEDDING_MODEL, 'an indexing job while the local model embeds its 
       ) {
         expect(['pending', 'running']).toContain(s.status);
         const embedding = /^Generating embeddings: ([\d,]+)\//.exec(s.progress_message);
+        if (embedding && s.estimated_time_remaining_seconds !== undefined) {
+          timesLeft++;
+          if (embedding[1] === '0')
+            timesLeftWithNoneEmbedded.push(`${s.progress_message}: ${s.estimated_time_remaining_seconds} s`);
+        }
         if (embedding) {
           // The clock goes back while the job waits for the semantic index, three times over.
           if (setBack++ < 3) child.kill('SIGUSR2');
@@ -119,6 +127,9 @@ describeWith(EMBEDDING_MODEL, 'an indexing job while the local model embeds its 
       // The run is long enough to tell: the server logged the semantic index's count moving on several times meanwhile.
       expect(moves(samples.map((s) => s.logged)), seen).toBeGreaterThanOrEqual(2);
       expect(moves(samples.map((s) => s.embedded)), seen).toBeGreaterThanOrEqual(2);
+      // The time left is the chunks left at the embedding rate: none before a chunk is embedded, then one.
+      expect(timesLeftWithNoneEmbedded).toEqual([]);
+      expect(timesLeft).toBeGreaterThan(0);
     } finally {
       await client.close();
       child.kill('SIGTERM');
