@@ -63,8 +63,8 @@ class Stop extends Error {
 /** How often a wait that a cancel may cut short looks whether one was asked for. */
 
 /**
- * Embedding rates are measured over at least this recent window, and back to before the last
- * vectors came: they come a call to the model (up to 128) at a time, and a call may take longer.
+ * Embedding rates are measured between two calls to the model returning, at least this far apart
+ * when there are calls that far back: vectors come a call (up to 128 of them) at a time.
  */
 const RATE_WINDOW_MS = 30_000;
 
@@ -78,30 +78,32 @@ const EMBEDDER_QUIET_MS = 10_000;
  * How far the embedding of a job's chunks has come: the vectors made since the job began (as each
  * call to the model returns), or what the semantic index has committed when that says more. Never
  * goes back, and stays below 100 % until the index has committed everything. Its time left is the
- * chunks left at the recent rate (see RATE_WINDOW_MS), and unknown until a vector was made.
+ * chunks left at the recent rate (see RATE_WINDOW_MS): unknown until two calls have returned.
  */
 export const embeddingMeter = (vectorsMade: (() => number) | undefined, now: () => number = Date.now) => {
   const start = vectorsMade?.() ?? 0;
-  /** When the count grew, oldest first, from the count it began with. */
-  const steps: { at: number; made: number }[] = [{ at: now(), made: start }];
+  const startedAt = now();
+  /** When the count grew, oldest first: the time before the first is not embedding time (no call may have begun). */
+  const steps: { at: number; made: number }[] = [];
   let made = start;
   let best = 0;
-  /** Seconds to embed `chunks` more at the recent rate; undefined before any vector was made. */
+  /** Seconds to embed `chunks` more at the recent rate; undefined until two calls have returned. */
   const secondsFor = (chunks: number): number | undefined => {
-    const to = now();
-    // the latest step before the last one that is at least the window old, else the first
-    const from = steps.findLast((step, i) => i < steps.length - 1 && step.at <= to - RATE_WINDOW_MS) ?? steps[0]!;
-    const perSecond = to > from.at ? ((made - from.made) * 1000) / (to - from.at) : 0;
-    return perSecond > 0 ? Math.round((Math.max(0, chunks) / perSecond) * 10) / 10 : undefined;
+    const last = steps[steps.length - 1];
+    const from = steps.findLast((step) => last && step.at <= last.at - RATE_WINDOW_MS) ?? steps[0];
+    if (!last || !from || last.at <= from.at) return undefined;
+    const perSecond = ((last.made - from.made) * 1000) / (last.at - from.at);
+    return Math.round((Math.max(0, chunks) / perSecond) * 10) / 10;
   };
   return {
     /** Records the count now; true while the embedder is at work (it made vectors within the quiet time). */
     sample(): boolean {
       made = vectorsMade?.() ?? start;
-      if (made > steps[steps.length - 1]!.made) steps.push({ at: now(), made });
+      if (made > (steps[steps.length - 1]?.made ?? start)) steps.push({ at: now(), made });
       // Once a later step than the first can be measured from, the first never is again.
-      while (steps.length > 2 && steps[1]!.at <= now() - RATE_WINDOW_MS) steps.shift();
-      return now() - steps[steps.length - 1]!.at < EMBEDDER_QUIET_MS;
+      const last = steps[steps.length - 1];
+      while (last && steps.length > 2 && steps[1]!.at <= last.at - RATE_WINDOW_MS) steps.shift();
+      return now() - (last?.at ?? startedAt) < EMBEDDER_QUIET_MS;
     },
     /** Vectors made since it began, as last sampled. */
     made: () => made - start,
