@@ -93,7 +93,7 @@ describeWith(EMBEDDING_MODEL, 'an indexing job while the local model embeds its 
       (await client.callTool({ name, arguments: args })).structuredContent as T;
     try {
       const { job_id } = await call<{ job_id: string }>('start_indexing_background', {
-        repo_path: sourceTree(60),
+        repo_path: sourceTree(48),
       });
 
       // Sampled over the run: the count the job reports, and the one the server logs as the semantic index embeds.
@@ -130,6 +130,18 @@ describeWith(EMBEDDING_MODEL, 'an indexing job while the local model embeds its 
       // The time left is the chunks left at the embedding rate: none before a chunk is embedded, then one.
       expect(timesLeftWithNoneEmbedded).toEqual([]);
       expect(timesLeft).toBeGreaterThan(0);
+      // Every step of the job says so, those too quick to be sampled: none before its first file was even stored.
+      const { events } = await call<{
+        events: {
+          type: string;
+          data: { phase?: string; message?: string; estimatedSecondsRemaining?: number };
+        }[];
+      }>('ledger.history', { stream: `job-${job_id}`, limit: 500 });
+      const progressed = events.filter((e) => e.type === 'IndexingJobProgressed').map((e) => e.data);
+      expect(progressed.filter((p) => p.phase === 'scanning').length).toBeGreaterThan(0);
+      expect(
+        progressed.filter((p) => p.phase === 'scanning' && p.estimatedSecondsRemaining !== undefined),
+      ).toEqual([]);
     } finally {
       await client.close();
       child.kill('SIGTERM');
