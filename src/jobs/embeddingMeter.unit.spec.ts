@@ -50,6 +50,7 @@ describe('embeddingMeter', () => {
       made += 20;
       meter.sample();
     }
+    expect(meter.perSecond()).toBe(20);
     expect(meter.secondsFor(2_000)).toBe(100);
   });
 

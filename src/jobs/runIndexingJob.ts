@@ -87,13 +87,16 @@ export const embeddingMeter = (vectorsMade: (() => number) | undefined, now: () 
   const steps: { at: number; made: number }[] = [];
   let made = start;
   let best = 0;
-  /** Seconds to embed `chunks` more at the recent rate; undefined until two calls have returned. */
-  const secondsFor = (chunks: number): number | undefined => {
+  /** Vectors a second at the recent rate; 0 until two calls have returned. */
+  const perSecond = (): number => {
     const last = steps[steps.length - 1];
     const from = steps.findLast((step) => last && step.at <= last.at - RATE_WINDOW_MS) ?? steps[0];
-    if (!last || !from || last.at <= from.at) return undefined;
-    const perSecond = ((last.made - from.made) * 1000) / (last.at - from.at);
-    return Math.round((Math.max(0, chunks) / perSecond) * 10) / 10;
+    return last && from && last.at > from.at ? ((last.made - from.made) * 1000) / (last.at - from.at) : 0;
+  };
+  /** Seconds to embed `chunks` more at the recent rate; undefined until it is known. */
+  const secondsFor = (chunks: number): number | undefined => {
+    const rate = perSecond();
+    return rate > 0 ? Math.round((Math.max(0, chunks) / rate) * 10) / 10 : undefined;
   };
   return {
     /** Records the count now; true while the embedder is at work (it made vectors within the quiet time). */
@@ -107,6 +110,7 @@ export const embeddingMeter = (vectorsMade: (() => number) | undefined, now: () 
     },
     /** Vectors made since it began, as last sampled. */
     made: () => made - start,
+    perSecond,
     secondsFor,
     estimate(chunks: number, committed: number): { fraction: number; done: number; etaSeconds?: number } {
       const total = Math.max(1, chunks);
