@@ -12,7 +12,7 @@ import type { ReadModels } from '../ports/projections.js';
 import { ingestFiles } from '../ingestion/ingestFiles.js';
 import { backoff, pause } from './backoff.js';
 import type { JobStream } from './jobStream.js';
-import { progressThrottle } from './progressThrottle.js';
+import { elapsedMs, progressThrottle } from './progressThrottle.js';
 import { withoutPaths } from './withoutPaths.js';
 import { untilStopped } from './untilStopped.js';
 
@@ -80,7 +80,7 @@ const EMBEDDER_QUIET_MS = 10_000;
  * goes back, and stays below 100 % until the index has committed everything. Its time left is the
  * chunks left at the recent rate (see RATE_WINDOW_MS): unknown until two calls have returned.
  */
-export const embeddingMeter = (vectorsMade: (() => number) | undefined, now: () => number = Date.now) => {
+export const embeddingMeter = (vectorsMade: (() => number) | undefined, now: () => number = elapsedMs) => {
   const start = vectorsMade?.() ?? 0;
   const startedAt = now();
   /** When the count grew, oldest first: the time before the first is not embedding time (no call may have begun). */
@@ -135,7 +135,7 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
   const contextNow = (): CommandContext => commandContext(actor, { project: project!, correlationId: jobId });
   const throttle = progressThrottle(deps.progressIntervalMs, deps.progressEveryFiles);
   const counts = { filesScanned: 0, filesIndexed: 0, chunksCreated: 0 };
-  const startedAt = Date.now();
+  const startedAt = elapsedMs();
   const source = sourceOfRepo(repoPath);
   /** Whether the job's chunks are embedded before it ends: the semantic index embeds them as they are stored, from the first file on. */
   const embeds = deps.embeddingCheckpoint !== undefined;
@@ -227,7 +227,7 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
    */
   const progress = async (phase: JobPhase, percentage: number, message: string, measuredEta?: number) => {
     const fraction = percentage / 100;
-    const elapsed = (Date.now() - startedAt) / 1000;
+    const elapsed = (elapsedMs() - startedAt) / 1000;
     const eta = embeds ? measuredEta : fraction > 0.02 && fraction < 1 ? (elapsed / fraction) * (1 - fraction) : undefined;
     throttle.reported();
     await append({
@@ -322,13 +322,13 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
     const expected = (counts.chunksCreated * Math.max(total, scanned)) / scanned;
     const embeddingLeft = embedding.secondsFor(expected - embedding.made());
     if (embeddingLeft === undefined) return undefined;
-    const filesLeft = (((Date.now() - since) / 1000) * Math.max(0, total - scanned)) / scanned;
+    const filesLeft = (((elapsedMs() - since) / 1000) * Math.max(0, total - scanned)) / scanned;
     return Math.max(filesLeft, embeddingLeft);
   };
 
   /** The files walked, chunked and stored; documents the tree no longer has are removed once the indexes hold the rest. */
   const indexing = async (total: number) => {
-    const chunkingSince = Date.now();
+    const chunkingSince = elapsedMs();
     const tally = await ingestFiles(deps.ingest, scan(), {
       source,
       context: contextNow,

@@ -48,34 +48,24 @@ afterAll(() => {
 });
 beforeAll(ensureBuilt, 300_000);
 
-/** The built `ctx serve` on a free port, with the last count of embedded chunks its log gave. */
+/** The built `ctx serve` on a free port. */
 const serve = async (dataDir: string) => {
   const child = spawnBuilt(['serve', '--data-dir', dataDir, '--bind', '127.0.0.1:0'], { env: ENV });
   let exited = false;
   child.on('exit', () => (exited = true));
   started.push({ pid: child.pid!, exited: () => exited });
   let output = '';
-  let logged = 0;
   const url = await new Promise<string>((resolve, reject) => {
-    const reader = () => {
-      let partial = '';
-      return (chunk: Buffer) => {
-        output += chunk.toString();
-        const lines = (partial + chunk.toString()).split('\n');
-        partial = lines.pop()!;
-        for (const line of lines) {
-          const count = /"embedding: ([\d,]+) \//.exec(line);
-          if (count) logged = Number(count[1]!.replaceAll(',', ''));
-        }
-        const match = /serving on (http:\/\/[\d.:]+)/.exec(output);
-        if (match) resolve(match[1]!);
-      };
+    const read = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /serving on (http:\/\/[\d.:]+)/.exec(output);
+      if (match) resolve(match[1]!);
     };
-    child.stdout!.on('data', reader());
-    child.stderr!.on('data', reader());
+    child.stdout!.on('data', read);
+    child.stderr!.on('data', read);
     child.on('exit', (code) => reject(new Error(`ctx serve exited with ${code}: ${output}`)));
   });
-  return { url, child, logged: () => logged };
+  return { url, child };
 };
 
 interface Status {
@@ -86,7 +76,10 @@ interface Status {
 
 describeWith(EMBEDDING_MODEL, 'an indexing job while the local model embeds its chunks', () => {
   it('reports its embedded chunks moving on as the semantic index moves on, though the server clock was set back, and times the rest from them', async () => {
-    const { url, child, logged } = await serve(tempDataDir('ctx-job-embedding-data-'));
+    const { url, child } = await serve(tempDataDir('ctx-job-embedding-data-'));
+    /** The vectors the server's model has made, as each call to it returns. */
+    const vectorsMade = async () =>
+      Number(/^ctx_embedding_vectors_total (\d+)/m.exec(await (await fetch(`${url}/metrics`)).text())![1]);
     const client = new Client({ name: 'job-embedding-test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`)));
     const call = async <T>(name: string, args: Record<string, unknown>): Promise<T> =>
@@ -96,8 +89,8 @@ describeWith(EMBEDDING_MODEL, 'an indexing job while the local model embeds its 
         repo_path: sourceTree(48),
       });
 
-      // Sampled over the run: the count the job reports, and the one the server logs as the semantic index embeds.
-      const samples: { embedded: number; logged: number }[] = [];
+      // Sampled over the run: the count the job reports, and the vectors the server has made.
+      const samples: { embedded: number; made: number }[] = [];
       const timesLeftWithNoneEmbedded: string[] = [];
       let timesLeft = 0;
       let setBack = 0;
@@ -116,16 +109,17 @@ describeWith(EMBEDDING_MODEL, 'an indexing job while the local model embeds its 
         if (embedding) {
           // The clock goes back while the job waits for the semantic index, three times over.
           if (setBack++ < 3) child.kill('SIGUSR2');
-          else samples.push({ embedded: Number(embedding[1]!.replaceAll(',', '')), logged: logged() });
+          else
+            samples.push({ embedded: Number(embedding[1]!.replaceAll(',', '')), made: await vectorsMade() });
         }
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
 
       const moves = (values: readonly unknown[]) =>
         values.filter((v, i) => i > 0 && v !== values[i - 1]).length;
-      const seen = samples.map((s) => `${s.embedded}/${s.logged}`).join(' ');
-      // The run is long enough to tell: the server logged the semantic index's count moving on several times meanwhile.
-      expect(moves(samples.map((s) => s.logged)), seen).toBeGreaterThanOrEqual(2);
+      const seen = samples.map((s) => `${s.embedded}/${s.made}`).join(' ');
+      // The run is long enough to tell: the server's model made vectors several times meanwhile.
+      expect(moves(samples.map((s) => s.made)), seen).toBeGreaterThanOrEqual(2);
       expect(moves(samples.map((s) => s.embedded)), seen).toBeGreaterThanOrEqual(2);
       // The time left is the chunks left at the embedding rate: none before a chunk is embedded, then one.
       expect(timesLeftWithNoneEmbedded).toEqual([]);
