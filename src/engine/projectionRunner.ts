@@ -326,6 +326,8 @@ export const createProjectionRunner = (
           live.storedAt = Date.now();
           if (i < slices.length - 1) {
             live.seen = live.checkpoint;
+            // A wait for a position this slice reached ends now, not after the rest of the batch.
+            live.waiters.forEach((wake) => wake());
             await letRequestsIn();
           }
         }
@@ -546,7 +548,6 @@ export const createProjectionRunner = (
       const targets = all
         ? [...lives.values()]
         : targetsOf(name === undefined ? undefined : typeof name === 'string' ? [name] : name);
-      const deadline = Date.now() + timeoutMs;
       const waits = Promise.all(
         targets.map(
           (live) =>
@@ -554,15 +555,17 @@ export const createProjectionRunner = (
               const check = () => {
                 if (live.seen >= position) return done(resolve);
                 // Alone and not started, nothing will apply it: a wait would only run out its time.
-                if (Date.now() >= deadline || (!started && locks === soleReplica)) {
-                  // Behind because its writes fail for a reason that passes (a full disk, a lost database): say so.
-                  const outage = live.lastFailure instanceof UnavailableError ? live.lastFailure : undefined;
-                  return done(() =>
-                    reject(outage ?? new ProjectionLagError(live.projection.name, position, timeoutMs)),
-                  );
-                }
+                if (!started && locks === soleReplica) expire();
               };
-              const timer = setTimeout(check, Math.max(0, deadline - Date.now()));
+              const expire = () => {
+                // Behind because its writes fail for a reason that passes (a full disk, a lost database): say so.
+                const outage = live.lastFailure instanceof UnavailableError ? live.lastFailure : undefined;
+                done(() => reject(outage ?? new ProjectionLagError(live.projection.name, position, timeoutMs)));
+              };
+              // The timer alone says the time is up. Compared with the wall clock it may fire a
+              // millisecond early (or seconds early, once the clock is set back): a wait that then
+              // ended only on the projection's next batch held its caller for as long as that batch took.
+              const timer = setTimeout(() => (live.seen >= position ? done(resolve) : expire()), timeoutMs);
               let probing = false;
               const shared = setInterval(() => {
                 if (!started || live.following || probing) return;

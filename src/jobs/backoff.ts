@@ -1,3 +1,5 @@
+import { elapsedMs } from './progressThrottle.js';
+
 /** Doubling delays between tries while a service is unavailable. */
 export interface Backoff {
   /** The delay before the next try; each call doubles the following one, up to the maximum. */
@@ -19,8 +21,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Waits `ms`, calling `check` every 200 ms at most: a check that throws ends the wait early. */
 export const pause = async (ms: number, check: () => void): Promise<void> => {
-  const until = Date.now() + ms;
-  for (let left = ms; left > 0; left = until - Date.now()) {
+  const until = elapsedMs() + ms;
+  for (let left = ms; left > 0; left = until - elapsedMs()) {
     check();
     await sleep(Math.min(200, left));
   }

@@ -12,7 +12,7 @@ import type { ReadModels } from '../ports/projections.js';
 import { ingestFiles } from '../ingestion/ingestFiles.js';
 import { backoff, pause } from './backoff.js';
 import type { JobStream } from './jobStream.js';
-import { progressThrottle } from './progressThrottle.js';
+import { elapsedMs, progressThrottle } from './progressThrottle.js';
 import { withoutPaths } from './withoutPaths.js';
 import { untilStopped } from './untilStopped.js';
 
@@ -62,7 +62,10 @@ class Stop extends Error {
 
 /** How often a wait that a cancel may cut short looks whether one was asked for. */
 
-/** Embedding rates are measured over this recent window. */
+/**
+ * Embedding rates are measured between two calls to the model returning, at least this far apart
+ * when there are calls that far back: vectors come a call (up to 128 of them) at a time.
+ */
 const RATE_WINDOW_MS = 30_000;
 
 /**
@@ -72,39 +75,50 @@ const RATE_WINDOW_MS = 30_000;
 const EMBEDDER_QUIET_MS = 10_000;
 
 /**
- * How far the embedding of a job's `chunks` has come: the vectors made since it began (as each call
- * to the model returns), or what the semantic index has committed when that says more. Never goes
- * back, and stays below 100 % until the index has committed everything. Its time left is the chunks
- * left at the rate measured over the last half minute.
+ * How far the embedding of a job's chunks has come: the vectors made since the job began (as each
+ * call to the model returns), or what the semantic index has committed when that says more. Never
+ * goes back, and stays below 100 % until the index has committed everything. Its time left is the
+ * chunks left at the recent rate (see RATE_WINDOW_MS): unknown until two calls have returned.
  */
-export const embeddingMeter = (chunks: number, vectorsMade: (() => number) | undefined, now: () => number = Date.now) => {
+export const embeddingMeter = (vectorsMade: (() => number) | undefined, now: () => number = elapsedMs) => {
   const start = vectorsMade?.() ?? 0;
-  const samples: { at: number; made: number }[] = [{ at: now(), made: start }];
-  let movedAt = now();
+  const startedAt = now();
+  /** When the count grew, oldest first: the time before the first is not embedding time (no call may have begun). */
+  const steps: { at: number; made: number }[] = [];
+  let made = start;
   let best = 0;
+  /** Vectors a second at the recent rate; 0 until two calls have returned. */
+  const perSecond = (): number => {
+    const last = steps[steps.length - 1];
+    const from = steps.findLast((step) => last && step.at <= last.at - RATE_WINDOW_MS) ?? steps[0];
+    return last && from && last.at > from.at ? ((last.made - from.made) * 1000) / (last.at - from.at) : 0;
+  };
+  /** Seconds to embed `chunks` more at the recent rate; undefined until it is known. */
+  const secondsFor = (chunks: number): number | undefined => {
+    const rate = perSecond();
+    return rate > 0 ? Math.round((Math.max(0, chunks) / rate) * 10) / 10 : undefined;
+  };
   return {
     /** Records the count now; true while the embedder is at work (it made vectors within the quiet time). */
     sample(): boolean {
-      const made = vectorsMade?.() ?? start;
-      if (made > samples[samples.length - 1]!.made) movedAt = now();
-      samples.push({ at: now(), made });
-      while (samples.length > 2 && samples[1]!.at <= now() - RATE_WINDOW_MS) samples.shift();
-      return now() - movedAt < EMBEDDER_QUIET_MS;
+      made = vectorsMade?.() ?? start;
+      if (made > (steps[steps.length - 1]?.made ?? start)) steps.push({ at: now(), made });
+      // Once a later step than the first can be measured from, the first never is again.
+      const last = steps[steps.length - 1];
+      while (last && steps.length > 2 && steps[1]!.at <= last.at - RATE_WINDOW_MS) steps.shift();
+      return now() - (last?.at ?? startedAt) < EMBEDDER_QUIET_MS;
     },
-    estimate(committed: number): { fraction: number; done: number; etaSeconds?: number } {
-      const made = samples[samples.length - 1]!.made - start;
+    /** Vectors made since it began, as last sampled. */
+    made: () => made - start,
+    perSecond,
+    secondsFor,
+    estimate(chunks: number, committed: number): { fraction: number; done: number; etaSeconds?: number } {
       const total = Math.max(1, chunks);
-      const embedded = committed >= 1 ? 1 : Math.min(0.99, Math.max(committed, made / total));
+      const embedded = committed >= 1 ? 1 : Math.min(0.99, Math.max(committed, (made - start) / total));
       best = Math.max(best, embedded);
       const done = Math.min(chunks, Math.round(best * chunks));
-      const first = samples[0]!;
-      const last = samples[samples.length - 1]!;
-      const perSecond = last.at > first.at ? ((last.made - first.made) * 1000) / (last.at - first.at) : 0;
-      return {
-        fraction: best,
-        done,
-        ...(perSecond > 0 ? { etaSeconds: Math.round(((chunks - done) / perSecond) * 10) / 10 } : {}),
-      };
+      const etaSeconds = secondsFor(chunks - done);
+      return { fraction: best, done, ...(etaSeconds === undefined ? {} : { etaSeconds }) };
     },
   };
 };
@@ -121,8 +135,11 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
   const contextNow = (): CommandContext => commandContext(actor, { project: project!, correlationId: jobId });
   const throttle = progressThrottle(deps.progressIntervalMs, deps.progressEveryFiles);
   const counts = { filesScanned: 0, filesIndexed: 0, chunksCreated: 0 };
-  const startedAt = Date.now();
+  const startedAt = elapsedMs();
   const source = sourceOfRepo(repoPath);
+  /** Whether the job's chunks are embedded before it ends: the semantic index embeds them as they are stored, from the first file on. */
+  const embeds = deps.embeddingCheckpoint !== undefined;
+  const embedding = embeddingMeter(deps.vectorsMade);
 
   // Once the job's outcome is being recorded, a cancel no longer interrupts the waits.
   let recordingOutcome = false;
@@ -203,11 +220,15 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
     });
   };
 
-  /** `eta` in seconds when the phase measures its own; otherwise one from the job's elapsed time. */
+  /**
+   * `eta` in seconds when the phase measures its own. A job whose chunks are embedded gives no other:
+   * embedding takes most of its time, at a pace the files chunked so far say nothing of. Otherwise
+   * the time left is judged from the job's elapsed time.
+   */
   const progress = async (phase: JobPhase, percentage: number, message: string, measuredEta?: number) => {
     const fraction = percentage / 100;
-    const elapsed = (Date.now() - startedAt) / 1000;
-    const eta = measuredEta ?? (fraction > 0.02 && fraction < 1 ? (elapsed / fraction) * (1 - fraction) : undefined);
+    const elapsed = (elapsedMs() - startedAt) / 1000;
+    const eta = embeds ? measuredEta : fraction > 0.02 && fraction < 1 ? (elapsed / fraction) * (1 - fraction) : undefined;
     throttle.reported();
     await append({
       type: 'IndexingJobProgressed',
@@ -256,7 +277,6 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
     const [, targetSeq] = positionParts(target);
     const startCheckpoint = await embeddingSeq();
     let lastCheckpoint = startCheckpoint;
-    const embedding = embeddingMeter(counts.chunksCreated, deps.vectorsMade);
     /** True once there; false while behind; throws UnavailableError while a read model cannot write (e.g. a full disk). */
     const reached = unlessStopped(() =>
       deps.waitForProjections(target, 500).then(
@@ -280,7 +300,7 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
       if (throttle.due()) {
         const span = Number(targetSeq - startCheckpoint) || 1;
         const committed = Math.min(1, Math.max(0, Number(seq - startCheckpoint) / span));
-        const { fraction, done, etaSeconds } = embedding.estimate(committed);
+        const { fraction, done, etaSeconds } = embedding.estimate(counts.chunksCreated, committed);
         await progress(
           phase,
           from + (to - from) * fraction,
@@ -291,8 +311,24 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
     }
   };
 
+  /**
+   * While files are chunked: the longer of the files left at their pace so far and the chunks left
+   * to embed (those counted, and as many again for the files left as the others had) at the
+   * embedding rate; unknown until that rate is measured.
+   */
+  const timeLeftChunking = (scanned: number, total: number, since: number): number | undefined => {
+    if (!embeds || scanned === 0) return undefined;
+    embedding.sample();
+    const expected = (counts.chunksCreated * Math.max(total, scanned)) / scanned;
+    const embeddingLeft = embedding.secondsFor(expected - embedding.made());
+    if (embeddingLeft === undefined) return undefined;
+    const filesLeft = (((elapsedMs() - since) / 1000) * Math.max(0, total - scanned)) / scanned;
+    return Math.max(filesLeft, embeddingLeft);
+  };
+
   /** The files walked, chunked and stored; documents the tree no longer has are removed once the indexes hold the rest. */
   const indexing = async (total: number) => {
+    const chunkingSince = elapsedMs();
     const tally = await ingestFiles(deps.ingest, scan(), {
       source,
       context: contextNow,
@@ -307,14 +343,21 @@ export const runIndexingJob = async (deps: IndexingDeps, job: JobStream, control
         Object.assign(counts, { filesScanned: t.scanned, filesIndexed: t.created + t.updated + t.unchanged, chunksCreated: t.chunks });
         if (t.removed > 0) return;
         throttle.fileDone();
-        if (throttle.due()) await progress('chunking', 10 + (40 * t.scanned) / Math.max(1, total), `Chunking files: ${t.scanned}/${total}`);
+        if (throttle.due())
+          await progress(
+            'chunking',
+            10 + (40 * t.scanned) / Math.max(1, total),
+            `Chunking files: ${t.scanned}/${total}`,
+            timeLeftChunking(t.scanned, total, chunkingSince),
+          );
       },
       removeMissing: {
         readModels: deps.readModels,
         beforeRemoval: async () => {
-          await progress('chunking', 50, `Chunked ${counts.filesIndexed} files into ${counts.chunksCreated} chunks`);
+          const timeLeft = timeLeftChunking(counts.filesScanned, counts.filesScanned, chunkingSince);
+          await progress('chunking', 50, `Chunked ${counts.filesIndexed} files into ${counts.chunksCreated} chunks`, timeLeft);
           if (deps.embeddingCheckpoint) {
-            await progress('embedding', 50, `Generating embeddings for ${counts.chunksCreated} chunks`);
+            await progress('embedding', 50, `Generating embeddings for ${counts.chunksCreated} chunks`, timeLeft);
             await waitForIndexes(await head(), 'embedding', 50, 90);
           }
           await progress('writing', 90, 'Writing to database...');

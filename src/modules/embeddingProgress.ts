@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { embeddingActivity } from '../../infra/embeddings/embeddingActivity.js';
 import type { Database } from '../../infra/postgres/database.js';
+import { embeddingMeter } from '../jobs/runIndexingJob.js';
 
 const EVERY_MS = 5_000;
 const count = (n: number) => n.toLocaleString('en-US');
@@ -20,7 +21,8 @@ export const embeddingProgressLine = (done: number, total: number, perSecond: nu
  * Meilisearch as the keyword index there is nothing to compare with, and nothing is logged.
  */
 export const watchEmbeddingProgress = (db: Database, logger: Logger): (() => void) => {
-  let last: { made: number; at: number } | null = null;
+  // The rate an indexing job's time left is measured at: both say the same.
+  const meter = embeddingMeter(() => embeddingActivity.vectorsMade);
   /** The semantic table's rows, and the vectors made when it last grew: made since then are in a batch not yet written. */
   let stored = { rows: -1, madeBefore: 0 };
   let reported = false;
@@ -30,14 +32,12 @@ export const watchEmbeddingProgress = (db: Database, logger: Logger): (() => voi
               (SELECT count(*)::int FROM search_keyword) - (SELECT count(*)::int FROM search_semantic_deferred) AS total`,
     );
     if (!row) return;
-    const now = Date.now();
     const made = embeddingActivity.vectorsMade;
+    meter.sample();
     if (row.rows !== stored.rows) stored = { rows: row.rows, madeBefore: made };
-    const perSecond = last ? ((made - last.made) * 1000) / (now - last.at) : 0;
-    last = { made, at: now };
     const done = Math.min(row.total, row.rows + made - stored.madeBefore);
     if (row.rows < row.total) {
-      logger.info(embeddingProgressLine(done, row.total, perSecond));
+      logger.info(embeddingProgressLine(done, row.total, meter.perSecond()));
       reported = true;
     } else if (reported) {
       logger.info(`embedding: all ${count(row.total)} chunks embedded`);

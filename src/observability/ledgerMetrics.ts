@@ -6,7 +6,7 @@ export interface ObservedLedger {
   projections: ProjectionRunner;
   /** Indexing jobs per status, or null when this deployment runs no jobs. */
   jobsByStatus: (() => Promise<ReadonlyMap<string, number>>) | null;
-  embedding: () => { queuedTexts: number; callsInFlight: number };
+  embedding: () => { queuedTexts: number; callsInFlight: number; vectorsMade: number };
 }
 
 export interface LedgerMetrics {
@@ -67,6 +67,12 @@ export const createLedgerMetrics = (): LedgerMetrics => {
   const jobs = gauge('ctx_jobs', 'Indexing jobs by status', ['status']);
   const embeddingQueue = gauge('ctx_embedding_queue_texts', 'Texts handed to the embedding model and not embedded yet', []);
   const embeddingCalls = gauge('ctx_embedding_calls_in_flight', 'Calls to the embedding model running now', []);
+  // Read from the process's count at each scrape, as each call to the model returns: its rate is the embedding speed.
+  const vectorsMade = new Counter({
+    name: 'ctx_embedding_vectors_total',
+    help: 'Vectors the embedding models of this process have made since it started',
+    registers: [registry],
+  });
 
   let observed: ObservedLedger | null = null;
 
@@ -89,6 +95,8 @@ export const createLedgerMetrics = (): LedgerMetrics => {
     const activity = embedding();
     embeddingQueue.set(activity.queuedTexts);
     embeddingCalls.set(activity.callsInFlight);
+    vectorsMade.reset();
+    vectorsMade.inc(activity.vectorsMade);
   };
 
   let processMetrics = false;

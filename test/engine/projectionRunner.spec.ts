@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openPglite, type Database } from '../../infra/postgres/database.js';
 import { postgresDocumentProjection, postgresReadModels } from '../../infra/postgres/documentReadModels.js';
 import { createPostgresEventStore } from '../../infra/eventstore/postgresEventStore.js';
 import { streamSummaries, type StreamSummary } from '../../projections/streamSummaries.js';
-import { createProjectionRunner, type RebuildProgress } from '../../src/engine/projectionRunner.js';
+import { createProjectionRunner, ProjectionLagError, type RebuildProgress } from '../../src/engine/projectionRunner.js';
 import { DatabaseUnavailableError, IllegalStateError, NotFoundError } from '../../src/errors.js';
 import type { EventStore } from '../../src/ports/eventStore.js';
 import { CheckpointMovedError, type DocumentProjection, type RunnableProjection } from '../../src/ports/projections.js';
@@ -167,6 +167,68 @@ describe('projection runner', () => {
     release();
     failing = false;
     await runner.waitFor(head, { all: true, timeoutMs: 30_000 });
+    await runner.stop();
+  });
+
+  it('ends a bounded wait at its bound while a projection is busy with a batch, though the wall clock was set back', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const base = await postgresDocumentProjection(db, summariesAs('busy_while_clock_set_back'));
+    const computing: RunnableProjection = {
+      ...base,
+      computes: true,
+      live: { ...base.live, apply: async (events, from, to) => released.then(() => base.live.apply(events, from, to)) },
+    };
+    const runner = createProjectionRunner(store, [computing], { logger: silentLogger });
+    await runner.start();
+    await fill(1, 2);
+    const head = await store.headPosition();
+    const outcome = runner.waitFor(head, { all: true, timeoutMs: 300 }).then(
+      () => 'reached',
+      (error: unknown) => error,
+    );
+    // The clock steps back (as a time sync may set it) while the wait runs; its timer is not told.
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() - 60_000 });
+    try {
+      expect(await outcome).toBeInstanceOf(ProjectionLagError);
+    } finally {
+      vi.useRealTimers();
+      release();
+    }
+    await runner.waitFor(head, { all: true });
+    await runner.stop();
+  });
+
+  it('ends a wait for a position once the slice of a batch that reaches it is committed, before the rest of the batch', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const base = await postgresDocumentProjection(db, summariesAs('sliced_wait'));
+    const streams = await fill(3, 2);
+    const held = streams[2]!;
+    // Like the semantic index, whose every slice takes as long as its embeddings: the last stream's wait.
+    const computing: RunnableProjection = {
+      ...base,
+      computes: true,
+      live: {
+        ...base.live,
+        apply: async (events, from, to) => {
+          if (events.some((e) => e.streamId === held)) await released;
+          return base.live.apply(events, from, to);
+        },
+      },
+    };
+    // One event a slice: every event is larger than a byte.
+    const runner = createProjectionRunner(store, [computing], { logger: silentLogger, batchSize: 100_000, maxBatchBytes: 1 });
+    await runner.start();
+    try {
+      await runner.waitFor((await store.readStream(streams[1]!)).at(-1)!.position, { all: true, timeoutMs: 600_000 });
+      // Reached with the rest of the batch still held back (without a wake per slice, only the 10 min bound ends the wait).
+      expect(await postgresReadModels(db).get<StreamSummary>('sliced_wait', held)).toBeNull();
+    } finally {
+      release();
+    }
+    await runner.waitFor(await store.headPosition(), { all: true });
+    expect(await postgresReadModels(db).get<StreamSummary>('sliced_wait', held)).toMatchObject({ events: 2 });
     await runner.stop();
   });
 
