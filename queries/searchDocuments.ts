@@ -130,7 +130,10 @@ export const SearchOutputSchema = z.object({
   notice: z
     .string()
     .optional()
-    .describe('Present when the semantic index has yet to embed recent writes: the ranking by meaning may miss them'),
+    .describe(
+      'Present when the semantic index has yet to embed recent writes, or holds chunks of cancelled indexing ' +
+        'jobs unembedded: the ranking by meaning may miss them',
+    ),
   matches: z
     .record(z.string(), z.number().int())
     .optional()
@@ -151,6 +154,8 @@ export interface SearchDeps {
   asOf?: SearchAsOf;
   /** How many events the semantic index has yet to apply; null when it is current. */
   semanticBehind?: () => Promise<number | null>;
+  /** How many chunks of a project the semantic index holds unembedded, set aside by cancelled jobs. */
+  semanticSetAside?: (project: string) => Promise<number>;
   /** Reorders the first `topK` fused results; absent when no reranker is configured. */
   rerank?: { reranker: Reranker; topK: number };
 }
@@ -405,16 +410,19 @@ const searchInMode = async (
   if (input.mode !== 'keyword' && 'disabled' in deps.semantic)
     throw new EmbeddingsDisabledError(deps.semantic.disabled);
   if (input.asOf === undefined) {
-    const [found, behind] = await Promise.all([
+    const bySemantic = input.mode !== 'keyword' && 'index' in deps.semantic;
+    const [found, behind, setAside] = await Promise.all([
       rankDocuments(deps, input, context.project, {
         keyword: deps.keyword,
         semantic: 'index' in deps.semantic ? deps.semantic.index : null,
         // A document's list of chunks can run to thousands: only the hits' are read.
         documents: (ids, chunkIds) => deps.readModels.getMany<DocumentView>('documents', ids, { field: 'chunks', ids: chunkIds }),
       }),
-      input.mode !== 'keyword' && 'index' in deps.semantic ? deps.semanticBehind?.() : null,
+      bySemantic ? deps.semanticBehind?.() : null,
+      bySemantic ? deps.semanticSetAside?.(context.project) : 0,
     ]);
-    return behind ? { ...found, notice: partlyEmbedded(behind) } : found;
+    const notices = [...(behind ? [partlyEmbedded(behind)] : []), ...(setAside ? [leftUnembedded(setAside)] : [])];
+    return notices.length > 0 ? { ...found, notice: notices.join('; ') } : found;
   }
   if (!deps.asOf)
     throw new ValidationError('Search as of a past position is not available in this deployment');
@@ -428,6 +436,9 @@ const searchInMode = async (
 
 const partlyEmbedded = (events: number) =>
   `The semantic index is still embedding (${events} events behind): ranking by meaning may miss the newest documents`;
+
+const leftUnembedded = (chunks: number) =>
+  `${chunks.toLocaleString('en-US')} chunks of cancelled indexing jobs are not embedded: ranking by meaning misses them until their path is indexed again`;
 
 type SearchResult = SearchOutput['results'][number];
 type Ranking = NonNullable<NonNullable<SearchResult['explain']>['keyword']>;

@@ -10,7 +10,10 @@ import {
   type ChunkTableSnapshot,
   type ChunkTableSpec,
   type Deferral,
+  deferredTableOf,
 } from './postgresChunkIndex.js';
+
+const SEMANTIC_TABLE = 'search_semantic';
 
 const literal = (vector: Float32Array) => `[${Array.from(vector).join(',')}]`;
 
@@ -25,7 +28,7 @@ export const semanticPassage = (title: string | null, text: string | undefined):
 const semanticTable = (embedder: Embedder, deferral?: Deferral): ChunkTableSpec => ({
   name: 'semantic',
   version: 1,
-  table: 'search_semantic',
+  table: SEMANTIC_TABLE,
   valueType: `vector(${embedder.dimensions})`,
   valueIndex: (table, index) => `CREATE INDEX ${index} ON ${table} USING hnsw (value vector_cosine_ops)`,
   values: async (chunks, texts) => {
@@ -99,3 +102,11 @@ export const openPgvectorSnapshot = async (
   });
   return { ...snapshot, index: cosineSearch(db, snapshot.table) };
 };
+
+/** How many chunks of `project` the semantic index holds unembedded, set aside for cancelled work. */
+export const countSetAside = async (db: Database, project: string): Promise<number> =>
+  (
+    await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${deferredTableOf(SEMANTIC_TABLE)} WHERE project = $1`, [
+      project,
+    ])
+  )[0]!.n;

@@ -7,6 +7,7 @@ import { postgresDocumentProjection } from '../../infra/postgres/documentReadMod
 import { createAsOfSchemas } from '../../infra/search/asOfSchemas.js';
 import { connectMeilisearch, createMeiliKeywordIndex } from '../../infra/search/meiliKeywordIndex.js';
 import { createPgTextsearchKeywordIndex } from '../../infra/search/pgTextsearchKeywordIndex.js';
+import { countSetAside } from '../../infra/search/pgvectorIndex.js';
 import { ingestDocumentsOperation, ingestDocumentsSurfaces } from '../../commands/ingestDocuments.js';
 import { ingestOperation, ingestSurfaces, type IngestInput } from '../../commands/ingestSources.js';
 import type { IngestTally } from '../domain/ingestTally.js';
@@ -188,6 +189,7 @@ export const searchModule: LedgerModule = {
       ...rerankerFromConfig(config),
       semanticBehind: async () =>
         (await context.projections().behind(await store.headPosition(), ['semantic']))?.events ?? null,
+      semanticSetAside: (project) => countSetAside(db, project),
     });
     // A request that may rank by meaning tries the model again first: it may have been fetched since start-up.
     const search: typeof searchNow = {
