@@ -1,15 +1,13 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { VALUE_PIECE } from '../../infra/search/postgresChunkIndex.js';
 import { ALL_SCOPES, startApiServer, type ApiServer } from '../api/apiServer.js';
 import { tempDataDir } from '../support/ledger.js';
+import { SLOW_EMBEDDER_DIMENSIONS, startSlowEmbedder } from '../support/slowEmbedder.js';
 
-const DIMENSIONS = 8;
 const FILES = 240;
 
 /** A repository of small files no other test has (none of its chunks is in the embedding cache), each with a word of its own. */
@@ -23,48 +21,22 @@ const freshRepo = (): string => {
   return root;
 };
 
-/** An OpenAI-style embedding server on loopback, slow over each call as a model on a CPU is; it keeps every text it was sent. */
-const slowEmbeddingServer = async (delayMs: number) => {
-  const texts: string[] = [];
-  const server = createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    request.on('end', () => {
-      const { input } = JSON.parse(body) as { input: string[] | string };
-      const batch = Array.isArray(input) ? input : [input];
-      texts.push(...batch);
-      const vectors = batch.map((text) =>
-        [...createHash('sha256').update(text).digest().subarray(0, DIMENSIONS)].map((b) => b / 255 + 0.01),
-      );
-      setTimeout(() => {
-        response.setHeader('content-type', 'application/json');
-        response.end(JSON.stringify({ data: vectors.map((embedding, index) => ({ index, embedding })) }));
-      }, batch.length > 1 ? delayMs : 0);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    /** The chunk passages sent so far (search queries left out). */
-    passages: () => texts.filter((text) => text.includes('export const')),
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-};
-
 describe('cancelling an indexing job stops the embedding of its chunks', () => {
-  let embedder: Awaited<ReturnType<typeof slowEmbeddingServer>>;
+  let embedder: Awaited<ReturnType<typeof startSlowEmbedder>>;
+  /** The chunk passages sent to the embedder so far (search queries left out). */
+  const passages = () => embedder.received().filter((text) => text.includes('export const'));
   let server: ApiServer;
   let client: Client;
   /** The operator, for the projections (which act on every tenant). */
   let operator: Client;
   const repo = freshRepo();
   beforeAll(async () => {
-    embedder = await slowEmbeddingServer(300);
+    embedder = await startSlowEmbedder(300);
     server = await startApiServer({
       CTX_EMBEDDINGS__PROVIDER: 'http',
       CTX_EMBEDDINGS__URL: embedder.url,
       CTX_EMBEDDINGS__MODEL: 'stand-in-embedder',
-      CTX_EMBEDDINGS__DIMENSIONS: String(DIMENSIONS),
+      CTX_EMBEDDINGS__DIMENSIONS: String(SLOW_EMBEDDER_DIMENSIONS),
       CTX_EMBEDDINGS__BATCH_SIZE: '8',
       CTX_JOBS__PROGRESS_INTERVAL_MS: '100',
     });
@@ -128,18 +100,18 @@ describe('cancelling an indexing job stops the embedding of its chunks', () => {
     const cancel = (await call('cancel_job', { job_id })) as { status: string };
     expect(['cancelled', 'cancelling']).toContain(cancel.status);
     await until(async () => (await status(job_id)).status === 'cancelled');
-    const sentAtCancel = embedder.passages().length;
+    const sentAtCancel = passages().length;
 
     await until(semanticCaughtUp);
     // Only the piece of work already under way when the cancel was seen is finished.
-    const sentAfterCancel = embedder.passages().length - sentAtCancel;
+    const sentAfterCancel = passages().length - sentAtCancel;
     expect(sentAfterCancel).toBeLessThanOrEqual(VALUE_PIECE);
     const stored = await counts();
-    expect(embedder.passages().length).toBeLessThan(stored.keyword);
+    expect(passages().length).toBeLessThan(stored.keyword);
     // What was embedded stays; the rest waits unembedded, and nothing is missing.
     expect(stored.deferred).toBeGreaterThan(0);
     expect(stored.semantic + stored.deferred).toBe(stored.keyword);
-    expect(stored.semantic).toBe(new Set(embedder.passages()).size);
+    expect(stored.semantic).toBe(new Set(passages()).size);
 
     // Keyword search finds a document whose chunk was never embedded.
     const [waiting] = await server.ledger.db.query<{ source_id: string }>(
@@ -170,8 +142,8 @@ describe('cancelling an indexing job stops the embedding of its chunks', () => {
     const stored = await counts();
     expect(stored).toEqual({ semantic: stored.keyword, deferred: 0, keyword: stored.chunks, chunks: FILES });
     // Every chunk was sent to the embedder exactly once, over both jobs.
-    expect(embedder.passages().length).toBe(FILES);
-    expect(new Set(embedder.passages()).size).toBe(FILES);
+    expect(passages().length).toBe(FILES);
+    expect(new Set(passages()).size).toBe(FILES);
     const found = (await call('context.search', { query: 'deferword1q', mode: 'hybrid' })) as { notice?: string };
     expect(found.notice).toBeUndefined();
   }, 120_000);
@@ -182,6 +154,6 @@ describe('cancelling an indexing job stops the embedding of its chunks', () => {
     expect(await semanticRows()).toEqual(before);
     expect(await counts()).toMatchObject({ semantic: FILES, deferred: 0 });
     // The rebuild took every vector from the embedding cache.
-    expect(embedder.passages().length).toBe(FILES);
+    expect(passages().length).toBe(FILES);
   }, 120_000);
 });

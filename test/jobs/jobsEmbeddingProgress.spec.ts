@@ -1,12 +1,11 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ALL_SCOPES, startApiServer, type ApiServer } from '../api/apiServer.js';
 import { tempDataDir } from '../support/ledger.js';
+import { SLOW_EMBEDDER_DIMENSIONS, startSlowEmbedder } from '../support/slowEmbedder.js';
 
 /** A repository of `count` small files no other test has: none of its chunks is in the embedding cache. */
 const freshRepo = (count: number, prefix: string): string => {
@@ -19,32 +18,6 @@ const freshRepo = (count: number, prefix: string): string => {
   return root;
 };
 
-const DIMENSIONS = 8;
-
-/** An OpenAI-style embedding server on loopback that takes a while over each call, as a model on a CPU does. */
-const slowEmbeddingServer = async (delayMs: number) => {
-  const server = createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    request.on('end', () => {
-      const { input } = JSON.parse(body) as { input: string[] | string };
-      const texts = Array.isArray(input) ? input : [input];
-      const vectors = texts.map((text) =>
-        [...createHash('sha256').update(text).digest().subarray(0, DIMENSIONS)].map((b) => b / 255 + 0.01),
-      );
-      setTimeout(() => {
-        response.setHeader('content-type', 'application/json');
-        response.end(JSON.stringify({ data: vectors.map((embedding, index) => ({ index, embedding })) }));
-      }, texts.length > 1 ? delayMs : 0);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  };
-};
-
 interface Status {
   status: string;
   progress_percentage: number;
@@ -53,16 +26,16 @@ interface Status {
 }
 
 describe('an indexing job while its chunks are embedded', () => {
-  let embedder: Awaited<ReturnType<typeof slowEmbeddingServer>>;
+  let embedder: Awaited<ReturnType<typeof startSlowEmbedder>>;
   let server: ApiServer;
   let client: Client;
   beforeAll(async () => {
-    embedder = await slowEmbeddingServer(400);
+    embedder = await startSlowEmbedder(400);
     server = await startApiServer({
       CTX_EMBEDDINGS__PROVIDER: 'http',
       CTX_EMBEDDINGS__URL: embedder.url,
       CTX_EMBEDDINGS__MODEL: 'stand-in-embedder',
-      CTX_EMBEDDINGS__DIMENSIONS: String(DIMENSIONS),
+      CTX_EMBEDDINGS__DIMENSIONS: String(SLOW_EMBEDDER_DIMENSIONS),
       CTX_EMBEDDINGS__BATCH_SIZE: '8',
       CTX_JOBS__PROGRESS_INTERVAL_MS: '100',
     });
