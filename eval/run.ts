@@ -141,12 +141,16 @@ const runCorpus = async (dir: string, options: Options): Promise<CorpusRun> => {
       // Loads the model before the timed queries.
       await ledger.operation('search').run({ query: 'warm up', mode: 'hybrid', limit: 10 }, context());
       // First among the modes that embed, so each query's embedding is in its time.
-      const hybrid = await evaluateMode(ledger, corpus, 'hybrid', options.fusion);
+      const hybrid = await evaluateMode(ledger, corpus, 'hybrid', options.fusion, { withRecall: true });
       run.scores.hybrid = hybrid.perQuery;
       run.hybridLatency = { p50: hybrid.p50Ms, p95: hybrid.p95Ms };
-      run.scores.semantic = (await evaluateMode(ledger, corpus, 'semantic')).perQuery;
+      const semanticFigures = await evaluateMode(ledger, corpus, 'semantic', undefined, { withRecall: true });
+      run.scores.semantic = semanticFigures.perQuery;
+      run.recall100 = { hybrid: hybrid.recall100, semantic: semanticFigures.recall100 };
     }
-    run.scores.keyword = (await evaluateMode(ledger, corpus, 'keyword')).perQuery;
+    const keyword = await evaluateMode(ledger, corpus, 'keyword', undefined, { withRecall: true });
+    run.scores.keyword = keyword.perQuery;
+    run.recall100 = { ...run.recall100, keyword: keyword.recall100 };
     if (semantic) {
       run.lists = {};
       for (const [id, relevant] of corpus.qrels) {

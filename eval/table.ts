@@ -15,6 +15,8 @@ export interface CorpusRun {
   scores: Partial<Record<Mode, Record<string, number>>>;
   /** Hybrid search, each query embedded as it is searched (ms). */
   hybridLatency?: { p50: number; p95: number };
+  /** Mean recall@100 per mode: how much of what is relevant the first 100 results hold (what a reranker can reorder). */
+  recall100?: Partial<Record<Mode, number>>;
   /** A published keyword (BM25) nDCG@10 for the full corpus, when one is known. */
   publishedBm25?: number;
   /** Both rankings per query, for replaying fusion settings. */
@@ -65,7 +67,18 @@ const pad = (rows: string[][]) => {
  */
 export const formatRuns = (runs: readonly CorpusRun[], seed = 1): string => {
   const rows = [
-    ['corpus', 'documents', 'queries', 'keyword', 'semantic', 'hybrid', 'hybrid − best single (95%)', 'keyword vs BM25', 'hybrid p95'],
+    [
+      'corpus',
+      'documents',
+      'queries',
+      'keyword',
+      'semantic',
+      'hybrid',
+      'hybrid − best single (95%)',
+      'keyword vs BM25',
+      'hybrid p95',
+      'recall@100 k / s / h',
+    ],
   ];
   for (const run of runs) {
     const [keyword, semantic, hybrid] = MODES.map((m) => mean(run.scores[m]));
@@ -86,6 +99,7 @@ export const formatRuns = (runs: readonly CorpusRun[], seed = 1): string => {
       d ? `${formatDifference(d)} vs ${best}` : '—',
       bm25,
       run.hybridLatency ? `${run.hybridLatency.p95.toFixed(1)} ms` : '—',
+      run.recall100 ? MODES.map((m) => (run.recall100?.[m] === undefined ? '—' : fixed(run.recall100[m]))).join(' / ') : '—',
     ]);
   }
   return `${pad(rows)}\n± is half the 95% interval of the paired difference; ≈ within noise, ▲/▼ beyond it.`;
