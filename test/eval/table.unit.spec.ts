@@ -16,14 +16,20 @@ const run = (corpus: string, keyword: number[], semantic: number[], hybrid: numb
 const repeat = (pattern: number[], times: number) => Array.from({ length: times }, () => pattern).flat();
 
 describe('eval tables', () => {
-  it('prints each mode per corpus, hybrid against the better single mode with its noise, and BM25 against the published figure', () => {
+  it('prints each mode per corpus, hybrid against the better single mode with its noise, BM25 against the published figure, and recall@100', () => {
     const table = formatRuns([
-      run('scifact', repeat([0.6, 0.7], 20), repeat([0.7, 0.8], 20), repeat([0.8, 0.9], 20), { publishedBm25: 0.665 }),
+      run('scifact', repeat([0.6, 0.7], 20), repeat([0.7, 0.8], 20), repeat([0.8, 0.9], 20), {
+        publishedBm25: 0.665,
+        recall100: { keyword: 0.9, semantic: 0.95, hybrid: 0.97 },
+      }),
       run('code', repeat([0.2, 0.3], 20), repeat([0.6, 0.4], 20), repeat([0.4, 0.6], 20)),
     ]);
     const [header, scifact, code] = table.split('\n');
     expect(header).toMatch(/^corpus\s+documents\s+queries\s+keyword\s+semantic\s+hybrid/);
-    expect(scifact).toMatch(/^scifact\s+2500\/2500\s+40\/300\s+0\.6500\s+0\.7500\s+0\.8500\s+\+0\.1000 ±0\.0000 ▲ vs semantic\s+0\.665 \(−0\.0150\)\s+31\.2 ms$/);
+    expect(scifact).toMatch(/^scifact\s+2500\/2500\s+40\/300\s+0\.6500\s+0\.7500\s+0\.8500\s+\+0\.1000 ±0\.0000 ▲ vs semantic\s+0\.665 \(−0\.0150\)\s+31\.2 ms\s+0\.9000 \/ 0\.9500 \/ 0\.9700$/);
+    expect(header).toMatch(/recall@100 k \/ s \/ h$/);
+    // A run made before recall was measured shows none.
+    expect(code).toMatch(/31\.2 ms\s+—$/);
     // Hybrid equals semantic on average, query by query it swings: within noise.
     expect(code).toMatch(/\+0\.0000 ±0\.\d{4} ≈ vs semantic/);
     expect(table).toMatch(/≈ within noise/);
