@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { ensureBuilt, spawnBuilt } from '../support/builtCli.js';
+import { ensureBuilt, killServed, serveBuilt } from '../support/builtCli.js';
 import { EVERY_TOOLSET, tempDataDir, tempRootsEnv } from '../support/ledger.js';
 import { EMBEDDING_MODEL, describeWith, testModelDir } from '../support/requirements.js';
 
@@ -42,31 +42,11 @@ const sourceTree = (files: number): string => {
   return root;
 };
 
-const started: { pid: number; exited: () => boolean }[] = [];
-afterAll(() => {
-  for (const child of started) if (!child.exited()) process.kill(child.pid, 'SIGKILL');
-});
+afterAll(killServed);
 beforeAll(ensureBuilt, 300_000);
 
 /** The built `ctx serve` on a free port. */
-const serve = async (dataDir: string) => {
-  const child = spawnBuilt(['serve', '--data-dir', dataDir, '--bind', '127.0.0.1:0'], { env: ENV });
-  let exited = false;
-  child.on('exit', () => (exited = true));
-  started.push({ pid: child.pid!, exited: () => exited });
-  let output = '';
-  const url = await new Promise<string>((resolve, reject) => {
-    const read = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /serving on (http:\/\/[\d.:]+)/.exec(output);
-      if (match) resolve(match[1]!);
-    };
-    child.stdout!.on('data', read);
-    child.stderr!.on('data', read);
-    child.on('exit', (code) => reject(new Error(`ctx serve exited with ${code}: ${output}`)));
-  });
-  return { url, child };
-};
+const serve = (dataDir: string) => serveBuilt(['--data-dir', dataDir, '--bind', '127.0.0.1:0'], { env: ENV });
 
 interface Status {
   status: string;

@@ -1,8 +1,7 @@
-import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { openPglite } from '../../infra/postgres/database.js';
-import { ensureBuilt, spawnBuilt } from '../support/builtCli.js';
+import { ensureBuilt, killServed, serveBuilt } from '../support/builtCli.js';
 import { tempDataDir, tempRootsEnv } from '../support/ledger.js';
 import { EMBEDDING_MODEL, describeWith, testModelDir } from '../support/requirements.js';
 
@@ -19,29 +18,12 @@ const eventually = async (check: () => boolean | Promise<boolean>, what: string,
 
 beforeAll(ensureBuilt, 300_000);
 
-const started: { pid: number; exited: () => boolean }[] = [];
-afterAll(() => {
-  for (const child of started) if (!child.exited()) process.kill(child.pid, 'SIGKILL');
-});
+afterAll(killServed);
 
-/** The built `ctx serve` on a free port, once it has said where it listens. */
+/** The built `ctx serve` on a free port, once it has said where it serves. */
 const serve = async (dataDir: string) => {
-  const child = spawnBuilt(['serve', '--data-dir', dataDir, '--bind', '127.0.0.1:0'], { env: ENV });
-  let exited = false;
-  child.on('exit', () => (exited = true));
-  started.push({ pid: child.pid!, exited: () => exited });
-  let output = '';
-  child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-  const serverFile = path.join(dataDir, 'server.json');
-  await eventually(() => exited || existsSync(serverFile), 'the server to listen');
-  if (exited) throw new Error(`ctx serve exited: ${output}`);
-  const { url } = JSON.parse(readFileSync(serverFile, 'utf8')) as { url: string };
-  return {
-    url,
-    exited: () => exited,
-    output: () => output,
-    kill: (signal: NodeJS.Signals) => child.kill(signal),
-  };
+  const server = await serveBuilt(['--data-dir', dataDir, '--bind', '127.0.0.1:0'], { env: ENV });
+  return { ...server, kill: (signal: NodeJS.Signals) => server.child.kill(signal) };
 };
 
 interface Projection {

@@ -95,3 +95,39 @@ export const runBuilt = (args: readonly string[], options: RunOptions = {}): Pro
   child.stdin?.end();
   return finished(child);
 };
+
+export interface ServedCli {
+  url: string;
+  child: ChildProcess;
+  exited: () => boolean;
+  /** What it has printed so far, both streams. */
+  output: () => string;
+}
+
+const served: ServedCli[] = [];
+
+/** The built `ctx serve` with `args` (a data directory, a free port), once it has said where it serves. */
+export const serveBuilt = async (args: readonly string[], options: RunOptions = {}): Promise<ServedCli> => {
+  const child = spawnBuilt(['serve', ...args], options);
+  let exited = false;
+  let output = '';
+  child.on('exit', () => (exited = true));
+  const url = await new Promise<string>((resolve, reject) => {
+    const read = (chunk: Buffer) => {
+      output += chunk.toString();
+      const match = /serving on (http:\/\/[\d.:]+)/.exec(output);
+      if (match) resolve(match[1]!);
+    };
+    child.stdout!.on('data', read);
+    child.stderr!.on('data', read);
+    child.on('exit', (code) => reject(new Error(`ctx serve exited with ${code}: ${output}`)));
+  });
+  const server = { url, child, exited: () => exited, output: () => output };
+  served.push(server);
+  return server;
+};
+
+/** Kills every server `serveBuilt` started that is still running (for a spec's afterAll). */
+export const killServed = () => {
+  for (const server of served.splice(0)) if (!server.exited()) server.child.kill('SIGKILL');
+};
