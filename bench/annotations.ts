@@ -6,7 +6,8 @@ import { loadConfig } from '../src/config.js';
 import { openLedger } from '../src/main.js';
 import { annotationsModule } from '../src/modules/annotationsModule.js';
 import { ledgerModule } from '../src/modules/ledgerModule.js';
-import { DEFAULT_PROJECT, type OperationContext } from '../src/operations.js';
+import { type OperationContext } from '../src/operations.js';
+import { DEFAULT_PROJECT } from '../src/domain/workspace.js';
 
 /**
  * A 10,000-chunk annotation session on embedded PGlite, annotated in batches of 100: latency of

@@ -8,7 +8,7 @@ import { loadConfig } from '../src/config.js';
 import { SCOPES } from '../src/domain/auth.js';
 import { createJwtCodec } from '../src/http/api/jwtCodec.js';
 import { openLedger, startServer } from '../src/main.js';
-import { DEFAULT_PROJECT } from '../src/operations.js';
+import { DEFAULT_PROJECT } from '../src/domain/workspace.js';
 
 /**
  * `/api/v1` on loopback with authentication on, over BEIR SciFact (5,183 abstracts) embedded with

@@ -6,7 +6,8 @@ import { ingestCorpus, loadScifact } from '../eval/scifact.js';
 import type { Position } from '../src/domain/position.js';
 import { loadConfig } from '../src/config.js';
 import { openLedger, type Ledger } from '../src/main.js';
-import { DEFAULT_PROJECT, type OperationContext } from '../src/operations.js';
+import { type OperationContext } from '../src/operations.js';
+import { DEFAULT_PROJECT } from '../src/domain/workspace.js';
 
 /**
  * Ingests BEIR SciFact into a fresh embedded ledger (which warms the embedding cache), then prints

@@ -4,8 +4,9 @@ import { commandContext, handleCommand } from '../src/engine/commands.js';
 import { parseInput } from '../src/validation.js';
 import type { JobRunner } from '../src/ports/jobRunner.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
-import { JobIdInputSchema, notFound, readJobView, type JobReadDeps } from '../src/domain/jobView.js';
-import { jobDecider } from '../src/domain/jobDecider.js';
+import { JobIdInputSchema, notFound } from '../src/domain/jobView.js';
+import { readJobView, type JobReadDeps } from '../src/services/jobReads.js';
+import { jobDecider } from '../src/services/jobDecider.js';
 
 export const CancelJobResponseSchema = z.object({
   job_id: z.uuid(),

@@ -1,13 +1,6 @@
 import { z } from 'zod';
-import {
-  checkConnectorId,
-  ConnectorChangedSchema,
-  ConnectorCreatedSchema,
-  ConnectorCreateSchema,
-  ConnectorIdSchema,
-  ConnectorUpdateInputSchema,
-  connectorRoots,
-} from '../src/domain/connectorRequests.js';
+import { checkConnectorId, ConnectorChangedSchema, ConnectorCreatedSchema, ConnectorCreateSchema, ConnectorIdSchema, ConnectorUpdateInputSchema } from '../src/domain/connectorRequests.js';
+import { connectorRoots } from '../src/services/connectorRoots.js';
 import type { ConnectorEventSchemas } from '../src/domain/connectors.js';
 import { CONNECTORS, type ConnectorRow } from '../src/domain/connectorView.js';
 import { streamId, type StoredEvent } from '../src/domain/events.js';

@@ -1,16 +1,14 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { AuthorizationError, ScopeSchema, type AuthEvent, type Scope } from '../src/domain/auth.js';
+import { AuthorizationError, hashSecret, ScopeSchema, type AuthEvent, type Scope } from '../src/domain/auth.js';
 import { streamId, type StoredEvent } from '../src/domain/events.js';
 import { newId } from '../src/domain/ids.js';
 import type { Position } from '../src/domain/position.js';
 import { commandContext, handleCommand, type CommandContext, type Decider } from '../src/engine/commands.js';
 import { IllegalStateError } from '../src/errors.js';
-import { DEFAULT_PROJECT, defineOperation, isOperator, type OperationContext, type OperationSurfaces } from '../src/operations.js';
+import { defineOperation, isOperator, type OperationContext, type OperationSurfaces } from '../src/operations.js';
+import { DEFAULT_PROJECT } from '../src/domain/workspace.js';
 import type { EventStore } from '../src/ports/eventStore.js';
-
-/** sha256 hex of a secret: what the ledger keeps of API keys and refresh tokens. */
-export const hashSecret = (value: string): string => createHash('sha256').update(value).digest('hex');
 
 /** An API key: 32 hexadecimal characters (128 random bits). */
 export const generateApiKey = (): string => randomBytes(16).toString('hex');

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { Instant } from '../src/domain/instant.js';
 import {
+  documentIdOf,
   evolveDocument,
   initialDocumentState,
   MetadataInputSchema,
@@ -9,7 +10,6 @@ import {
   type DocumentState,
 } from '../src/domain/documents.js';
 import { streamId } from '../src/domain/events.js';
-import { deterministicUuid } from '../src/domain/ids.js';
 import { loadAggregateAsOf, loadAggregates } from '../src/engine/asOf.js';
 import {
   runCommand,
@@ -46,10 +46,6 @@ export interface IngestResult {
   version: number;
   chunks: number;
 }
-
-/** The same (project, source, source id) always names the same document stream. */
-export const documentIdOf = (project: string, source: string, sourceId: string): string =>
-  deterministicUuid('document', project, source, sourceId);
 
 type IngestCommand = { kind: 'ingest'; data: DocumentIngested['data'] };
 

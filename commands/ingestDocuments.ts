@@ -6,7 +6,8 @@ import { classifyError } from '../src/errors.js';
 import { commandContext } from '../src/engine/commands.js';
 import { defineOperation, type RouteSurfaces } from '../src/operations.js';
 import { parseInput } from '../src/validation.js';
-import { documentIdOf, ingestDocuments, type IngestDeps } from './ingestDocument.js';
+import { ingestDocuments, type IngestDeps } from './ingestDocument.js';
+import { documentIdOf } from '../src/domain/documents.js';
 
 /** The most documents one batch takes; a larger load is sent as several batches. */
 export const MAX_BATCH_DOCUMENTS = 1000;

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { AuthorizationError, ScopeSchema, type Credential, type Scope } from '../src/domain/auth.js';
 import { commandContext, type CommandContext } from '../src/engine/commands.js';
-import { DEFAULT_PROJECT, defineOperation, isOperator, OPERATOR_NEEDED, type OperationSurfaces } from '../src/operations.js';
+import { defineOperation, isOperator, OPERATOR_NEEDED, type OperationSurfaces } from '../src/operations.js';
+import { DEFAULT_PROJECT } from '../src/domain/workspace.js';
 import { assertWithinTenant } from './createApiKey.js';
 
 export const IssueTokensInputSchema = z

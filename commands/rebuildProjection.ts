@@ -1,6 +1,6 @@
 import { ValidationError } from '../src/errors.js';
 import { z } from 'zod';
-import { formatDuration, formatRebuildProgress } from '../src/domain/rebuildText.js';
+import { formatDuration, formatRebuildProgress } from '../src/engine/rebuildText.js';
 import { RebuildProgressSchema, type ProjectionRunner, type RebuildProgress } from '../src/engine/projectionRunner.js';
 import { defineOperation, type OperationSurfaces, type RouteSurfaces } from '../src/operations.js';
 

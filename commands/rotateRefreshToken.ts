@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { AuthenticationError, type AuthEvent, type Credential, type Scope } from '../src/domain/auth.js';
-import { revokedBecause } from '../src/domain/credentials.js';
+import { revokedBecause } from '../src/services/credentials.js';
 import { streamId, type StoredEvent } from '../src/domain/events.js';
 import { newId, UUID_PATTERN } from '../src/domain/ids.js';
 import { commandContext, handleCommand, type CommandContext, type Decider } from '../src/engine/commands.js';
@@ -10,7 +10,7 @@ import { defineOperation, type RouteSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 import type { ReadModels } from '../src/ports/projections.js';
 import type { TokenSigner } from '../src/ports/tokenSigner.js';
-import { hashSecret } from './createApiKey.js';
+import { hashSecret } from '../src/domain/auth.js';
 
 /** A refresh token family: one valid token at a time, replaced on every use. */
 export interface RefreshFamilyState {

@@ -10,8 +10,9 @@ import type { ReadableRoots } from '../src/ports/readableRoots.js';
 import { parseInput } from '../src/validation.js';
 import type { JobRunner } from '../src/ports/jobRunner.js';
 import { ProjectIdSchema, resolveProject } from '../src/domain/workspace.js';
-import { jobStatusPrint, withoutDatabaseName, type JobStatusResponse } from '../src/domain/jobResponses.js';
-import { DEFAULT_PROJECT, defineOperation, type OperationContext, type OperationSurfaces } from '../src/operations.js';
+import { jobStatusPrint, withoutDatabaseName, type JobStatusResponse } from '../src/services/jobResponses.js';
+import { defineOperation, type OperationContext, type OperationSurfaces } from '../src/operations.js';
+import { DEFAULT_PROJECT } from '../src/domain/workspace.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 
 export const StartIndexingInputSchema = z.object({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { connectorRoots } from '../src/domain/connectorRequests.js';
+import { connectorRoots } from '../src/services/connectorRoots.js';
 import { REMOTE_CONNECTOR_TYPES } from '../src/domain/connectors.js';
 import { CONNECTORS, type ConnectorRow } from '../src/domain/connectorView.js';
 import { ValidationError } from '../src/errors.js';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { ConnectorEventSchemas, ConnectorSyncEventSchemas } from '../src/domain/connectors.js';
 import { streamId, type StoredEvent } from '../src/domain/events.js';
 import { DuplicateJobError, isTerminal } from '../src/domain/jobs.js';
-import type { JobStatusResponse } from '../src/domain/jobResponses.js';
+import type { JobStatusResponse } from '../src/services/jobResponses.js';
 import { handleCommand, type CommandContext, type Decider } from '../src/engine/commands.js';
 import { NotFoundError, ValidationError } from '../src/errors.js';
 import { defineOperation, type CliOtherwise, type OperationSurfaces } from '../src/operations.js';

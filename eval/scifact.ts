@@ -3,7 +3,8 @@ import path from 'node:path';
 import { seededRandom } from './bootstrap.js';
 import type { SearchOutput } from '../queries/searchDocuments.js';
 import type { Ledger } from '../src/main.js';
-import { DEFAULT_PROJECT, type OperationContext } from '../src/operations.js';
+import { type OperationContext } from '../src/operations.js';
+import { DEFAULT_PROJECT } from '../src/domain/workspace.js';
 
 /** BEIR SciFact, as shipped in the shared data folder. */
 export const SCIFACT_DIR = path.resolve(import.meta.dirname, '../../shared/data/scifact');

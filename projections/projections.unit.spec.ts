@@ -3,7 +3,7 @@ import { createApiKey } from '../commands/createApiKey.js';
 import { revokeApiKey } from '../commands/revokeApiKey.js';
 import { createMemoryEventStore } from '../infra/eventstore/memoryEventStore.js';
 import type { DomainEvent } from '../src/domain/events.js';
-import { jobDecider } from '../src/domain/jobDecider.js';
+import { jobDecider } from '../src/services/jobDecider.js';
 import { asStored, projectionAfter, unitContext } from '../test/support/givenWhenThen.js';
 import { apiKeysProjection } from './apiKeys.js';
 import { connectorsProjection } from './connectors.js';

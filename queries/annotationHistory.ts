@@ -15,7 +15,7 @@ import type { EventStore } from '../src/ports/eventStore.js';
 import type { Keyring } from '../src/ports/keyring.js';
 import type { ProtectedText } from '../src/domain/protectedText.js';
 import { SessionIdSchema } from '../src/domain/annotationFields.js';
-import { readSessionEvents } from '../src/domain/annotationSessionFold.js';
+import { readSessionEvents } from '../src/services/sessionReads.js';
 import { parseInput } from '../src/validation.js';
 
 export const AnnotationHistoryInputSchema = z.object({

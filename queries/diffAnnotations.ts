@@ -7,7 +7,7 @@ import {
   type SessionState,
   type StoredAnnotationFields,
 } from '../src/domain/annotations.js';
-import { AsOfSchema, parseAsOf, type AsOf } from '../src/engine/asOf.js';
+import { AsOfSchema, parseAsOf, type AsOf } from '../src/domain/asOf.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 import { protectedValuesOf } from '../src/domain/annotationText.js';
@@ -15,7 +15,8 @@ import type { Keyring } from '../src/ports/keyring.js';
 import type { ProtectedText } from '../src/domain/protectedText.js';
 import { SessionIdSchema, sameValue } from '../src/domain/annotationFields.js';
 import { FieldChangeSchema } from './annotationHistory.js';
-import { foldSessionUntil, readSessionEvents } from '../src/domain/annotationSessionFold.js';
+import { foldSessionUntil } from '../src/domain/annotationSessionFold.js';
+import { readSessionEvents } from '../src/services/sessionReads.js';
 import { parseInput } from '../src/validation.js';
 
 export const DiffAnnotationsInputSchema = z.object({

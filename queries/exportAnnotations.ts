@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { emptyAnnotation, SessionNotFoundError, type SessionState } from '../src/domain/annotations.js';
-import { AsOfSchema, parseAsOf } from '../src/engine/asOf.js';
+import { AsOfSchema, parseAsOf } from '../src/domain/asOf.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import { openFields, protectedValuesOf } from '../src/domain/annotationText.js';
 import type { Keyring } from '../src/ports/keyring.js';
@@ -16,7 +16,7 @@ import {
   type AnnotationChunkList,
   type AnnotationChunkRow,
 } from '../src/domain/annotationChunkViews.js';
-import { awaitSessionReadModels, sessionAsOf } from '../src/domain/annotationSessionFold.js';
+import { awaitSessionReadModels, sessionAsOf } from '../src/services/sessionReads.js';
 import type { ProgressDeps } from './getAnnotationProgress.js';
 import type { Position } from '../src/domain/position.js';
 import type { ReadModels } from '../src/ports/projections.js';

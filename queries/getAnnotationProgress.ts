@@ -1,11 +1,11 @@
 import { z } from 'zod';
 import { SessionNotFoundError, type SessionState } from '../src/domain/annotations.js';
 import { ProgressSchema, progressOfState, type Progress } from '../src/domain/annotationProgress.js';
-import { AsOfSchema, parseAsOf } from '../src/engine/asOf.js';
+import { AsOfSchema, parseAsOf } from '../src/domain/asOf.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 import { SessionIdSchema } from '../src/domain/annotationFields.js';
-import { sessionAsOf } from '../src/domain/annotationSessionFold.js';
+import { sessionAsOf } from '../src/services/sessionReads.js';
 import { parseInput } from '../src/validation.js';
 
 export const GetProgressInputSchema = z.object({

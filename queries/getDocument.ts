@@ -3,7 +3,7 @@ import type { DocumentView } from '../src/domain/documentView.js';
 import { documentFold, documentVersion, DocumentVersionSchema, type DocumentVersion } from '../src/domain/documentVersion.js';
 import { streamId } from '../src/domain/events.js';
 import { inUtc } from '../src/domain/instant.js';
-import { AsOfSchema, foldUntil, parseAsOf } from '../src/engine/asOf.js';
+import { AsOfSchema, foldUntil, parseAsOf } from '../src/domain/asOf.js';
 import { NotFoundError } from '../src/errors.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { ContentStore } from '../src/ports/contentStore.js';

@@ -1,4 +1,4 @@
-import { AsOfSchema, parseAsOf } from '../src/engine/asOf.js';
+import { AsOfSchema, parseAsOf } from '../src/domain/asOf.js';
 import { parseInput } from '../src/validation.js';
 import {
   jobStatusPrint,
@@ -6,15 +6,10 @@ import {
   jobStatusResponse,
   withoutDatabaseName,
   type JobStatusResponse,
-} from '../src/domain/jobResponses.js';
+} from '../src/services/jobResponses.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
-import {
-  JobIdInputSchema,
-  jobViewAsOf,
-  readJobView,
-  withLiveOutage,
-  type JobReadDeps,
-} from '../src/domain/jobView.js';
+import { JobIdInputSchema, withLiveOutage } from '../src/domain/jobView.js';
+import { jobViewAsOf, readJobView, type JobReadDeps } from '../src/services/jobReads.js';
 
 export const GetJobStatusInputSchema = JobIdInputSchema.extend({
   as_of: AsOfSchema.optional().describe(

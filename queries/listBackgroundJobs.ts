@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { JobStatusSchema } from '../src/domain/jobs.js';
 import { parseInput } from '../src/validation.js';
-import { JobListItemSchema, jobListItem } from '../src/domain/jobResponses.js';
+import { JobListItemSchema, jobListItem } from '../src/services/jobResponses.js';
 import { ProjectIdSchema, resolveProject } from '../src/domain/workspace.js';
-import { DEFAULT_PROJECT, defineOperation, type OperationSurfaces } from '../src/operations.js';
-import { withLiveOutage, type JobReadDeps, type JobView } from '../src/domain/jobView.js';
+import { defineOperation, type OperationSurfaces } from '../src/operations.js';
+import { DEFAULT_PROJECT } from '../src/domain/workspace.js';
+import { withLiveOutage, type JobView } from '../src/domain/jobView.js';
+import { type JobReadDeps } from '../src/services/jobReads.js';
 
 export const ListJobsInputSchema = z.object({
   status: JobStatusSchema.optional().describe('Only jobs in this status'),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ProjectionRunner, ProjectionStatus } from '../src/engine/projectionRunner.js';
-import { formatDuration } from '../src/domain/rebuildText.js';
+import { formatDuration } from '../src/engine/rebuildText.js';
 import { defineOperation, type RouteSurfaces } from '../src/operations.js';
 
 const timestamp = z.iso.datetime({ offset: true });

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { isCodeUnit, lineRange, type ChunkRef } from '../src/domain/documents.js';
 import type { DocumentView } from '../src/domain/documentView.js';
 import { Instant, inUtc } from '../src/domain/instant.js';
-import { AsOfSchema } from '../src/engine/asOf.js';
+import { AsOfSchema } from '../src/domain/asOf.js';
 import { EmbeddingsDisabledError, UnavailableError, ValidationError } from '../src/errors.js';
 import { defineOperation, type OperationContext, type OperationSurfaces } from '../src/operations.js';
 import type { ContentStore } from '../src/ports/contentStore.js';

@@ -2,13 +2,12 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { Instant } from '../src/domain/instant.js';
 import { isCodeUnit } from '../src/domain/documents.js';
-import { AsOfSchema } from '../src/engine/asOf.js';
+import { SOURCE_TYPES, sourceTypeOf } from '../src/domain/sourceTypes.js';
+import { AsOfSchema } from '../src/domain/asOf.js';
 import { ValidationError } from '../src/errors.js';
 import type { OperationContext } from '../src/operations.js';
 import type { Pinned, PinnedRankings } from '../src/ports/pinnedRankings.js';
 import { withDefaultMode, type SearchInput, type SearchMode, type SearchOutput } from './searchDocuments.js';
-
-export const SOURCE_TYPES = ['file', 'slack', 'github', 'jira'] as const;
 
 export const WorkContextSchema = z.object({
   active_file: z.string().max(1024).optional(),
@@ -99,12 +98,6 @@ export interface RankedHit {
 }
 
 type Hit = SearchOutput['results'][number];
-
-/** `file` for code and documents read from disk or git; otherwise the system the source names. */
-export const sourceTypeOf = (source: string): string => {
-  const system = /^(slack|github|jira)\b/i.exec(source)?.[1]?.toLowerCase();
-  return system ?? 'file';
-};
 
 const TICKET = /\b[A-Z][A-Z0-9]+-\d+\b/g;
 

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { StoredEvent } from '../src/domain/events.js';
-import { AGGREGATE_NAMES, aggregateOf, type AggregateName } from '../src/engine/aggregates.js';
-import { AsOfSchema, foldUntil, parseAsOf, type Fold } from '../src/engine/asOf.js';
+import { AGGREGATE_NAMES, aggregateOf, type AggregateName } from './aggregates.js';
+import { AsOfSchema, foldUntil, parseAsOf, type Fold } from '../src/domain/asOf.js';
 import { NotFoundError } from '../src/errors.js';
 import { defineOperation, type RouteSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';

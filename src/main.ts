@@ -11,7 +11,7 @@ import { postgresReadModels } from '../infra/postgres/documentReadModels.js';
 import { createPostgresContentStore } from '../infra/postgres/postgresContentStore.js';
 import { createPostgresEventStore } from '../infra/eventstore/postgresEventStore.js';
 import { connectEsdb, createEsdbEventStore } from '../infra/eventstore/esdbEventStore.js';
-import { createPostgresKeyring, hasDataKeys } from '../infra/crypto/postgresKeyring.js';
+import { createPostgresKeyring, hasDataKeys } from '../infra/postgres/postgresKeyring.js';
 import { checkPostgresExtensions } from '../infra/deploy/postgresExtensions.js';
 import { embeddingActivity } from '../infra/embeddings/embeddingActivity.js';
 import { jobsProjection } from '../projections/jobs.js';

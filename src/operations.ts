@@ -1,9 +1,8 @@
 import type { z } from 'zod';
 import { AuthorizationError, type Credential } from './domain/auth.js';
 import type { Actor } from './domain/metadata.js';
+import { DEFAULT_PROJECT } from './domain/workspace.js';
 import { parseInput } from './validation.js';
-
-export const DEFAULT_PROJECT = 'default';
 
 /** Groups of operations a deployment can choose to expose over MCP. */
 export type Toolset = 'ledger' | 'search' | 'jobs' | 'annotations' | 'admin' | 'extensions';

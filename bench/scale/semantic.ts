@@ -6,7 +6,7 @@ import type { Database } from '../../infra/postgres/database.js';
 import { openPgliteThread } from '../../infra/postgres/threadedPglite.js';
 import { valueIndexName } from '../../infra/search/postgresChunkIndex.js';
 import { createPgvectorIndex } from '../../infra/search/pgvectorIndex.js';
-import { DEFAULT_PROJECT } from '../../src/operations.js';
+import { DEFAULT_PROJECT } from '../../src/domain/workspace.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import type { Embedder } from '../../src/ports/embedder.js';
 import type { VectorIndex } from '../../src/ports/searchIndex.js';

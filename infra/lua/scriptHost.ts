@@ -1,4 +1,5 @@
-import { callOperation, checkScope, DEFAULT_PROJECT, type Operation, type OperationContext } from '../../src/operations.js';
+import { callOperation, checkScope, type Operation, type OperationContext } from '../../src/operations.js';
+import { DEFAULT_PROJECT } from '../../src/domain/workspace.js';
 import type { ContextSearchOptions, ContextTools } from '../../src/ports/contextTools.js';
 import type { Logger } from '../../src/ports/logger.js';
 import type { LuaHost } from './luaRuntime.js';

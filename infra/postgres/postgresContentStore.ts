@@ -1,8 +1,6 @@
 import { contentHash } from '../../src/domain/ids.js';
 import type { ContentErasure } from '../../src/ports/contentErasure.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
-import { KEYWORD_TEXT_TABLES } from '../search/pgTextsearchKeywordIndex.js';
-import { semanticPassage } from '../search/pgvectorIndex.js';
 import type { Sql } from '../../src/ports/database.js';
 import type { Database } from './database.js';
 
@@ -54,11 +52,13 @@ const heldHashes = async (sql: Sql, hashes: readonly string[]): Promise<Set<stri
   return new Set(rows.map((r) => r.hash));
 };
 
-/**
- * Tables from which an erasure deletes rows: content, cached embeddings, and the keyword index's
- * copies of chunk texts (deleted by its projection before the erasure runs).
- */
-const ERASED_FROM = ['content_blobs', 'embedding_cache', ...KEYWORD_TEXT_TABLES];
+/** What an erasure reaches beyond the content store, as the search indexes keep it. */
+export interface ErasureReach {
+  /** Tables of the keyword index that copy chunk texts (their rows are deleted by its projection before the erasure runs). */
+  textTables: readonly string[];
+  /** The passage the semantic index embeds for a chunk's text under a document's title: its cache key. */
+  passageOf: (title: string | null, text: string) => string;
+}
 
 /**
  * Erases content rows and the embedding cache entries of their passages (each text under every
@@ -66,7 +66,9 @@ const ERASED_FROM = ['content_blobs', 'embedding_cache', ...KEYWORD_TEXT_TABLES]
  * the tables they were deleted from, so that their bytes leave the database's files too: deleted
  * rows stay in a table's pages, and inserted ones in the write-ahead log, until rewritten.
  */
-export const createPostgresContentErasure = async (db: Database): Promise<ContentErasure> => {
+export const createPostgresContentErasure = async (db: Database, reach: ErasureReach): Promise<ContentErasure> => {
+  // Tables from which an erasure deletes rows: content, cached embeddings, the keyword index's texts.
+  const erasedFrom = ['content_blobs', 'embedding_cache', ...reach.textTables];
   await db.exec(SCHEMA);
   return {
     erase: async ({ hashes, titles }) => {
@@ -81,7 +83,7 @@ export const createPostgresContentErasure = async (db: Database): Promise<Conten
         if (await tableExists(tx, 'embedding_cache')) {
           const passages = new Set(
             rows.flatMap(({ content }) =>
-              [...new Set(titles)].map((title) => contentHash(semanticPassage(title, content))),
+              [...new Set(titles)].map((title) => contentHash(reach.passageOf(title, content))),
             ),
           );
           await tx.query('DELETE FROM embedding_cache WHERE content_hash = ANY($1::text[])', [[...passages]]);
@@ -89,7 +91,7 @@ export const createPostgresContentErasure = async (db: Database): Promise<Conten
         return { erased: rows.length, kept: held.size };
       });
       // Also when nothing was left to delete: an earlier erasure may have stopped before its purge.
-      await db.purge(ERASED_FROM);
+      await db.purge(erasedFrom);
       return erased;
     },
   };

@@ -4,7 +4,8 @@ import type { Actor } from '../domain/metadata.js';
 import { ProjectionLagError } from '../engine/projectionRunner.js';
 import type { Ledger } from '../main.js';
 import type { LedgerHandle } from '../module.js';
-import { callOperation, DEFAULT_PROJECT } from '../operations.js';
+import { callOperation } from '../operations.js';
+import { DEFAULT_PROJECT } from '../domain/workspace.js';
 
 /** A one-shot command waits this long at most for the read models (embedding a large tree takes a while). */
 const CATCH_UP_TIMEOUT_MS = 60 * 60_000;

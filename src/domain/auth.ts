@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { AppError } from '../errors.js';
 
@@ -116,3 +117,6 @@ export class AuthorizationError extends AppError {
     super('AUTHORIZATION_ERROR', message, scope ? { scope } : undefined);
   }
 }
+
+/** sha256 hex of a secret: what the ledger keeps of API keys and refresh tokens. */
+export const hashSecret = (value: string): string => createHash('sha256').update(value).digest('hex');

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { evolveDocument, initialDocumentState, type DocumentEvent, type DocumentState } from './documents.js';
-import type { Fold, Folded } from '../engine/asOf.js';
+import type { Fold, Folded } from './asOf.js';
 
 /** A document's versions, folded from its stream. */
 export const documentFold: Fold<DocumentState, DocumentEvent> = {

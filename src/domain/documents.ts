@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { Stored } from './eventEnvelope.js';
+import { deterministicUuid } from './ids.js';
 import { valueNestsDeeperThan } from './nesting.js';
 
 const SHA256 = z.string().regex(/^[a-f0-9]{64}$/);
@@ -122,3 +123,7 @@ export const evolveDocument = (state: DocumentState, event: Stored<DocumentEvent
       return { ...state, current: null, forgotten: true };
   }
 };
+
+/** The same (project, source, source id) always names the same document stream. */
+export const documentIdOf = (project: string, source: string, sourceId: string): string =>
+  deterministicUuid('document', project, source, sourceId);

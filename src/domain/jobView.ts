@@ -1,12 +1,10 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { streamId, type StoredEvent } from './events.js';
+import type { StoredEvent } from './events.js';
 import type { JobEvent, JobPhase, JobStatus } from './jobs.js';
 import { ProjectIdSchema } from './workspace.js';
-import { loadAggregateAsOf, type AsOf, type Fold } from '../engine/asOf.js';
+import type { Fold } from './asOf.js';
 import { NotFoundError } from '../errors.js';
-import type { EventStore } from '../ports/eventStore.js';
-import type { ReadModels } from '../ports/projections.js';
 
 /** A job as status and list queries read it. Optional fields are absent until they have a value. */
 export interface JobView {
@@ -112,18 +110,11 @@ export const evolveJobView = (doc: JobView | null, event: StoredEvent): JobView 
 };
 
 
-export interface JobReadDeps {
-  store: EventStore;
-  readModels: ReadModels;
-  /** The outage a running job is waiting out in this process, known before its IndexingJobBlocked can be written. */
-  liveOutage?: (jobId: string) => string | undefined;
-}
-
 /**
  * A running job whose runner is waiting out an outage shows as blocked at once: on a full disk
  * neither its IndexingJobBlocked nor the read model's update may be writable until space is back.
  */
-export const withLiveOutage = (job: JobView, liveOutage: JobReadDeps['liveOutage']): JobView => {
+export const withLiveOutage = (job: JobView, liveOutage: ((jobId: string) => string | undefined) | undefined): JobView => {
   const reason = job.status === 'running' ? liveOutage?.(job.jobId) : undefined;
   if (reason === undefined) return job;
   const { estimatedSecondsRemaining: _eta, ...blocked } = job;
@@ -146,19 +137,3 @@ export const notFound = (jobId: string) =>
     job_id: jobId,
     suggestion: 'Verify job_id is correct and job exists in current project workspace',
   });
-
-/** Reads a job from the read model, falling back to its stream right after it was requested. */
-export const readJobView = async ({ store, readModels }: JobReadDeps, jobId: string, project?: string): Promise<JobView> => {
-  const job =
-    (await readModels.get<JobView>('jobs', jobId)) ??
-    (await loadAggregateAsOf(store, streamId('job', jobId), jobViewFold)).state;
-  if (!job || (project !== undefined && job.project !== project)) throw notFound(jobId);
-  return job;
-};
-
-/** The job as it was at `asOf`, from its stream; not found when it had not been requested by then. */
-export const jobViewAsOf = async (store: EventStore, jobId: string, asOf: AsOf, project?: string): Promise<JobView> => {
-  const { state: job } = await loadAggregateAsOf(store, streamId('job', jobId), jobViewFold, asOf);
-  if (!job || (project !== undefined && job.project !== project)) throw notFound(jobId);
-  return job;
-};

@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { DEFAULT_PROJECT } from '../operations.js';
+
+/** The project (workspace) of callers who name none. */
+export const DEFAULT_PROJECT = 'default';
 
 export const ProjectIdSchema = z
   .string()

@@ -1,57 +1,6 @@
-import { z } from 'zod';
-import type { DomainEvent, StoredEvent } from '../domain/events.js';
-import { readPosition, type Position } from '../domain/position.js';
+import type { DomainEvent } from '../domain/events.js';
+import { foldUntil, type AsOf, type Fold, type Folded } from '../domain/asOf.js';
 import type { EventStore } from '../ports/eventStore.js';
-
-/** A past moment: a position in `$all` (as returned by history) or an ISO timestamp. */
-export type AsOf = { position: Position } | { timestamp: string };
-
-export const AsOfSchema = z
-  .string()
-  .refine((v) => readPosition(v) !== undefined || !Number.isNaN(Date.parse(v)), 'expected a position or an ISO timestamp')
-  .describe('A past moment: a position from the event history, or an ISO 8601 timestamp');
-
-export const parseAsOf = (value: string): AsOf => {
-  const position = readPosition(value);
-  return position ? { position } : { timestamp: new Date(value).toISOString() };
-};
-
-export const happenedBy = (event: StoredEvent, asOf: AsOf): boolean =>
-  'position' in asOf ? event.position <= asOf.position : Date.parse(event.recordedAt) <= Date.parse(asOf.timestamp);
-
-/** How an aggregate's state is built from its stream: a decider's fold, or a read model's. */
-export interface Fold<State, Event extends DomainEvent = DomainEvent> {
-  initialState(): State;
-  evolve(state: State, event: StoredEvent<Event>): State;
-}
-
-export interface Folded<State> {
-  state: State;
-  /** Revision of the last event folded, or null when none was. */
-  revision: bigint | null;
-  /** Index of the first event not folded: where a later fold of the same events goes on from. */
-  next: number;
-}
-
-/**
- * Folds a stream's events up to the last one that happened by `asOf` (all of them without it),
- * starting afresh or from an earlier fold of the same events. It stops at the first later event:
- * stream order is commit order, so the state is always one the stream really passed through.
- */
-export const foldUntil = <State, Event extends DomainEvent>(
-  events: readonly StoredEvent[],
-  fold: Fold<State, Event>,
-  asOf?: AsOf,
-  from: Pick<Folded<State>, 'state' | 'next'> = { state: fold.initialState(), next: 0 },
-): Folded<State> => {
-  let { state, next } = from;
-  for (; next < events.length; next++) {
-    const event = events[next]!;
-    if (asOf && !happenedBy(event, asOf)) break;
-    state = fold.evolve(state, event as StoredEvent<Event>);
-  }
-  return { state, revision: next > 0 ? events[next - 1]!.revision : null, next };
-};
 
 /**
  * Any aggregate as it was at a past moment (or now): its stream folded up to that point. One

@@ -3,7 +3,8 @@ import { deterministicUuid, newId } from '../domain/ids.js';
 import type { Actor, EventMetadata } from '../domain/metadata.js';
 import type { Position } from '../domain/position.js';
 import { ConcurrencyError } from '../errors.js';
-import { loadAggregateAsOf, type Fold } from './asOf.js';
+import { loadAggregateAsOf } from './asOf.js';
+import { type Fold } from '../domain/asOf.js';
 import type { AppendResult, EventStore, ExpectedRevision, NewEvent } from '../ports/eventStore.js';
 
 /** Who issues a command and why; time and ids arrive here so that `decide` stays pure. */

@@ -1,7 +1,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from 'fastify';
 import { DEFAULT_CLASS_LIMITS } from '../domain/runtimeSettings.js';
 import { RateLimitError } from '../errors.js';
-import { DEFAULT_PROJECT, rateClassOf, type Operation, type RateClass } from '../operations.js';
+import { rateClassOf, type Operation, type RateClass } from '../operations.js';
+import { DEFAULT_PROJECT } from '../domain/workspace.js';
 import { budgetUnder, type Budget, type ClassLimits } from './api/endpointRateLimits.js';
 import { callerContext } from './api/guardOtherSurfaces.js';
 import { mcpCallerOf } from './mcpRoutes.js';

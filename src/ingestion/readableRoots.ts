@@ -72,5 +72,3 @@ export const readableRoots = (roots: readonly string[], cwd = process.cwd()): Re
  */
 export const readableRootsOf = (config: Pick<Config, 'ingest' | 'api'>, cwd = process.cwd()): ReadableRoots =>
   readableRoots(config.ingest.roots ?? (config.api.connectorsRoot ? [config.api.connectorsRoot] : [cwd]), cwd);
-
-export { connectorRoots } from '../domain/connectorRequests.js';

@@ -3,7 +3,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDataDir } from '../../test/support/ledger.js';
 import { loadConfig } from '../config.js';
-import { connectorRoots, readableRoots, readableRootsOf } from './readableRoots.js';
+import { connectorRoots } from '../services/connectorRoots.js';
+import { readableRoots, readableRootsOf } from './readableRoots.js';
 
 const base = tempDataDir('ctx-roots-');
 const root = path.join(base, 'root');

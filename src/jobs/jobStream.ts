@@ -1,4 +1,4 @@
-import { jobDecider, type JobTransition } from '../domain/jobDecider.js';
+import { jobDecider, type JobTransition } from '../services/jobDecider.js';
 import { streamId, validateEvent, type StoredEvent } from '../domain/events.js';
 import type { JobState } from '../domain/jobs.js';
 import type { Position } from '../domain/position.js';

@@ -1,4 +1,5 @@
-import { ingestDocument, documentIdOf, type IngestDeps } from '../../commands/ingestDocument.js';
+import { ingestDocument, type IngestDeps } from '../../commands/ingestDocument.js';
+import { documentIdOf } from '../domain/documents.js';
 import { removeDocument } from '../../commands/removeDocument.js';
 import { connectorOfSyncJob, connectorSyncDecider, recordSyncStep, type SyncStep } from '../../commands/syncConnector.js';
 import type { DocumentView } from '../domain/documentView.js';

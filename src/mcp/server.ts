@@ -3,7 +3,8 @@ import type { z } from 'zod';
 import { newId } from '../domain/ids.js';
 import type { Credential } from '../domain/auth.js';
 import type { Actor } from '../domain/metadata.js';
-import { callOperation, checkScope, DEFAULT_PROJECT, isTool, requiredScope, type Operation, type Toolset } from '../operations.js';
+import { callOperation, checkScope, isTool, requiredScope, type Operation, type Toolset } from '../operations.js';
+import { DEFAULT_PROJECT } from '../domain/workspace.js';
 import type { Logger } from '../ports/logger.js';
 import { toolFailure, toolSuccess } from './toolResult.js';
 

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { pino } from 'pino';
-import { copyDataKeys } from '../../infra/crypto/postgresKeyring.js';
+import { copyDataKeys } from '../../infra/postgres/postgresKeyring.js';
 import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
 import { printResult } from '../cli/output.js';
 import { progressLine } from '../cli/progress.js';

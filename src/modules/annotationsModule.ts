@@ -15,7 +15,8 @@ import { getProgressOperation, getProgressSurfaces } from '../../queries/getAnno
 import { annotationStream, SessionNotFoundError } from '../domain/annotations.js';
 import type { Position } from '../domain/position.js';
 import type { LedgerModule } from '../module.js';
-import { DEFAULT_PROJECT, type Operation } from '../operations.js';
+import { type Operation } from '../operations.js';
+import { DEFAULT_PROJECT } from '../domain/workspace.js';
 import type { ChunkSource } from '../ports/chunkSource.js';
 import type { EventStore } from '../ports/eventStore.js';
 import { chunkSourceFromOperations } from './chunkSourceFromOperations.js';

@@ -60,7 +60,8 @@ import { readableRootsOf } from '../ingestion/readableRoots.js';
 import { deploymentAccess } from '../mcp/server.js';
 import { API_SURFACES } from './apiSurfaces.js';
 import type { LedgerModule, ModuleContext } from '../module.js';
-import { callOperation, DEFAULT_PROJECT, isTool, operationNamed, rateClassOf, requiredScope, type OperationContext } from '../operations.js';
+import { callOperation, isTool, operationNamed, rateClassOf, requiredScope, type OperationContext } from '../operations.js';
+import { DEFAULT_PROJECT } from '../domain/workspace.js';
 import { parseInput } from '../validation.js';
 import { PRODUCT_VERSION } from '../http/api/version.js';
 

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { ListChunksInputSchema } from '../../queries/listChunks.js';
 import { ValidationError } from '../errors.js';
 import type { FeatureApis } from '../module.js';
-import { DEFAULT_PROJECT } from '../operations.js';
+import { DEFAULT_PROJECT } from '../domain/workspace.js';
 import type { ChunkSource } from '../ports/chunkSource.js';
 
 /** Sessions start from indexed content of `project` through the search feature's chunk listing. */

@@ -1,6 +1,6 @@
 import { UnavailableError, ValidationError } from '../errors.js';
 import type { FeatureApis } from '../module.js';
-import { DEFAULT_PROJECT } from '../operations.js';
+import { DEFAULT_PROJECT } from '../domain/workspace.js';
 import type { DocumentSink } from '../ports/documentSink.js';
 
 /** Connectors hand documents to the search feature's batch ingest. */

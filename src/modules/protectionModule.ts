@@ -1,4 +1,6 @@
 import { createPostgresContentErasure } from '../../infra/postgres/postgresContentStore.js';
+import { KEYWORD_TEXT_TABLES } from '../../infra/search/pgTextsearchKeywordIndex.js';
+import { semanticPassage } from '../../infra/search/pgvectorIndex.js';
 import { forgetOperation, forgetSurfaces } from '../../commands/forget.js';
 import type { LedgerModule } from '../module.js';
 
@@ -13,7 +15,7 @@ export const protectionModule: LedgerModule = {
       forgetOperation({
         store,
         keyring,
-        erasure: await createPostgresContentErasure(db),
+        erasure: await createPostgresContentErasure(db, { textTables: KEYWORD_TEXT_TABLES, passageOf: semanticPassage }),
         // The semantic index too: forgetting answers once no index holds the chunks.
         waitForProjections: (position) => projections().waitFor(position, { all: true, timeoutMs: INDEXES_TIMEOUT_MS }),
       }),

@@ -2,7 +2,7 @@ import { createHash, randomUUID } from 'node:crypto';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { documentIdOf } from '../../commands/ingestDocument.js';
+import { documentIdOf } from '../../src/domain/documents.js';
 import { removeDocument } from '../../commands/removeDocument.js';
 import { loadConfig } from '../../src/config.js';
 import type { DomainEvent } from '../../src/domain/events.js';

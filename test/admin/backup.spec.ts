@@ -7,7 +7,7 @@ import { restoreDataDir } from '../../infra/postgres/backup.js';
 import { loadConfig } from '../../src/config.js';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { openLedger, type Ledger } from '../../src/main.js';
-import { DEFAULT_PROJECT } from '../../src/operations.js';
+import { DEFAULT_PROJECT } from '../../src/domain/workspace.js';
 import { runCtx } from '../support/cli.js';
 import { tempDataDir } from '../support/ledger.js';
 

@@ -1,8 +1,8 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { copyDataKeys, createPostgresKeyring } from '../../infra/crypto/postgresKeyring.js';
+import { copyDataKeys, createPostgresKeyring } from '../../infra/postgres/postgresKeyring.js';
 import { openPglite } from '../../infra/postgres/database.js';
-import { documentIdOf } from '../../commands/ingestDocument.js';
+import { documentIdOf } from '../../src/domain/documents.js';
 import { loadConfig } from '../../src/config.js';
 import { createSecretBox } from '../../infra/crypto/secretBox.js';
 import { contentHash } from '../../src/domain/ids.js';

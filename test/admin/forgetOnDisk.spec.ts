@@ -4,11 +4,11 @@ import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { documentIdOf } from '../../commands/ingestDocument.js';
+import { documentIdOf } from '../../src/domain/documents.js';
 import { backupDataDir } from '../../infra/postgres/backup.js';
 import { loadConfig } from '../../src/config.js';
 import { openLedger, type Ledger } from '../../src/main.js';
-import { DEFAULT_PROJECT } from '../../src/operations.js';
+import { DEFAULT_PROJECT } from '../../src/domain/workspace.js';
 import { tempDataDir } from '../support/ledger.js';
 
 const ENV = { CTX_EMBEDDINGS__PROVIDER: 'none', CTX_LOG__LEVEL: 'silent' };

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withEmbeddingCache } from '../../infra/embeddings/cachedEmbedder.js';
 import { createLocalEmbedder } from '../../infra/embeddings/localEmbedder.js';
 import { createMemoryEmbeddingCache } from '../../infra/embeddings/memoryEmbeddingCache.js';
-import type { JobStatusResponse } from '../../src/domain/jobResponses.js';
+import type { JobStatusResponse } from '../../src/services/jobResponses.js';
 import { ALL_SCOPES, ingest, startApiServer, type ApiServer } from '../api/apiServer.js';
 import { newEvents } from '../support/events.js';
 import { tempDataDir } from '../support/ledger.js';

@@ -6,7 +6,7 @@ import { loadConfig } from '../../src/config.js';
 import { openLedger, type Ledger } from '../../src/main.js';
 import { annotationsModule } from '../../src/modules/annotationsModule.js';
 import { ledgerModule } from '../../src/modules/ledgerModule.js';
-import { DEFAULT_PROJECT } from '../../src/operations.js';
+import { DEFAULT_PROJECT } from '../../src/domain/workspace.js';
 import { runCtx } from '../support/cli.js';
 import { tempDataDir } from '../support/ledger.js';
 

@@ -5,7 +5,7 @@ import { openLedger, startServer, type Ledger } from '../../src/main.js';
 import { annotationsModule } from '../../src/modules/annotationsModule.js';
 import { ledgerModule } from '../../src/modules/ledgerModule.js';
 import { apiModule } from '../../src/modules/apiModule.js';
-import { DEFAULT_PROJECT } from '../../src/operations.js';
+import { DEFAULT_PROJECT } from '../../src/domain/workspace.js';
 import { tempDataDir } from '../support/ledger.js';
 
 const open = (dataDir: string) =>

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { revokeApiKey } from '../../commands/revokeApiKey.js';
 import { commandContext } from '../../src/engine/commands.js';
-import { issueTokens } from '../../src/http/api/tokens.js';
+import { issueTokenPair } from '../../commands/rotateRefreshToken.js';
 import { createJwtCodec } from '../../src/http/api/jwtCodec.js';
 import { ALL_SCOPES, craftToken, startApiServer, type ApiServer } from './apiServer.js';
 
@@ -86,8 +86,9 @@ describe('authentication of /api/v1', () => {
   describe('refresh tokens', () => {
     const issue = async () => {
       const jwt = await createJwtCodec(api.ledger.config.auth);
-      const issued = await issueTokens(
-        { store: api.ledger.store, jwt, config: api.ledger.config },
+      const { accessTtlS, refreshTtlS } = api.ledger.config.auth;
+      const issued = await issueTokenPair(
+        { store: api.ledger.store, signer: jwt, accessTtlS, refreshTtlS },
         { subject: 'bob', tenant: 'acme', scopes: ['search:read'] },
         commandContext({ subject: 'test', tenant: null, via: 'cli' }),
       );

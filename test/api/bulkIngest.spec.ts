@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_PROJECT, type OperationContext } from '../../src/operations.js';
+import { type OperationContext } from '../../src/operations.js';
+import { DEFAULT_PROJECT } from '../../src/domain/workspace.js';
 import { startApiServer, type ApiServer } from './apiServer.js';
 
 /** Bulk loads through `POST /api/v1/documents/batch`: what a batch with a bad document stores, and what it answers. */

@@ -1,15 +1,21 @@
 /**
  * Imports point inward, re-derived from the source on every run.
  *
- * The core is `src/domain`, `src/ports`, `src/engine` and three single files that every slice
- * needs and that import only the core themselves: `src/errors.ts` (the error family),
+ * The core is `src/domain`, `src/ports`, `src/engine`, `src/services` and three single files that
+ * every slice needs and that import only the core themselves: `src/errors.ts` (the error family),
  * `src/validation.ts` (the one input parser) and `src/operations.ts` (the Operation shape a slice
  * declares). Everything else under `src/` (composition root, modules, jobs, transports) is outside.
  *
- * - The core imports only the core.
+ * - The core imports only the core, and inside it only inward: the domain (pure values, events,
+ *   folds and rules) imports no other core folder; ports add the domain; the engine (the command
+ *   loop, projections, time travel) adds ports; services (what several slices of a feature share:
+ *   its reads through the ports) add the engine.
  * - `commands/`, `queries/`, `projections/` and `infra/` import the core and their own folder,
  *   never another of these folders and never anything else under `src/` (transports included).
- * - No import cycles anywhere in the shipped code.
+ * - Transports (`src/http`, `src/mcp`, `src/cli`) reach commands and queries only through the
+ *   catalogue: they import no slice or projection.
+ * - No import cycles anywhere in the shipped code; none between the folders of the core, the
+ *   slices and the adapters either.
  *
  * Every import counts, type-only ones included: a type shared across layers is a dependency too.
  */
@@ -21,7 +27,16 @@ import { describe, expect, it } from 'vitest';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const SHIPPED = ['src', 'commands', 'queries', 'projections', 'infra'];
 const OUTER = ['commands', 'queries', 'projections', 'infra'] as const;
-const CORE_DIRS = ['src/domain/', 'src/ports/', 'src/engine/'];
+const CORE_DIRS = ['src/domain/', 'src/ports/', 'src/engine/', 'src/services/'];
+/** Inside the core, what each part may import besides itself and the core's single files. */
+const CORE_INWARD: Readonly<Record<string, readonly string[]>> = {
+  'src/domain/': [],
+  'src/ports/': ['src/domain/'],
+  'src/engine/': ['src/domain/', 'src/ports/'],
+  'src/services/': ['src/domain/', 'src/ports/', 'src/engine/'],
+};
+const TRANSPORTS = ['src/http/', 'src/mcp/', 'src/cli/'];
+const SLICES: readonly Layer[] = ['commands', 'queries', 'projections'];
 const CORE_FILES = ['src/errors.ts', 'src/validation.ts', 'src/operations.ts'];
 
 const isTest = (file: string) => file.endsWith('.spec.ts') || file.endsWith('.d.ts');
@@ -105,6 +120,24 @@ function cycles(graph: Map<string, string[]>): string[][] {
 
 const graph = new Map(SHIPPED.flatMap(sourceFiles).map((file) => [file, importsOf(file)]));
 
+const coreDirOf = (file: string) => CORE_DIRS.find((dir) => file.startsWith(dir));
+
+/** A file's folder; each of the core's single files in `src/` counts as a folder of its own. */
+const folderOf = (file: string) => (CORE_FILES.includes(file) ? file : path.posix.dirname(file));
+
+/**
+ * The same graph between the folders of the core, the slices and the adapters: an edge wherever a
+ * file of one imports a file of the other. (The composition root and transports wire everything.)
+ */
+const folderGraph = new Map<string, string[]>();
+for (const [file, imports] of graph) {
+  if (layerOf(file) === 'app') continue;
+  const from = folderOf(file);
+  const targets = new Set([...(folderGraph.get(from) ?? []), ...imports.map(folderOf)]);
+  targets.delete(from);
+  folderGraph.set(from, [...targets]);
+}
+
 describe('layering', () => {
   it('reads the whole shipped source', () => {
     expect(graph.size).toBeGreaterThan(100);
@@ -122,7 +155,34 @@ describe('layering', () => {
     expect(violations).toEqual([]);
   });
 
+  it('keeps the core importing inward: domain, then ports, then the engine and services', () => {
+    const violations = [...graph].flatMap(([file, imports]) => {
+      const from = coreDirOf(file);
+      if (!from) return [];
+      return imports
+        .filter((target) => {
+          const to = coreDirOf(target);
+          return to !== undefined && to !== from && !CORE_INWARD[from]!.includes(to);
+        })
+        .map((target) => `${file} imports ${target}`);
+    });
+    expect(violations).toEqual([]);
+  });
+
+  it('lets transports reach slices only through the catalogue', () => {
+    const violations = [...graph].flatMap(([file, imports]) =>
+      TRANSPORTS.some((dir) => file.startsWith(dir))
+        ? imports.filter((target) => SLICES.includes(layerOf(target))).map((target) => `${file} imports ${target}`)
+        : [],
+    );
+    expect(violations).toEqual([]);
+  });
+
   it('has no import cycles', () => {
     expect(cycles(graph).map((cycle) => cycle.join(' <-> '))).toEqual([]);
+  });
+
+  it('has no import cycles between folders', () => {
+    expect(cycles(folderGraph).map((cycle) => cycle.join(' <-> '))).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openLedger } from '../../src/main.js';
-import { DEFAULT_PROJECT } from '../../src/operations.js';
+import { DEFAULT_PROJECT } from '../../src/domain/workspace.js';
 import { runCtx } from '../support/cli.js';
 import { tempDataDir, tempRootsEnv } from '../support/ledger.js';
 import { startGitHubStandIn, type GitHubStandIn } from './githubStandIn.js';

@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openLedger } from '../../src/main.js';
-import { DEFAULT_PROJECT } from '../../src/operations.js';
+import { DEFAULT_PROJECT } from '../../src/domain/workspace.js';
 import { runCtx, spawnCtx } from '../support/cli.js';
 import { newEvent, sampleEvent } from '../support/events.js';
 import { tempDataDir, tempRootsEnv } from '../support/ledger.js';

@@ -3,7 +3,7 @@ import { Client, InMemoryTransport, StreamableHTTPClientTransport } from '@model
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SYSTEM_ACTOR } from '../../src/domain/metadata.js';
 import { startServer, type Ledger, type RunningServer } from '../../src/main.js';
-import { DEFAULT_PROJECT } from '../../src/operations.js';
+import { DEFAULT_PROJECT } from '../../src/domain/workspace.js';
 import { fixedContext, openExtensionsLedger, recordingSink, toolsFolder } from './extensionsLedger.js';
 
 const textOf = (result: unknown) => JSON.parse((result as { content: { text: string }[] }).content[0]!.text) as Record<string, unknown>;

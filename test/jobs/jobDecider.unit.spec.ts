@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { jobDecider, type CancelJob, type JobTransition } from '../../src/domain/jobDecider.js';
+import { jobDecider, type CancelJob, type JobTransition } from '../../src/services/jobDecider.js';
 import type { JobState } from '../../src/domain/jobs.js';
 import { START } from '../../src/domain/position.js';
 import { commandContext } from '../../src/engine/commands.js';

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Ledger } from '../../src/main.js';
-import { DEFAULT_PROJECT, type OperationContext } from '../../src/operations.js';
+import { type OperationContext } from '../../src/operations.js';
+import { DEFAULT_PROJECT } from '../../src/domain/workspace.js';
 import { openTestLedger } from '../support/ledger.js';
 
 const context = (): OperationContext => ({

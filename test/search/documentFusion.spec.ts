@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SearchOutput } from '../../queries/searchDocuments.js';
 import type { Ledger } from '../../src/main.js';
-import { DEFAULT_PROJECT, type OperationContext } from '../../src/operations.js';
+import { type OperationContext } from '../../src/operations.js';
+import { DEFAULT_PROJECT } from '../../src/domain/workspace.js';
 import { openTestLedger } from '../support/ledger.js';
 import { EMBEDDING_MODEL, itWith } from '../support/requirements.js';
 

@@ -5,7 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SearchOutput } from '../../queries/searchDocuments.js';
 import { loadConfig } from '../../src/config.js';
 import { openLedger, type Ledger } from '../../src/main.js';
-import { DEFAULT_PROJECT, type OperationContext } from '../../src/operations.js';
+import { type OperationContext } from '../../src/operations.js';
+import { DEFAULT_PROJECT } from '../../src/domain/workspace.js';
 import { tempDataDir } from '../support/ledger.js';
 import { startMeiliStandIn, type MeiliStandIn } from '../support/meiliStandIn.js';
 

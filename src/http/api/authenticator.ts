@@ -1,11 +1,11 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingHttpHeaders } from 'node:http';
-import { hashSecret } from '../../../commands/createApiKey.js';
+import { hashSecret } from '../../domain/auth.js';
 import { API_KEYS, type ApiKeyRow } from '../../domain/apiKeyView.js';
 import { isLoopbackBind, type Config } from '../../config.js';
 import { AuthenticationError, SCOPES, type Credential } from '../../domain/auth.js';
-import { revokedBecause } from '../../domain/credentials.js';
-import { DEFAULT_PROJECT } from '../../operations.js';
+import { revokedBecause } from '../../services/credentials.js';
+import { DEFAULT_PROJECT } from '../../domain/workspace.js';
 import type { ReadModels } from '../../ports/projections.js';
 import type { JwtCodec } from './jwtCodec.js';
 

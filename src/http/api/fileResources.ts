@@ -1,7 +1,7 @@
 import { ResourceNotFoundError, ResourceTemplate, type McpServer } from '@modelcontextprotocol/server';
-import { documentIdOf } from '../../../commands/ingestDocument.js';
+import { documentIdOf } from '../../domain/documents.js';
 import type { DocumentView } from '../../domain/documentView.js';
-import { sourceTypeOf } from '../../../queries/searchWithWorkContext.js';
+import { sourceTypeOf } from '../../domain/sourceTypes.js';
 import { ValidationError } from '../../errors.js';
 import type { ContentStore } from '../../ports/contentStore.js';
 import type { ReadModels } from '../../ports/projections.js';

@@ -1,15 +1,8 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Actor } from '../../domain/metadata.js';
 import { AppError } from '../../errors.js';
-import {
-  DEFAULT_PROJECT,
-  isOperator,
-  OPERATOR_NEEDED,
-  operationNamed,
-  requiredScope,
-  type Operation,
-  type OperationContext,
-} from '../../operations.js';
+import { isOperator, OPERATOR_NEEDED, operationNamed, requiredScope, type Operation, type OperationContext } from '../../operations.js';
+import { DEFAULT_PROJECT } from '../../domain/workspace.js';
 import { SERVER_PROOF_PATH } from '../serverProof.js';
 import { refuse } from '../surfaceErrors.js';
 import type { Authenticator, Principal } from './authenticator.js';

@@ -14,13 +14,6 @@ export const ErrorSchema = z.object({
   }),
 });
 
-export {
-  SearchRequestSchema,
-  SearchResponseSchema,
-  SearchResultSchema,
-  SOURCE_TYPES,
-} from '../../../queries/searchWithWorkContext.js';
-export type { SearchRequest, SearchResponse } from '../../../queries/searchWithWorkContext.js';
 
 export const OperationNameParamsSchema = z.object({
   name: z.string().min(1).max(200).describe('The operation, as MCP lists its tool (e.g. `search`, `keys.create`)'),

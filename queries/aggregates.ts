@@ -1,12 +1,12 @@
-import type { SessionState } from '../domain/annotations.js';
-import type { DomainEvent } from '../domain/events.js';
-import { categoryOf } from '../domain/events.js';
-import { jobStatusResponse } from '../domain/jobResponses.js';
-import { sessionFold } from '../domain/annotationSessionFold.js';
-import { progressOfState } from '../domain/annotationProgress.js';
-import { documentFold, documentVersion } from '../domain/documentVersion.js';
-import { jobViewFold } from '../domain/jobView.js';
-import type { Fold, Folded } from './asOf.js';
+import type { SessionState } from '../src/domain/annotations.js';
+import type { DomainEvent } from '../src/domain/events.js';
+import { categoryOf } from '../src/domain/events.js';
+import { jobStatusResponse } from '../src/services/jobResponses.js';
+import { sessionFold } from '../src/domain/annotationSessionFold.js';
+import { progressOfState } from '../src/domain/annotationProgress.js';
+import { documentFold, documentVersion } from '../src/domain/documentVersion.js';
+import { jobViewFold } from '../src/domain/jobView.js';
+import type { Fold, Folded } from '../src/domain/asOf.js';
 
 export const AGGREGATE_NAMES = ['job', 'annotation_session', 'document'] as const;
 export type AggregateName = (typeof AGGREGATE_NAMES)[number];

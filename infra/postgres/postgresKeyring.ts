@@ -7,8 +7,8 @@ import {
   type Keyring,
 } from '../../src/ports/keyring.js';
 import { isSealedText } from '../../src/domain/protectedText.js';
-import { newDataKey, openWith, sealWith } from './sealing.js';
-import type { Database } from '../postgres/database.js';
+import { newDataKey, openWith, sealWith } from '../crypto/sealing.js';
+import type { Database } from './database.js';
 
 // A forgotten key keeps its row with `wrapped` null, so that "forgotten" and "never known" differ.
 const SCHEMA = `

@@ -4,7 +4,7 @@ import {
   initialJobState,
   type JobEvent,
   type JobState,
-} from './jobs.js';
+} from '../domain/jobs.js';
 import type { Decider } from '../engine/commands.js';
 import { IllegalStateError } from '../errors.js';
 

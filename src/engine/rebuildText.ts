@@ -1,4 +1,4 @@
-import type { RebuildProgress } from '../engine/projectionRunner.js';
+import type { RebuildProgress } from './projectionRunner.js';
 
 /** `45s`, `3m 05s`, `2h 07m`. */
 export const formatDuration = (seconds: number): string => {

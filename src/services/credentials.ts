@@ -1,7 +1,7 @@
 import type { ReadModels } from '../ports/projections.js';
-import { API_KEYS, type ApiKeyRow } from './apiKeyView.js';
-import type { Credential } from './auth.js';
-import { TOKEN_FAMILIES, type TokenFamilyRow } from './tokenFamilyView.js';
+import { API_KEYS, type ApiKeyRow } from '../domain/apiKeyView.js';
+import type { Credential } from '../domain/auth.js';
+import { TOKEN_FAMILIES, type TokenFamilyRow } from '../domain/tokenFamilyView.js';
 
 /** Tokens issue tokens: a chain longer than this is refused rather than followed. */
 const MAX_CHAIN = 16;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { START } from './position.js';
+import { START } from '../domain/position.js';
 import type { RebuildProgress } from '../engine/projectionRunner.js';
 import { formatDuration, formatRebuildProgress } from './rebuildText.js';
 

@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { JobStatusSchema } from './jobs.js';
-import type { JobView } from './jobView.js';
+import { JobStatusSchema } from '../domain/jobs.js';
+import type { JobView } from '../domain/jobView.js';
 import type { CliPrint } from '../operations.js';
-import { databaseNameOf } from './workspace.js';
+import { databaseNameOf } from '../domain/workspace.js';
 
 const timestamp = z.iso.datetime({ offset: true });
 const count = z.number().int().nonnegative();
