@@ -44,7 +44,7 @@ const EnvelopeSchema = z.object({
   annotations: z.array(z.unknown()).min(1).max(MAX_BATCH),
 });
 
-/** Why one item failed, as seed 003 describes errors: `type` names the error, `issues` lists bad input. */
+/** Why one item failed, as the annotation tools describe errors: `type` names the error, `issues` lists bad input. */
 const ItemErrorSchema = z.object({
   type: z.string(),
   message: z.string(),

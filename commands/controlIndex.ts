@@ -6,7 +6,7 @@ const IndexControlInputSchema = z.object({
   connectors: z.array(z.string().min(1).max(200)).max(50).optional(),
 });
 
-/** Seed 002's MCP tool over the index operations the REST API serves. */
+/** The MCP tool over the index operations the REST API serves. */
 export const controlIndexOperation = (index: Readonly<Record<'start' | 'stop' | 'status', Operation>>) =>
   defineOperation({
     name: 'context.index_control',

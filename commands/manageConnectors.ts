@@ -13,7 +13,7 @@ const ConnectorManagementInputSchema = z.object({
     .describe('add: {type, name, config}; update: {name?, config?}'),
 });
 
-/** Seed 002's MCP tool over the connector operations the REST API serves. */
+/** The MCP tool over the connector operations the REST API serves. */
 export const manageConnectorsOperation = (connectors: Readonly<Record<'list' | 'add' | 'update' | 'remove', Operation>>) =>
   defineOperation({
     name: 'context.connector_management',

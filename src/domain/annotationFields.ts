@@ -28,7 +28,7 @@ export type AnnotationFieldsInput = Partial<AnnotationFields>;
 
 export const SessionIdSchema = z.uuid().describe('The session id returned by start_session');
 
-/** A chunk as seed 003 exports it. */
+/** A chunk as the annotation tools export it. */
 export const ExportedChunkSchema = z.object({
   chunk_id: z.string(),
   position: z.number().int(),
@@ -48,7 +48,7 @@ export const exportChunk = (
   chunk: Pick<ChunkState, 'chunkId' | 'position' | 'relations'> & { fields: OpenedAnnotationFields },
 ): ExportedChunk => {
   const { categories, labels, subtypes, keywords, tags, notes, summary } = chunk.fields;
-  // Seed 003's key order.
+  // The annotation tools' key order.
   return {
     chunk_id: chunk.chunkId,
     position: chunk.position,

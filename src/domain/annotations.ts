@@ -258,7 +258,7 @@ export const evolveSession = (
   }
 };
 
-/** Errors with the names seed 003's clients match on (`type` in its error objects). */
+/** Errors with the names the annotation tools' clients match on (`type` in its error objects). */
 export class SessionNotFoundError extends NotFoundError {
   override name = 'SessionNotFound';
   constructor(sessionId: string) {

@@ -15,5 +15,5 @@ export const Instant = z.iso
     message: 'expected an ISO 8601 time whose UTC offset is at most ±14:00',
   });
 
-/** The same moment in UTC (`Z`), as seed 000 gives every time; a time already in UTC is kept as written. */
+/** The same moment in UTC (`Z`), as the tool API gives every time; a time already in UTC is kept as written. */
 export const inUtc = (value: string): string => (value.endsWith('Z') ? value : new Date(value).toISOString());

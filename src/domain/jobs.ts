@@ -109,7 +109,7 @@ export const initialJobState = (): JobState => ({
 });
 
 /**
- * Which event may follow which status: seed 004's state machine. `blocked` is a waiting form of
+ * Which event may follow which status: the job tools' state machine. `blocked` is a waiting form of
  * `running`, so it may end the ways running does; a second `IndexingJobStarted` is a resume.
  */
 const ALLOWED_FROM: Record<JobEventType, readonly (JobStatus | null)[]> = {

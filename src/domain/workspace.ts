@@ -10,7 +10,7 @@ export const ProjectIdSchema = z
   .describe('Project workspace; `default` when omitted');
 
 /**
- * The workspace name of a project, seed 004's `cb_proj_<slug>_<8 hex>`: the same project always
+ * The workspace name of a project, the job tools' `cb_proj_<slug>_<8 hex>`: the same project always
  * gets the same name, and projects whose slugs collide still differ by the hash of their id.
  */
 export const databaseNameOf = (projectId: string): string => {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AppError, classifyError, type ErrorCode } from '../errors.js';
 import { toolApiErrorBody } from './toolApiErrors.js';
 
-/** The tool API's code for each catalogue code: seed 000 names seven, the rest follow its style. */
+/** The tool API's code for each catalogue code: its contract names seven, the rest follow its style. */
 const TOOLS: Record<ErrorCode, string> = {
   VALIDATION_ERROR: 'bad_request',
   EMBEDDINGS_DISABLED: 'embeddings_disabled',
@@ -33,7 +33,7 @@ const TOOLS: Record<ErrorCode, string> = {
 describe('the tool API mapper', () => {
   it.each(Object.entries(TOOLS))('answers %s as %s', (code, toolCode) => {
     const body = toolApiErrorBody(classifyError(new AppError(code as ErrorCode, 'what went wrong', { field: 'q' })), 'masked');
-    // Seed 000's error schema: code and message, nothing else.
+    // The tool API's error schema: code and message, nothing else.
     expect(body).toEqual({ error: { code: toolCode, message: code === 'INTERNAL_ERROR' ? 'masked' : 'what went wrong' } });
   });
 

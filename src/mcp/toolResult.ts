@@ -65,7 +65,7 @@ const jobErrorObject = (error: unknown, classified: ClassifiedError, correlation
   return { error: { code, message: classified.detail, ...(details ? { details } : {}) } };
 };
 
-/** Seed 003's error object: `type` names the error, `issues` lists bad input when there is some. */
+/** The annotation tools' error object: `type` names the error, `issues` lists bad input when there is some. */
 const annotationErrorObject = (classified: ClassifiedError, masked: string) => {
   if (!classified.expected) return { type: 'InternalError', message: masked };
   const issues = classified.details?.issues;

@@ -39,7 +39,7 @@ describe('the MCP mapper', () => {
     });
   });
 
-  describe("the job tools answer seed 004's ErrorResponse", () => {
+  describe("the job tools answer their ErrorResponse", () => {
     const JOBS: [string, unknown, unknown][] = [
       [
         'bad input names its field, value and a fix',
@@ -79,7 +79,7 @@ describe('the MCP mapper', () => {
     });
   });
 
-  describe("the annotation tools answer seed 003's object with its type discriminator", () => {
+  describe("the annotation tools answer their error object with its type discriminator", () => {
     const issues = [{ path: ['chunks'], message: 'chunk ids must be unique', code: 'custom' }];
     const ANNOTATIONS: [string, unknown, unknown][] = [
       ['bad config, with its issues', new InvalidConfigError(issues), { type: 'InvalidConfig', message: 'Config validation failed', issues }],

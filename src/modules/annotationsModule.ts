@@ -21,7 +21,7 @@ import type { ChunkSource } from '../ports/chunkSource.js';
 import type { EventStore } from '../ports/eventStore.js';
 import { chunkSourceFromOperations } from './chunkSourceFromOperations.js';
 
-/** Seed 003's tools answer errors as `{type, message, issues?}`. */
+/** The annotation tools answer errors as `{type, message, issues?}`. */
 const withSeedErrors = (operation: Operation): Operation => ({ ...operation, mcpErrors: 'annotations' });
 
 /** A session of another project is as unknown to the caller as a missing one. */
@@ -60,7 +60,7 @@ export interface AnnotationsModuleOptions {
   chunkSource?: ChunkSource;
 }
 
-/** Annotation sessions: commands, read models, seed 003's MCP tools, history and time travel; their routes and verbs are the operations' own. */
+/** Annotation sessions: commands, read models, the annotation MCP tools, history and time travel; their routes and verbs are the operations' own. */
 export const createAnnotationsModule = ({ chunkSource }: AnnotationsModuleOptions = {}): LedgerModule => ({
   name: 'annotations',
   setup: async (context) => {

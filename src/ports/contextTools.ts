@@ -6,7 +6,7 @@ export interface ContextSearchOptions {
 
 /**
  * The read-only context queries scripts may call as `ctx.search`, `ctx.get` and `ctx.sources`.
- * Answers are plain JSON (seed 000's shapes); an unknown id or a disabled mode rejects with the
+ * Answers are plain JSON (the tool API's shapes); an unknown id or a disabled mode rejects with the
  * query's own AppError.
  */
 export interface ContextTools {

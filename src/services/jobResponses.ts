@@ -7,7 +7,7 @@ import { databaseNameOf } from '../domain/workspace.js';
 const timestamp = z.iso.datetime({ offset: true });
 const count = z.number().int().nonnegative();
 
-/** Seed 004's shapes: a field the schema types as a string but that has no value yet is omitted. */
+/** The job tools' shapes: a field the schema types as a string but that has no value yet is omitted. */
 export const JobStatusResponseSchema = z.object({
   job_id: z.uuid(),
   status: JobStatusSchema,

@@ -75,7 +75,7 @@ const recordJob = async (store: EventStore, jobId: string) => {
   return stream;
 };
 
-/** The job of `recordJob` after each of its events, as get_job_status answers (seed 004), by hand. */
+/** The job of `recordJob` after each of its events, as get_job_status answers (the job tools' shape), by hand. */
 const jobAfter = (jobId: string) => {
   const common = { job_id: jobId, project_id: 'acme', database_name: ACME_DATABASE, created_at: '2026-03-01T10:00:00.000Z' };
   const pending = { ...common, status: 'pending', progress_percentage: 0, progress_message: 'Queued', files_scanned: 0, files_indexed: 0, chunks_created: 0 };

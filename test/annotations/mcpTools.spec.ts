@@ -16,7 +16,7 @@ const chunks = (count: number) =>
     text: `chunk ${i + 1}`,
   }));
 
-describe('seed 003 annotation tools through the MCP client', () => {
+describe('the annotation tools through the MCP client', () => {
   let server: RunningServer;
   let client: Client;
   const call = async (name: string, args: Record<string, unknown>) =>

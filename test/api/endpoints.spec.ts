@@ -67,7 +67,7 @@ describe('/api/v1 endpoints', () => {
   afterAll(() => api.close());
 
   describe('POST /search', () => {
-    it('answers in seed 002 shape with query metadata', async () => {
+    it("answers in the REST API's shape with query metadata", async () => {
       const response = await api.call('POST', '/search', {
         token: as(),
         body: { query: 'user authentication' },

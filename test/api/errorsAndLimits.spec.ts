@@ -89,7 +89,7 @@ describe('errors and rate limits of /api/v1', () => {
       expect(response.body).toMatchObject({ error: { code: 'NOT_FOUND_ERROR', correlation_id: anyString } });
     });
 
-    it('keeps the seed 000 format outside /api/v1', async () => {
+    it("keeps the tool API's format outside /api/v1", async () => {
       const response = await fetch(`${api.server.url}/nothing`);
       expect(await response.json()).toEqual({
         error: { code: 'not_found', message: 'No route GET /nothing' },
@@ -172,7 +172,7 @@ describe('errors and rate limits of /api/v1', () => {
       expect((await api.call('GET', '/connectors', { token })).status).toBe(200);
     });
 
-    it('gives each endpoint the limit seed 002 lists', async () => {
+    it('gives each endpoint the limit the REST API lists', async () => {
       const token = api.token(ALL_SCOPES, 'indexing', 'index-user');
       const status = await api.call('GET', '/status', { token });
       const indexStatus = await api.call('GET', '/index/status', { token });

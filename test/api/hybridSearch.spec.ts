@@ -16,7 +16,7 @@ describeWith(EMBEDDING_MODEL, 'POST /api/v1/search with an embedding model', () 
   }, 120_000);
   afterAll(async () => api?.close());
 
-  it('ranks by meaning as well as by words (hybrid), as seed 002 asks', async () => {
+  it('ranks by meaning as well as by words (hybrid), as the REST API asks', async () => {
     const response = await api.call('POST', '/search', {
       token: api.token(ALL_SCOPES, 'acme'),
       body: { query: 'automobile maintenance', top_k: 1 },

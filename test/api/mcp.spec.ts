@@ -181,7 +181,7 @@ describe('MCP over Streamable HTTP with authentication', () => {
     ['context.get with a number for id', 'context.get', { id: 7 }, 'bad_request'],
     ['context.search with an empty query', 'context.search', { query: ' ' }, 'bad_request'],
     ['context.search in semantic mode without embeddings', 'context.search', { query: 'x', mode: 'semantic' }, 'embeddings_disabled'],
-  ])("answers %s with seed 000's error code", async (_name, tool, args, code) => {
+  ])("answers %s with the tool API's error code", async (_name, tool, args, code) => {
     const result = await acme.callTool({ name: tool, arguments: args });
     expect(result.isError).toBe(true);
     expect(JSON.parse(textOf(result))).toEqual({ error: { code, message: anyString } });

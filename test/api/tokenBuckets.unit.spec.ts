@@ -64,7 +64,7 @@ describe('token buckets', () => {
 describe('budgets', () => {
   const budgetOf = budgetUnder(() => DEFAULT_CLASS_LIMITS);
 
-  it('gives an endpoint seed 002 gives a limit of its own a budget of its own, every other route its class budget', () => {
+  it('gives an endpoint to which the REST API gives a limit of its own a budget of its own, every other route its class budget', () => {
     expect(budgetOf('search', 'POST /search')).toEqual({ name: 'search', perMinute: 100 });
     expect(budgetOf('search')).toEqual({ name: 'search', perMinute: 100 });
     expect(budgetOf('search', 'GET /search/suggestions')).toEqual({ name: 'GET /search/suggestions', perMinute: 50 });

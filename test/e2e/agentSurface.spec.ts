@@ -7,7 +7,7 @@ import { loadConfig } from '../../src/config.js';
 import { openLedger, startServer, type Ledger, type RunningServer } from '../../src/main.js';
 import { modelEnv, tempDataDir, tempRootsEnv } from '../support/ledger.js';
 import { EMBEDDING_MODEL, itWith } from '../support/requirements.js';
-import { assertSeed000 } from '../support/seed000.js';
+import { assertToolApiShape } from '../support/toolApiSchemas.js';
 
 /** A server as deployed: `[mcp] toolsets` as given (unset: the default toolset). */
 const serveLedger = async (
@@ -93,7 +93,7 @@ describe('the MCP surface an agent sees', () => {
     expect(structured(result)).not.toHaveProperty('mode_notice');
   });
 
-  it("takes seed 000's request (mode, limit, filters) and answers seed 000's results", async () => {
+  it("takes the tool API's request (mode, limit, filters) and answers the tool API's results", async () => {
     const result = await client.callTool({
       name: 'context.search',
       arguments: { query: 'refresh tokens', mode: 'keyword', limit: 5, filters: { tags: ['auth'], since: '2025-01-01T00:00:00Z' } },
@@ -101,13 +101,13 @@ describe('the MCP surface an agent sees', () => {
     expect(result.isError).toBeFalsy();
     const { mode, ...answer } = structured(result);
     expect(mode).toBe('keyword');
-    assertSeed000('search', answer);
+    assertToolApiShape('search', answer);
     expect((answer.results as { source_id: string; updated_at: string }[]).map((r) => [r.source_id, r.updated_at])).toEqual([
       ['tokens.md', '2025-06-01T10:00:00.000Z'],
     ]);
   });
 
-  it("takes seed 002's request (top_k, work_context) and answers seed 002's results", async () => {
+  it("takes the REST API's request (top_k, work_context) and answers the REST API's results", async () => {
     const result = await client.callTool({
       name: 'context.search',
       arguments: { query: 'refresh tokens', top_k: 1, work_context: { active_file: 'billing.md' } },
@@ -124,14 +124,14 @@ describe('the MCP surface an agent sees', () => {
     expect(textOf(result)).toMatch(/not both/);
   });
 
-  it("gets a document with seed 000's shape, its times in UTC", async () => {
+  it("gets a document with the tool API's shape, its times in UTC", async () => {
     const result = await client.callTool({ name: 'context.get', arguments: { id: documentId } });
     expect(result.isError).toBeFalsy();
-    assertSeed000('get', structured(result));
+    assertToolApiShape('get', structured(result));
     expect(structured(result)).toMatchObject({ source_id: 'tokens.md', updated_at: '2025-06-01T10:00:00.000Z' });
   });
 
-  it('lists every tool of /tools/list with its required parameters, as seed 000 shows', async () => {
+  it('lists every tool of /tools/list with its required parameters, as the tool API shows', async () => {
     const { tools } = (await (await fetch(`${server.url}/tools/list`)).json()) as {
       tools: { name: string; builtin: boolean; parameters: { type: string; required?: unknown } }[];
     };
@@ -140,9 +140,9 @@ describe('the MCP surface an agent sees', () => {
     expect(tools.find((t) => t.name === 'search')?.parameters.required).toEqual(['query']);
   });
 
-  it("lists sources with seed 000's shape", async () => {
+  it("lists sources with the tool API's shape", async () => {
     const result = await client.callTool({ name: 'context.sources', arguments: {} });
-    assertSeed000('sources', structured(result));
+    assertToolApiShape('sources', structured(result));
     expect(structured(result)).toMatchObject({ sources: [expect.objectContaining({ name: 'notes', configured: false })] });
   });
 });
@@ -250,7 +250,7 @@ describe('every seed by toolset', () => {
     }
   });
 
-  it('serves seed 003 by the annotations toolset and seed 004 by the jobs toolset', async () => {
+  it('serves the annotation tools by the annotations toolset and the job tools by the jobs toolset', async () => {
     const server = await serve({ CTX_MCP__TOOLSETS: 'annotations,jobs', CTX_EMBEDDINGS__PROVIDER: 'none' });
     const client = await connect(server);
     try {

@@ -125,7 +125,7 @@ describe('background indexing jobs over MCP', () => {
     for (const job of [first, other]) await ok('cancel_job', { job_id: job.job_id }, 'CancelJobResponse');
   });
 
-  it('answers bad input with seed 004 error objects and changes nothing', async () => {
+  it("answers bad input with the job tools' error objects and changes nothing", async () => {
     const before = await ok('list_background_jobs', { project_id: 'bad' }, 'ListBackgroundJobsResponse');
     const relative = await fails('start_indexing_background', { repo_path: 'relative/path', project_id: 'bad' }, 'VALIDATION_ERROR');
     expect(relative.details).toMatchObject({ field: 'repo_path', value: 'relative/path' });

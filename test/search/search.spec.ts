@@ -5,7 +5,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startServer, type Ledger, type RunningServer } from '../../src/main.js';
 import { openTestLedger } from '../support/ledger.js';
-import { assertSeed000 } from '../support/seed000.js';
+import { assertToolApiShape } from '../support/toolApiSchemas.js';
 import { EMBEDDING_MODEL, itWith } from '../support/requirements.js';
 
 const semanticEnabled = EMBEDDING_MODEL.available;
@@ -71,11 +71,11 @@ describe('documents and search through HTTP and MCP', () => {
     await ledger.catchUp();
   });
 
-  it('finds documents by keyword over HTTP, in seed 000 shape, with snippets around the terms', async () => {
+  it("finds documents by keyword over HTTP, in the tool API's shape, with snippets around the terms", async () => {
     const response = await post('/tools/search', { query: 'refresh tokens', mode: 'keyword', limit: 5 });
     expect(response.status).toBe(200);
     const body = (await response.json()) as { results: { source_id: string; snippet: string }[] };
-    assertSeed000('search', body);
+    assertToolApiShape('search', body);
     expect(body.results[0]?.source_id).toMatch(/auth\.md$|tokens\.ts$/);
     expect(body.results.map((r) => r.source_id)).not.toContain(expect.stringMatching(/payments/));
     expect(body.results[0]?.snippet.toLowerCase()).toContain('refresh');
@@ -95,7 +95,7 @@ describe('documents and search through HTTP and MCP', () => {
     const id = found.results[0]!.id;
     const response = await post('/tools/get', { id });
     const doc = (await response.json()) as { body: string; chunks: { text: string }[]; content_type: string };
-    assertSeed000('get', doc);
+    assertToolApiShape('get', doc);
     expect(doc.body).toContain('retried three times');
     expect(doc.chunks.map((c) => c.text).join('\n')).toContain('exponential backoff');
     expect(doc.content_type).toBe('text/markdown');
@@ -103,7 +103,7 @@ describe('documents and search through HTTP and MCP', () => {
     const missing = await post('/tools/get', { id: crypto.randomUUID() });
     expect(missing.status).toBe(404);
     const missingBody: unknown = await missing.json();
-    assertSeed000('error', missingBody);
+    assertToolApiShape('error', missingBody);
     expect(missingBody).toMatchObject({ error: { code: 'not_found' } });
     const malformed = await post('/tools/get', { id: 'not-a-uuid' });
     expect(malformed.status).toBe(400);
@@ -115,7 +115,7 @@ describe('documents and search through HTTP and MCP', () => {
       const response = await post('/tools/search', body);
       expect(response.status, JSON.stringify(body)).toBe(400);
       const error: unknown = await response.json();
-      assertSeed000('error', error);
+      assertToolApiShape('error', error);
       expect(error).toMatchObject({ error: { code: 'bad_request' } });
     }
   });
@@ -123,7 +123,7 @@ describe('documents and search through HTTP and MCP', () => {
   it('lists sources with document counts', async () => {
     const response = await fetch(`${server.url}/tools/sources`);
     const body = (await response.json()) as { sources: { name: string; doc_count: number }[] };
-    assertSeed000('sources', body);
+    assertToolApiShape('sources', body);
     expect(body.sources).toContainEqual(expect.objectContaining({ name: 'filesystem', doc_count: 4 }));
   });
 
@@ -137,7 +137,7 @@ describe('documents and search through HTTP and MCP', () => {
     const semantic = (await (
       await post('/tools/search', { query: 'what happens when a credit card payment does not go through', mode: 'semantic', limit: 3 })
     ).json()) as { results: { source_id: string }[] };
-    assertSeed000('search', semantic);
+    assertToolApiShape('search', semantic);
     expect(semantic.results[0]?.source_id).toMatch(/payments\.md$|billing\.py$/);
 
     const hybrid = await client.callTool({
@@ -163,7 +163,7 @@ describe('documents and search through HTTP and MCP', () => {
     const response = await post('/tools/search', { query: 'refresh tokens', limit: 3 });
     expect(response.status).toBe(200);
     const body = (await response.json()) as { results: { source_id: string }[] };
-    assertSeed000('search', body);
+    assertToolApiShape('search', body);
     expect(body.results[0]?.source_id).toMatch(/auth\.md$|tokens\.ts$/);
   });
 

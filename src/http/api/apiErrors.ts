@@ -26,7 +26,7 @@ export interface ApiErrorBody {
   };
 }
 
-/** Seed 002's error body for a classified error: the catalogue's code, message and retryability. */
+/** The REST API's error body for a classified error: the catalogue's code, message and retryability. */
 export const apiErrorBody = (
   error: ClassifiedError,
   correlationId: string,
@@ -47,7 +47,7 @@ export const apiErrorBody = (
 });
 
 /**
- * The REST surface's one mapper: any error to a status and seed 002's body; what is not ours is
+ * The REST surface's one mapper: any error to a status and the REST API's body; what is not ours is
  * logged and masked. A route whose specification fixes the tool API's error objects answers its
  * operation's own refusals (below 500) in those.
  */

@@ -7,7 +7,7 @@ import { toApiError, type ApiErrorBody } from './apiErrors.js';
 
 const request = { log: silentLogger } as unknown as FastifyRequest;
 
-/** Seed 002's status for each catalogue code, and the section of docs/errors.md its `docs_url` names. */
+/** The REST API's status for each catalogue code, and the section of docs/errors.md its `docs_url` names. */
 const REST: Record<ErrorCode, [status: number, docs: string]> = {
   VALIDATION_ERROR: [400, 'validation'],
   EMBEDDINGS_DISABLED: [400, 'embeddings-disabled'],

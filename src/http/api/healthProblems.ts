@@ -1,7 +1,7 @@
 import type { ProjectionRunner } from '../../engine/projectionRunner.js';
 
 export interface HealthProblem {
-  /** The service of seed 002's health answer it degrades: `search` for the search indexes, `index` for the rest. */
+  /** The service of the REST API's health answer it degrades: `search` for the search indexes, `index` for the rest. */
   service: 'search' | 'index';
   projection: string;
   error: string;

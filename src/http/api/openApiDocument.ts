@@ -149,7 +149,7 @@ export const buildOpenApiDocument = (version: string, operations: readonly Opera
       title: 'Context Ledger API',
       version,
       description:
-        'Search, indexing, connectors and configuration of a Context Ledger (seed 002 REST API v1).',
+        'Search, indexing, connectors and configuration of a Context Ledger (REST API v1).',
     },
     servers: [{ url: '/api/v1' }],
     security: [{ bearerAuth: [] }, { apiKeyAuth: [] }],

@@ -68,7 +68,7 @@ export const operationRouteSpec = (operation: Pick<Operation, 'toolset' | 'write
 
 const DECLARED_SPECS = ROUTE_SURFACES.flatMap((surfaces) => operationRouteSpec(surfaces) ?? []);
 
-/** Every route of `/api/v1` seed 002 defines: those with handlers of their own and those of the operations that declare one. */
+/** Every route of `/api/v1` the REST API defines: those with handlers of their own and those of the operations that declare one. */
 export const ROUTE_SPECS: readonly RouteSpec[] = [...HANDLED_SPECS, ...DECLARED_SPECS];
 
 /** The routes operations declare, by `METHOD /path`. */

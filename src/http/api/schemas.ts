@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-/** Request and response shapes of `/api/v1` (seed 002); the OpenAPI document is generated from them. */
+/** Request and response shapes of `/api/v1` (the REST API); the OpenAPI document is generated from them. */
 
 export const ErrorSchema = z.object({
   error: z.object({

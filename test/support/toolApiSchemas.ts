@@ -1,7 +1,7 @@
 import { Ajv } from 'ajv';
 import addFormats from 'ajv-formats';
 
-/** Seed 000's response schemas (Context Harness tool API), as JSON Schema for validating responses. */
+/** The tool API's response schemas (`/tools/*`), as JSON Schema for validating responses. */
 const nullable = (type: string, format?: string) => ({ type: [type, 'null'], ...(format ? { format } : {}) });
 
 const SCHEMAS = {
@@ -96,8 +96,8 @@ const SCHEMAS = {
 const ajv = new Ajv({ allErrors: true, strict: false });
 addFormats.default(ajv);
 
-/** Throws, listing every violation, when `value` does not match seed 000's schema of that name. */
-export const assertSeed000 = (name: keyof typeof SCHEMAS, value: unknown): void => {
+/** Throws, listing every violation, when `value` does not match the tool API's schema of that name. */
+export const assertToolApiShape = (name: keyof typeof SCHEMAS, value: unknown): void => {
   const validate = ajv.compile(SCHEMAS[name]);
-  if (!validate(value)) throw new Error(`${name} response breaks seed 000: ${ajv.errorsText(validate.errors)}`);
+  if (!validate(value)) throw new Error(`${name} response breaks the tool API: ${ajv.errorsText(validate.errors)}`);
 };
