@@ -11,7 +11,7 @@ import { commandContext } from '../src/engine/commands.js';
 import { ValidationError } from '../src/errors.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import { SessionIdSchema } from '../src/domain/annotationFields.js';
-import type { SessionRepository } from '../src/engine/sessionRepository.js';
+import type { SessionRepository } from './sessionRepository.js';
 import { parseInput } from '../src/validation.js';
 
 export const AddRelationInputSchema = z.object({

@@ -21,7 +21,7 @@ import {
   type AnnotationFieldsInput,
   type ExportedChunk,
 } from '../src/domain/annotationFields.js';
-import type { SessionRepository } from '../src/engine/sessionRepository.js';
+import type { SessionRepository } from './sessionRepository.js';
 import { parseInput } from '../src/validation.js';
 
 export const annotateChunkInput = (vocabulary: AnnotationVocabulary) =>

@@ -17,7 +17,7 @@ import {
   SessionIdSchema,
   type ExportedChunk,
 } from '../src/domain/annotationFields.js';
-import type { SessionRepository } from '../src/engine/sessionRepository.js';
+import type { SessionRepository } from './sessionRepository.js';
 import { parseInput } from '../src/validation.js';
 
 export const MAX_BATCH = 1_000;

@@ -1,7 +1,7 @@
 import { PROTECTED_FIELDS, type AnnotationEvent } from '../src/domain/annotations.js';
 import { streamId, type StoredEvent } from '../src/domain/events.js';
 import type { Position } from '../src/domain/position.js';
-import { metadataFor, type CommandContext } from '../src/engine/commands.js';
+import { runCommand, unread, type CommandContext } from '../src/engine/commands.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 import type { SubjectForgotten } from '../src/domain/protection.js';
 import type { Keyring } from '../src/ports/keyring.js';
@@ -21,6 +21,17 @@ export interface SubjectForgetting {
   plaintextNotes: number;
   position: Position;
 }
+
+/** The request, with what was found to forget. */
+export interface SubjectToForget extends ForgetSubject {
+  keyIds: string[];
+  plaintextNotes: number;
+}
+
+/** A forget request is recorded in a stream of its own, as it was made. */
+export const decideForgetSubject = (command: SubjectToForget): SubjectForgotten[] => [
+  { type: 'SubjectForgotten', schemaVersion: 1, data: command },
+];
 
 const PAGE = 1_000;
 
@@ -61,17 +72,15 @@ export const forgetSubject = async (
 ): Promise<SubjectForgetting> => {
   const keyIds = await deps.keyring.liveKeys(command.subject, command.tenant);
   const plaintextNotes = await countPlaintextNotes(deps.store, command);
-  const stream = streamId('forget', context.commandId);
-  const event: SubjectForgotten = {
-    type: 'SubjectForgotten',
-    schemaVersion: 1,
-    data: { ...command, keyIds, plaintextNotes },
-  };
-  const { position } = await deps.store.append(
-    stream,
-    [{ ...event, metadata: metadataFor(context, { streamId: stream, expected: 'no_stream', index: 0 }) }],
-    'no_stream',
+  // A new stream per command: the same command again is answered from the first append.
+  const { appended } = await runCommand(
+    deps.store,
+    streamId('forget', context.commandId),
+    unread(undefined),
+    () => ({ events: decideForgetSubject({ ...command, keyIds, plaintextNotes }), result: undefined }),
+    context,
   );
+  const { position } = appended!;
   const keysForgotten = await deps.keyring.forget(keyIds);
   return { subject: command.subject, tenant: command.tenant, keysForgotten, plaintextNotes, position };
 };

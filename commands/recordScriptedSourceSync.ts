@@ -1,6 +1,6 @@
 import { streamId } from '../src/domain/events.js';
 import { scriptedSourceStreamKey, type ScriptedSourceSynced } from '../src/domain/tools.js';
-import { appendRecords, type CommandContext } from '../src/engine/commands.js';
+import { runCommand, unread, type CommandContext } from '../src/engine/commands.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 
 /** Records a page a Lua connector synced: what it ingested and the cursor the next sync resumes from. */
@@ -9,7 +9,12 @@ export const recordScriptedSourceSync = async (
   page: ScriptedSourceSynced['data'],
   context: CommandContext,
 ): Promise<void> => {
-  await appendRecords(store, streamId('tool', scriptedSourceStreamKey(page.connector)), [
-    { event: { type: 'ScriptedSourceSynced', schemaVersion: 1, data: page }, context },
-  ]);
+  await runCommand(
+    store,
+    streamId('tool', scriptedSourceStreamKey(page.connector)),
+    unread(undefined),
+    () => ({ events: [{ type: 'ScriptedSourceSynced', schemaVersion: 1, data: page }], result: undefined }),
+    context,
+    { expected: 'any' },
+  );
 };

@@ -4,7 +4,7 @@ import { commandContext } from '../src/engine/commands.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import { SessionIdSchema } from '../src/domain/annotationFields.js';
 import { parseInput } from '../src/validation.js';
-import type { SessionRepository } from '../src/engine/sessionRepository.js';
+import type { SessionRepository } from './sessionRepository.js';
 
 export const RenameSessionInputSchema = z.object({
   sessionId: SessionIdSchema,

@@ -1,10 +1,11 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
-import { streamId, validateEvent } from '../src/domain/events.js';
+import { streamId } from '../src/domain/events.js';
 import { newId } from '../src/domain/ids.js';
 import { DuplicateJobError, isTerminal } from '../src/domain/jobs.js';
-import { commandContext, metadataFor } from '../src/engine/commands.js';
+import { jobDecider } from '../src/services/jobDecider.js';
+import { commandContext, runCommand, unread } from '../src/engine/commands.js';
 import { ValidationError } from '../src/errors.js';
 import type { ReadableRoots } from '../src/ports/readableRoots.js';
 import { parseInput } from '../src/validation.js';
@@ -173,10 +174,15 @@ export const requestJob = async (
   request: { repoPath: string; forceReindex: boolean; include: string[]; exclude: string[] },
 ) => {
   const jobId = newId();
-  const stream = streamId('job', jobId);
   const context = commandContext(caller.actor, { project, correlationId: caller.correlationId });
-  const event = validateEvent({ type: 'IndexingJobRequested', schemaVersion: 1, data: { jobId, ...request } });
-  await store.append(stream, [{ ...event, metadata: metadataFor(context, { streamId: stream, expected: 'no_stream', index: 0 }) }], 'no_stream');
+  const command = { type: 'IndexingJobRequested', jobId, data: request } as const;
+  await runCommand(
+    store,
+    streamId('job', jobId),
+    unread(jobDecider.initialState()),
+    (state) => ({ events: jobDecider.decide(command, state, context), result: undefined }),
+    context,
+  );
   const admission = await runner.admit({ jobId, project, repoPath: request.repoPath });
   await statusSettled();
   return { jobId, admission };

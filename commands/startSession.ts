@@ -6,13 +6,12 @@ import {
   type SessionChunk,
   type SessionSource,
 } from '../src/domain/annotations.js';
-import { validateEvent } from '../src/domain/events.js';
 import { newId } from '../src/domain/ids.js';
-import { commandContext, metadataFor, type CommandContext } from '../src/engine/commands.js';
+import { commandContext, runCommand, unread } from '../src/engine/commands.js';
 import { ValidationError } from '../src/errors.js';
 import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { ChunkSource } from '../src/ports/chunkSource.js';
-import { MAX_APPEND_BYTES, type EventStore, type NewEvent } from '../src/ports/eventStore.js';
+import type { EventStore } from '../src/ports/eventStore.js';
 import { issuesOf, unstorableTextIssue } from '../src/validation.js';
 
 const ConfigChunkSchema = z.object({
@@ -124,45 +123,6 @@ export const decideStartSession = (command: StartSession): AnnotationEvent[] => 
   ];
 };
 
-/** Room left in one append for its metadata and framing. */
-const APPEND_BUDGET = MAX_APPEND_BYTES - 64 * 1024;
-
-/**
- * Appends a new session's events. Most sessions fit one append and are created atomically; a very
- * large one takes several, each expecting the revision the previous one left, and counts as
- * created once its last chunk has arrived (commands refuse it until then).
- */
-const appendSession = async (
-  store: EventStore,
-  events: readonly AnnotationEvent[],
-  context: CommandContext,
-) => {
-  const stream = annotationStream((events[0]!.data as { sessionId: string }).sessionId);
-  const stamped: NewEvent[] = events.map((event, index) => ({
-    ...validateEvent(event),
-    metadata: metadataFor(context, { streamId: stream, expected: 'no_stream', index }),
-  }));
-  let expected: bigint | 'no_stream' = 'no_stream';
-  let batch: NewEvent[] = [];
-  let bytes = 0;
-  const flush = async () => {
-    const result = await store.append(stream, batch, expected);
-    expected = result.nextExpectedRevision;
-    batch = [];
-    bytes = 0;
-    return result.position;
-  };
-  let position = null;
-  for (const event of stamped) {
-    const size = Buffer.byteLength(JSON.stringify(event));
-    if (batch.length > 0 && bytes + size > APPEND_BUDGET) position = await flush();
-    batch.push(event);
-    bytes += size;
-  }
-  if (batch.length > 0) position = await flush();
-  return position;
-};
-
 const chunksOf = async (
   config: z.output<typeof StartSessionInputSchema>['config'],
   chunkSource: ChunkSource | undefined,
@@ -227,8 +187,16 @@ export const startSessionOperation = (store: EventStore, chunkSource?: ChunkSour
       const { config, name } = parsed.data;
       const { source, chunks } = await chunksOf(config, chunkSource);
       const sessionId = newId();
-      const events = decideStartSession({ sessionId, name: name ?? null, source, chunks });
-      await appendSession(store, events, commandContext(actor, { correlationId, project }));
+      // Most sessions fit one append and are created atomically; a very large one takes several,
+      // and counts as created once its last chunk has arrived (commands refuse it until then).
+      await runCommand(
+        store,
+        annotationStream(sessionId),
+        unread(undefined),
+        () => ({ events: decideStartSession({ sessionId, name: name ?? null, source, chunks }), result: undefined }),
+        commandContext(actor, { correlationId, project }),
+        { batched: true },
+      );
       return { sessionId, chunkCount: chunks.length, message: 'Session created successfully' };
     },
   });

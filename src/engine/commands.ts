@@ -4,8 +4,8 @@ import type { Actor, EventMetadata } from '../domain/metadata.js';
 import type { Position } from '../domain/position.js';
 import { ConcurrencyError } from '../errors.js';
 import { loadAggregateAsOf } from './asOf.js';
-import { type Fold } from '../domain/asOf.js';
-import type { AppendResult, EventStore, ExpectedRevision, NewEvent } from '../ports/eventStore.js';
+import type { Fold } from '../domain/asOf.js';
+import { MAX_APPEND_BYTES, type AppendResult, type EventStore, type ExpectedRevision, type NewEvent } from '../ports/eventStore.js';
 
 /** Who issues a command and why; time and ids arrive here so that `decide` stays pure. */
 export interface CommandContext {
@@ -50,14 +50,25 @@ export interface HandleOptions {
   retries?: number;
 }
 
+export interface RunOptions extends HandleOptions {
+  /** `any`: append whatever the stream holds, for records no decision depends on (audit trails, sync cursors). */
+  expected?: 'any';
+  /**
+   * Lets a decision too large for one append land in several, each within the store's size limit
+   * and expecting the revision the previous one left: only for a command whose readers wait for its
+   * last event. Without it, such a decision is refused whole.
+   */
+  batched?: boolean;
+}
+
 /** Where an event goes: its stream, the revision the append expects, and its place in the append. */
-export interface EventSlot {
+interface EventSlot {
   streamId: string;
   expected: ExpectedRevision;
   index: number;
 }
 
-export const metadataFor = (context: CommandContext, slot: EventSlot): EventMetadata => ({
+const metadataFor = (context: CommandContext, slot: EventSlot): EventMetadata => ({
   // Derived from the command and the slot: a retried append writes the same ids, and the store
   // answers with the original result instead of writing twice; distinct appends never collide.
   eventId: deterministicUuid(context.commandId, slot.streamId, String(slot.expected), String(slot.index)),
@@ -73,6 +84,8 @@ export const metadataFor = (context: CommandContext, slot: EventSlot): EventMeta
 export interface Decision<Event extends DomainEvent, Result> {
   events: Event[];
   result: Result;
+  /** Per event, the command it comes from, when the events gather several commands' records; by default, this one. */
+  contexts?: readonly CommandContext[];
 }
 
 export interface LoadedState<State> {
@@ -81,19 +94,49 @@ export interface LoadedState<State> {
   revision: bigint | null;
 }
 
+/** The load of a command that starts its stream, or records whatever it holds: nothing to read. */
+export const unread =
+  <State>(state: State) =>
+  (): Promise<LoadedState<State>> =>
+    Promise.resolve({ state, revision: null });
+
+/** An event as appended: checked against the catalog, with its metadata. */
+export type Stamped<Event extends DomainEvent> = Event & { metadata: EventMetadata };
+
 export interface Decided<State, Event extends DomainEvent, Result> {
   loaded: LoadedState<State>;
-  /** The events as appended (checked against the catalog). */
-  events: Event[];
+  events: Stamped<Event>[];
   result: Result;
-  /** Null when nothing was appended. */
+  /** The (last) append's result; null when nothing was appended. */
   appended: AppendResult | null;
 }
 
+/** Room left in one append for framing, below the store's limit. */
+const APPEND_BUDGET = MAX_APPEND_BYTES - 64 * 1024;
+
+/** Consecutive runs of events, each within one append's budget. */
+const appendBatches = (events: readonly NewEvent[]): NewEvent[][] => {
+  const batches: NewEvent[][] = [];
+  let bytes = 0;
+  for (const event of events) {
+    const size = Buffer.byteLength(JSON.stringify(event));
+    const last = batches.at(-1);
+    if (last && bytes + size <= APPEND_BUDGET) {
+      last.push(event);
+      bytes += size;
+    } else {
+      batches.push([event]);
+      bytes = size;
+    }
+  }
+  return batches;
+};
+
 /**
- * The one command loop: load the state, decide, append expecting the loaded revision. On a
- * concurrency conflict it loads again and decides again, up to `retries` times; `decide` must only
- * read, so deciding again is safe.
+ * The one command loop, and the only way events are appended: load the state, decide, check each
+ * event against the catalog, stamp it with its command's metadata, append expecting the loaded
+ * revision (no revision: a stream that must not exist yet). On a concurrency conflict it loads again
+ * and decides again, up to `retries` times; `decide` must only read, so deciding again is safe.
  */
 export const runCommand = async <State, Event extends DomainEvent, Result>(
   store: EventStore,
@@ -101,21 +144,22 @@ export const runCommand = async <State, Event extends DomainEvent, Result>(
   load: () => Promise<LoadedState<State>>,
   decide: (state: State) => Decision<Event, Result> | Promise<Decision<Event, Result>>,
   context: CommandContext,
-  { retries = 0 }: HandleOptions = {},
+  { retries = 0, expected: anyRevision, batched = false }: RunOptions = {},
 ): Promise<Decided<State, Event, Result>> => {
   for (let attempt = 0; ; attempt++) {
     const loaded = await load();
-    const { events, result } = await decide(loaded.state);
-    if (events.length === 0) return { loaded, events, result, appended: null };
-    const expected: ExpectedRevision = loaded.revision ?? 'no_stream';
-    const checked = events.map(validateEvent);
-    const newEvents: NewEvent[] = checked.map((event, index) => ({
-      ...event,
-      metadata: metadataFor(context, { streamId, expected, index }),
+    const { events, result, contexts } = await decide(loaded.state);
+    if (events.length === 0) return { loaded, events: [], result, appended: null };
+    const expected: ExpectedRevision = anyRevision ?? loaded.revision ?? 'no_stream';
+    const stamped: NewEvent[] = events.map((event, index) => ({
+      ...validateEvent(event),
+      metadata: metadataFor(contexts?.[index] ?? context, { streamId, expected, index }),
     }));
     try {
-      const appended = await store.append(streamId, newEvents, expected);
-      return { loaded, events: checked as Event[], result, appended };
+      let appended: AppendResult | null = null;
+      for (const batch of batched ? appendBatches(stamped) : [stamped])
+        appended = await store.append(streamId, batch, appended?.nextExpectedRevision ?? expected);
+      return { loaded, events: stamped as Stamped<Event>[], result, appended };
     } catch (error) {
       if (error instanceof ConcurrencyError && attempt < retries) continue;
       throw error;
@@ -128,23 +172,6 @@ export interface Recorded<Event extends DomainEvent> {
   event: Event;
   context: CommandContext;
 }
-
-/**
- * Appends records that no decision depends on (audit trails, sync cursors) whatever the stream's
- * revision: each event is checked against the catalog and gets the metadata of its own command.
- */
-export const appendRecords = async <Event extends DomainEvent>(
-  store: EventStore,
-  streamId: string,
-  records: readonly Recorded<Event>[],
-): Promise<AppendResult | null> => {
-  if (records.length === 0) return null;
-  const newEvents: NewEvent[] = records.map(({ event, context }, index) => ({
-    ...validateEvent(event),
-    metadata: metadataFor(context, { streamId, expected: 'any', index }),
-  }));
-  return store.append(streamId, newEvents, 'any');
-};
 
 /** Load the stream, fold, decide, append with the loaded revision. */
 export const handleCommand = async <State, Command, Event extends DomainEvent>(

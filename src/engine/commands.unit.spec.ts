@@ -4,7 +4,8 @@ import { apiKeyDecider, type ApiKeyCommand } from '../../commands/createApiKey.j
 import { newEvent } from '../../test/support/events.js';
 import { unitContext } from '../../test/support/givenWhenThen.js';
 import { ConcurrencyError, IllegalStateError, ValidationError } from '../errors.js';
-import { appendRecords, handleCommand, runCommand } from './commands.js';
+import { MAX_APPEND_BYTES, type EventStore, type ExpectedRevision } from '../ports/eventStore.js';
+import { handleCommand, runCommand, unread } from './commands.js';
 import { loadAggregateAsOf } from './asOf.js';
 
 const keyId = '00000000-0000-4000-8000-0000000000e1';
@@ -118,16 +119,79 @@ describe('the command handler, on the in-memory event store', () => {
     expect(await store.readStream(stream)).toHaveLength(2);
   });
 
+  const revoked = { type: 'ApiKeyRevoked' as const, schemaVersion: 1 as const, data: { keyId } };
+
   it('records events no decision depends on whatever the revision, each with its command', async () => {
     const store = createMemoryEventStore();
-    const [a, b] = [unitContext(), unitContext()];
-    const revoked = { type: 'ApiKeyRevoked' as const, schemaVersion: 1 as const, data: { keyId } };
-    await appendRecords(store, stream, [{ event: revoked, context: a }]);
-    await appendRecords(store, stream, [{ event: revoked, context: b }]);
+    const [a, b, c] = [unitContext(), unitContext(), unitContext()];
+    const record = (contexts: typeof a[]) =>
+      runCommand(
+        store,
+        stream,
+        unread(undefined),
+        () => ({ events: contexts.map(() => revoked), contexts, result: null }),
+        contexts[0]!,
+        { expected: 'any' },
+      );
+    await record([a]);
+    await record([b, c]);
     expect((await store.readStream(stream)).map((e) => e.metadata.commandId)).toEqual([
       a.commandId,
       b.commandId,
+      c.commandId,
     ]);
-    expect(await appendRecords(store, stream, [])).toBeNull();
+    expect((await record([])).appended).toBeNull();
+  });
+
+  it('starts a stream once: another start is a conflict, the same command again is answered from the first', async () => {
+    const store = createMemoryEventStore();
+    const start = (context: ReturnType<typeof unitContext>) =>
+      runCommand(
+        store,
+        stream,
+        unread(apiKeyDecider.initialState()),
+        (state) => ({ events: apiKeyDecider.decide(create, state, context), result: null }),
+        context,
+      );
+    const context = unitContext();
+    const first = await start(context);
+    expect((await start(context)).appended).toEqual(first.appended);
+    await expect(start(unitContext())).rejects.toThrow(ConcurrencyError);
+    expect(await store.readStream(stream)).toHaveLength(1);
+  });
+
+  it('lands a batched decision too large for one append in several, each expecting the revision the last one left', async () => {
+    const memory = createMemoryEventStore();
+    const appends: { count: number; bytes: number; expected: ExpectedRevision }[] = [];
+    const store: EventStore = {
+      ...memory,
+      append: (streamId, events, expected) => {
+        appends.push({ count: events.length, bytes: Buffer.byteLength(JSON.stringify(events)), expected });
+        return memory.append(streamId, events, expected);
+      },
+    };
+    // Ten events of a fifth of the limit each: about two appends' worth.
+    const label = 'x'.repeat(MAX_APPEND_BYTES / 5);
+    const events = Array.from({ length: 10 }, (_, i) => ({
+      ...revoked,
+      type: 'ApiKeyCreated' as const,
+      data: { ...create, label: `${i}${label}` },
+    }));
+    const context = unitContext();
+    const start = () =>
+      runCommand(store, stream, unread(undefined), () => ({ events, result: null }), context, { batched: true });
+    const decided = await start();
+    expect(decided.appended?.nextExpectedRevision).toBe(9n);
+    expect(appends.length).toBeGreaterThan(1);
+    expect(appends.every(({ bytes }) => bytes < MAX_APPEND_BYTES)).toBe(true);
+    const chain = appends.map((_, i) => appends.slice(0, i).reduce((sum, { count }) => sum + count, 0));
+    expect(appends.map(({ expected }) => expected)).toEqual(
+      chain.map((before) => (before === 0 ? 'no_stream' : BigInt(before - 1))),
+    );
+    const stored = await memory.readStream(stream);
+    expect(stored.map((e) => (e.data as { label: string }).label[0])).toEqual(events.map((_, i) => String(i)));
+    // Retried whole, every part is answered from the first time.
+    expect((await start()).appended).toEqual(decided.appended);
+    expect(await memory.readStream(stream)).toHaveLength(10);
   });
 });

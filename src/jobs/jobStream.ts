@@ -1,9 +1,9 @@
 import { jobDecider, type JobTransition } from '../services/jobDecider.js';
-import { streamId, validateEvent, type StoredEvent } from '../domain/events.js';
+import { streamId, type StoredEvent } from '../domain/events.js';
 import type { JobState } from '../domain/jobs.js';
 import type { Position } from '../domain/position.js';
 import { loadAggregateAsOf } from '../engine/asOf.js';
-import { metadataFor, type CommandContext } from '../engine/commands.js';
+import { runCommand, type CommandContext } from '../engine/commands.js';
 import type { EventStore } from '../ports/eventStore.js';
 
 /**
@@ -27,19 +27,21 @@ export const openJobStream = async (store: EventStore, jobId: string): Promise<J
       return state;
     },
     async apply(transition, context) {
-      const decided = jobDecider.decide({ ...transition, jobId }, state, context);
-      const expected = revision ?? 'no_stream';
-      const events = decided.map((event, index) => ({
-        ...validateEvent(event),
-        metadata: metadataFor(context, { streamId: stream, expected, index }),
-      }));
-      const result = await store.append(stream, events, expected);
-      revision = result.nextExpectedRevision;
+      const { events, appended } = await runCommand(
+        store,
+        stream,
+        () => Promise.resolve({ state, revision }),
+        (current) => ({ events: jobDecider.decide({ ...transition, jobId }, current, context), result: undefined }),
+        context,
+      );
+      // A transition always decides one event.
+      const { nextExpectedRevision, position } = appended!;
+      revision = nextExpectedRevision;
       state = events.reduce(
-        (s, e) => jobDecider.evolve(s, { ...e, streamId: stream, revision: result.nextExpectedRevision, position: result.position, recordedAt: context.now } as StoredEvent<never>),
+        (s, e) => jobDecider.evolve(s, { ...e, streamId: stream, revision, position, recordedAt: context.now } as StoredEvent<never>),
         state,
       );
-      return result.position;
+      return position;
     },
     async reload() {
       ({ state, revision } = await loadAggregateAsOf(store, stream, jobDecider));

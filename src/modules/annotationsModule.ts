@@ -2,7 +2,7 @@ import { postgresDocumentProjection } from '../../infra/postgres/documentReadMod
 import { addRelationOperation, addRelationSurfaces } from '../../commands/addRelation.js';
 import { annotateChunkOperation, annotateChunkSurfaces } from '../../commands/annotateChunk.js';
 import { annotateChunksOperation, annotateChunksSurfaces } from '../../commands/annotateChunks.js';
-import { createSessionRepository } from '../engine/sessionRepository.js';
+import { createSessionRepository } from '../../commands/sessionRepository.js';
 import { renameSessionOperation, renameSessionSurfaces } from '../../commands/renameSession.js';
 import { startSessionOperation, startSessionSurfaces } from '../../commands/startSession.js';
 import { annotationChunkLists } from '../../projections/annotationChunkLists.js';

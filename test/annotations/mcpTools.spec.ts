@@ -78,6 +78,15 @@ describe('the annotation tools through the MCP client', () => {
     expect(rest).toEqual({ chunkCount: 60, message: 'Session created successfully' });
   });
 
+  it('starts a session too large for one append, and annotates its last chunk', async () => {
+    // Six chunks of 300 kB: about 1.8 MB of events, where one append takes at most 1 MiB.
+    const large = chunks(6).map((chunk) => ({ ...chunk, text: chunk.chunk_id.repeat(300_000) }));
+    const { sessionId, chunkCount } = await ok('start_session', { config: { chunks: large } });
+    expect(chunkCount).toBe(6);
+    await ok('annotate_chunk', { sessionId, chunkId: '6', tags: ['last'] });
+    expect(await ok('get_progress', { sessionId })).toMatchObject({ totalChunks: 6, annotatedChunks: 1 });
+  });
+
   it('annotates a chunk and returns it in the export shape', async () => {
     const sessionId = await start();
     const body = await ok('annotate_chunk', {

@@ -18,6 +18,15 @@
  *   slices and the adapters either.
  *
  * Every import counts, type-only ones included: a type shared across layers is a dependency too.
+ *
+ * And every event the product writes goes through the one command loop, `runCommand` in
+ * src/engine/commands.ts: it checks events against the catalog, stamps their metadata (whose
+ * deterministic ids make a retried append idempotent) and appends with an expected revision. No
+ * other shipped file calls the event store's `append`, except the adapters that implement it
+ * (infra/eventstore) and the few that pass on events already made, listed with their reason; and
+ * none but the loop names `metadataFor`. Calls are found with the type checker (an `append` whose
+ * declaration is the EventStore port's), so that other `append`s (Headers, FormData) do not count.
+ * Test code is free to append: it arranges what it checks.
  */
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
@@ -184,5 +193,72 @@ describe('layering', () => {
 
   it('has no import cycles between folders', () => {
     expect(cycles(folderGraph).map((cycle) => cycle.join(' <-> '))).toEqual([]);
+  });
+});
+
+const LOOP = 'src/engine/commands.ts';
+const PORT = 'src/ports/eventStore.ts';
+const ADAPTERS = 'infra/eventstore/';
+/** Files that append events they did not make, and why that is not a command. */
+const PASS_THROUGH: Record<string, string> = {
+  'src/observability/countAppends.ts': 'a store wrapper: it forwards the append it is given and counts it',
+  'src/migration/migrateEvents.ts': 'copies stored events to another store, with their own ids and metadata',
+};
+
+const sources = new Map([...graph.keys()].map((file) => [file, readFileSync(path.join(ROOT, file), 'utf8')]));
+
+/** The files whose code calls the EventStore port's `append`, each with the lines of the calls. */
+function storeAppends(): Map<string, number[]> {
+  // Only files that mention `.append` need the type checker: it loads their imports, not the whole tree.
+  const candidates = [...sources].filter(([, text]) => /\.\s*append\b/.test(text)).map(([file]) => file);
+  const config = ts.readConfigFile(path.join(ROOT, 'tsconfig.json'), (file) => ts.sys.readFile(file)).config as unknown;
+  const { options } = ts.parseJsonConfigFileContent(config, ts.sys, ROOT);
+  const program = ts.createProgram(
+    candidates.map((file) => path.join(ROOT, file)),
+    { ...options, noEmit: true },
+  );
+  const checker = program.getTypeChecker();
+  const port = path.join(ROOT, PORT);
+  const found = new Map<string, number[]>();
+  for (const file of candidates) {
+    const source = program.getSourceFile(path.join(ROOT, file))!;
+    const visit = (node: ts.Node): void => {
+      if (
+        ts.isCallExpression(node) &&
+        ts.isPropertyAccessExpression(node.expression) &&
+        node.expression.name.text === 'append' &&
+        checker.getResolvedSignature(node)?.declaration?.getSourceFile().fileName === port
+      ) {
+        const line = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
+        found.set(file, [...(found.get(file) ?? []), line]);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  return found;
+}
+
+describe('the one append path', () => {
+  const appends = storeAppends();
+
+  it('finds the store appends there are', () => {
+    expect(appends.has(LOOP)).toBe(true);
+  });
+
+  it('appends only in the command loop, the store adapters and the listed pass-throughs', () => {
+    const violations = [...appends]
+      .filter(([file]) => file !== LOOP && !file.startsWith(ADAPTERS) && !(file in PASS_THROUGH))
+      .map(([file, lines]) => `${file}:${lines.join(',')} calls the event store's append: go through runCommand`);
+    expect(violations).toEqual([]);
+    // A pass-through that no longer appends leaves the list.
+    expect(Object.keys(PASS_THROUGH).filter((file) => !appends.has(file))).toEqual([]);
+  });
+
+  it('stamps metadata only in the command loop', () => {
+    const naming = [...sources]
+      .filter(([file, text]) => file !== LOOP && /\bmetadataFor\b/.test(text))
+      .map(([file]) => file);
+    expect(naming).toEqual([]);
   });
 });

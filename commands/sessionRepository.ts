@@ -4,12 +4,12 @@ import {
   initialSessionState,
   type AnnotationEvent,
   type SessionState,
-} from '../domain/annotations.js';
-import type { StoredEvent } from '../domain/events.js';
-import type { Position } from '../domain/position.js';
-import { runCommand, type CommandContext, type Decision } from './commands.js';
-import { ConcurrencyError } from '../errors.js';
-import type { EventStore } from '../ports/eventStore.js';
+} from '../src/domain/annotations.js';
+import type { StoredEvent } from '../src/domain/events.js';
+import type { Position } from '../src/domain/position.js';
+import { runCommand, type CommandContext, type Decision } from '../src/engine/commands.js';
+import { ConcurrencyError } from '../src/errors.js';
+import type { EventStore } from '../src/ports/eventStore.js';
 
 /** What a session command decides: the events to append and the answer to give. */
 export type SessionDecision<R> = Decision<AnnotationEvent, R>;
