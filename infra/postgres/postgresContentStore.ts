@@ -2,7 +2,7 @@ import { contentHash } from '../../src/domain/ids.js';
 import type { ContentErasure } from '../../src/ports/contentErasure.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import { KEYWORD_TEXT_TABLES } from '../search/pgTextsearchKeywordIndex.js';
-import { semanticPassage } from '../search/pgvectorIndex.js';
+import { semanticPassage } from '../../src/domain/searchChunks.js';
 import type { Sql } from '../../src/ports/database.js';
 import type { Database } from './database.js';
 

@@ -14,6 +14,8 @@ import type { IngestTally } from '../domain/ingestTally.js';
 import { settle } from '../engine/settling.js';
 import type { Settling } from '../domain/settling.js';
 import { documentsProjection } from '../../projections/documents.js';
+import { keywordIndexProjection } from '../../projections/keywordIndex.js';
+import { cancelledJobs, semanticIndexProjection } from '../../projections/semanticIndex.js';
 import { getDocumentOperation, getDocumentSurfaces } from '../../queries/getDocument.js';
 import { listChunksOperation } from '../../queries/listChunks.js';
 import { listSourcesOperation, listSourcesSurfaces } from '../../queries/listSources.js';
@@ -30,7 +32,6 @@ import type { OperationContext } from '../operations.js';
 import type { Subscription } from '../ports/eventStore.js';
 import { configuredSources, sourcesOf } from './configuredSources.js';
 import { createSemanticSearch } from './semanticSearch.js';
-import { cancelledJobsDeferral } from './cancelledJobsDeferral.js';
 
 /** How long an ingest's answer waits for the documents and keyword index before it answers that they are still settling. */
 const SETTLE_TIMEOUT_MS = 60_000;
@@ -149,18 +150,24 @@ export const searchModule: LedgerModule = {
             }),
             db,
             content,
+            keyword: keywordIndexProjection,
           })
-        : await createPgTextsearchKeywordIndex(db, content);
+        : await createPgTextsearchKeywordIndex(db, content, keywordIndexProjection);
     const semantic = await createSemanticSearch({
       config,
       db,
       content,
       logger,
       addProjection: (projection) => context.projections().add(projection),
-      deferral: cancelledJobsDeferral(readModels, () => context.features().jobs !== undefined),
+      cancelled: cancelledJobs(readModels, () => context.features().jobs !== undefined),
     });
     const sources = configuredSources(config);
-    const asOfSchemas = await createAsOfSchemas(db, content, semantic.embedder);
+    const asOfSchemas = await createAsOfSchemas(
+      db,
+      content,
+      keywordIndexProjection,
+      semantic.embedder && semanticIndexProjection(semantic.embedder),
+    );
     // As-of keyword indexes are built with BM25 in Postgres, also where the live one is Meilisearch.
     const bm25InPostgres = (await db.availableExtensions()).has('pg_textsearch');
     const asOf = createSearchAsOf({

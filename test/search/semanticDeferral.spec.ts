@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPglite, type Database } from '../../infra/postgres/database.js';
 import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
 import { createPgvectorIndex } from '../../infra/search/pgvectorIndex.js';
-import type { Deferral } from '../../infra/search/postgresChunkIndex.js';
+import { semanticIndexProjection, type CancelledWork } from '../../projections/semanticIndex.js';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { position, START, type Position } from '../../src/domain/position.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
@@ -27,14 +27,8 @@ describe('semantic index: chunks of cancelled work', () => {
   };
   /** Work ids cancelled now, each with the repository its chunks wait under. */
   const cancelled = new Map<string, string>();
-  const deferral: Deferral = {
-    resumedBy: ['IndexingJobRequested'],
-    cancelled: (ids) => Promise.resolve(new Map([...cancelled].filter(([id]) => ids.includes(id)))),
-    resumes: (event) =>
-      event.type === 'IndexingJobRequested'
-        ? { project: event.metadata.project, key: event.data.repoPath, workId: event.data.jobId }
-        : null,
-  };
+  const cancelledNow: CancelledWork = (ids) =>
+    Promise.resolve(new Map([...cancelled].filter(([id]) => ids.includes(id))));
 
   let sequence = 0n;
   const history: StoredEvent[] = [];
@@ -85,7 +79,7 @@ describe('semantic index: chunks of cancelled work', () => {
   beforeAll(async () => {
     db = await openPglite();
     content = await createPostgresContentStore(db);
-    ({ projection } = await createPgvectorIndex(db, content, embedder, deferral));
+    ({ projection } = await createPgvectorIndex(db, content, semanticIndexProjection(embedder, cancelledNow)));
   }, 60_000);
   afterAll(() => db?.close());
 
