@@ -4,7 +4,7 @@ import { jobDecider } from '../src/domain/jobDecider.js';
 import { position } from '../src/domain/position.js';
 import type { Embedder } from '../src/ports/embedder.js';
 import type { ReadModels } from '../src/ports/projections.js';
-import { storedIngestion, testMetadata } from '../test/support/events.js';
+import { storedIngestion, storedJobRequest } from '../test/support/events.js';
 import { asStored, projectionAfter, unitContext } from '../test/support/givenWhenThen.js';
 import { memoryChunkIndex } from '../test/support/memoryChunkIndex.js';
 import { jobsProjection } from './jobs.js';
@@ -39,16 +39,8 @@ const ingested = (documentId: string, hashes: string[], work: string, title: str
   const event = storedIngestion({ documentId, hashes, position: position(1, ++at), project: 'p', ...(title ? { title } : {}) });
   return { ...event, metadata: { ...event.metadata, correlationId: work } };
 };
-const requested = (repoPath: string, jobId: string): StoredEvent => ({
-  type: 'IndexingJobRequested',
-  schemaVersion: 1,
-  data: { jobId, repoPath, forceReindex: false, include: [], exclude: [] },
-  streamId: `job-${jobId}`,
-  revision: 0n,
-  position: position(1, ++at),
-  metadata: testMetadata({ project: 'p' }),
-  recordedAt: '2026-01-02T03:04:05.000Z',
-});
+const requested = (repoPath: string, jobId: string): StoredEvent =>
+  storedJobRequest({ jobId, repoPath, position: position(1, ++at), project: 'p' });
 
 /** Work cancelled now, each with the repository its chunks wait under. */
 const cancelledAs = (cancelled: Map<string, string>): CancelledWork => (ids) =>

@@ -9,7 +9,7 @@ import { position, START, type Position } from '../../src/domain/position.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import type { Embedder } from '../../src/ports/embedder.js';
 import type { RunnableProjection } from '../../src/ports/projections.js';
-import { storedIngestion, testMetadata } from '../support/events.js';
+import { storedIngestion, storedJobRequest, testMetadata } from '../support/events.js';
 import { wordAxesEmbedder } from '../contracts/vectorIndex.contract.js';
 
 /** The rules of the semantic index's deferral, on its real tables: which chunks wait unembedded, and what brings them back. */
@@ -38,16 +38,8 @@ describe('semantic index: chunks of cancelled work', () => {
     const event = storedIngestion({ documentId, hashes: [hash!], position: next(), project: 'p' });
     return { ...event, metadata: { ...event.metadata, correlationId: workId } };
   };
-  const requested = (repoPath: string, jobId: string): StoredEvent => ({
-    type: 'IndexingJobRequested',
-    schemaVersion: 1,
-    data: { jobId, repoPath, forceReindex: false, include: [], exclude: [] },
-    streamId: `job-${jobId}`,
-    revision: 0n,
-    position: next(),
-    metadata: testMetadata({ project: 'p' }),
-    recordedAt: new Date().toISOString(),
-  });
+  const requested = (repoPath: string, jobId: string): StoredEvent =>
+    storedJobRequest({ jobId, repoPath, position: next(), project: 'p' });
   const removed = (documentId: string): StoredEvent => ({
     type: 'DocumentRemoved',
     schemaVersion: 1,
