@@ -3,7 +3,6 @@ import { streamId } from '../src/domain/events.js';
 import type { JobView } from '../src/domain/jobView.js';
 import { JobPhaseSchema, JobStatusSchema } from '../src/domain/jobs.js';
 import { ProjectIdSchema } from '../src/domain/workspace.js';
-import { UnavailableError } from '../src/errors.js';
 import { defineOperation, type RouteSurfaces } from '../src/operations.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 import type { ReadModels } from '../src/ports/projections.js';
@@ -44,12 +43,10 @@ export const listAllJobsSurfaces = {
 export interface ListAllJobsDeps {
   readModels: ReadModels;
   store: EventStore;
-  /** Whether the deployment runs background indexing. */
-  available: () => boolean;
 }
 
 /** Indexing jobs of every project for an administrator; a tenant's administrator sees its own project's only. */
-export const listAllJobsOperation = ({ readModels, store, available }: ListAllJobsDeps) => {
+export const listAllJobsOperation = ({ readModels, store }: ListAllJobsDeps) => {
   /** When a job last changed: its stream's last event. */
   const updatedAt = async (job: JobView) => {
     const [last] = await store.readStream(streamId('job', job.jobId), { direction: 'backwards', maxCount: 1 });
@@ -60,7 +57,6 @@ export const listAllJobsOperation = ({ readModels, store, available }: ListAllJo
     title: 'Indexing jobs across projects',
     description: 'Indexing jobs of every project with their live progress, newest first.',
     run: async (input, { actor }) => {
-      if (!available()) throw new UnavailableError('Background indexing is not available in this deployment');
       const tenant = actor.tenant;
       // A tenant's caller sees its own project only: asking for another one finds nothing.
       if (tenant && input.project && input.project !== tenant) return { jobs: [] };

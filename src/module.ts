@@ -4,6 +4,7 @@ import type { ingestDocumentsOperation } from '../commands/ingestDocuments.js';
 import type { startIndexingOperation } from '../commands/startIndexing.js';
 import type { syncConnectorOperation } from '../commands/syncConnector.js';
 import type { getJobStatusOperation } from '../queries/getJobStatus.js';
+import type { indexStatusOperation } from '../queries/indexStatus.js';
 import type { listBackgroundJobsOperation } from '../queries/listBackgroundJobs.js';
 import type { getDocumentOperation } from '../queries/getDocument.js';
 import type { listChunksOperation } from '../queries/listChunks.js';
@@ -24,6 +25,7 @@ import type { Keyring } from './ports/keyring.js';
 import type { SecretBox } from './ports/secretBox.js';
 import type { ReadModels, RunnableProjection } from './ports/projections.js';
 import type { ReplicaLocks } from './ports/replicaLocks.js';
+import type { RuntimeSettings } from './ports/runtimeSettings.js';
 
 /** What a module can use while it wires itself in. */
 export interface ModuleContext {
@@ -71,12 +73,24 @@ export interface JobsApi {
   list: ReturnType<typeof listBackgroundJobsOperation>;
   cancel: ReturnType<typeof cancelJobOperation>;
   sync: ReturnType<typeof syncConnectorOperation>;
+  /** The project's current indexing job and its last completed one. */
+  indexStatus: ReturnType<typeof indexStatusOperation>;
+}
+
+/** What the settings feature offers the others: the settings in force, the deployment's and a tenant's. */
+export type SettingsApi = Pick<RuntimeSettings, 'current' | 'forTenant'>;
+
+/** What the access feature offers the others: how the REST API it guards has performed over the last minute. */
+export interface AccessApi {
+  performance(): { avgQueryLatencyMs: number; queriesPerMinute: number; errorRate: number };
 }
 
 /** Each feature's API, present when its module is part of the deployment. */
 export interface FeatureApis {
   search?: SearchApi;
   jobs?: JobsApi;
+  settings?: SettingsApi;
+  access?: AccessApi;
 }
 
 export interface ModuleParts {

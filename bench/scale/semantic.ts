@@ -7,6 +7,7 @@ import { openPgliteThread } from '../../infra/postgres/threadedPglite.js';
 import { valueIndexName } from '../../infra/search/postgresChunkIndex.js';
 import { createPgvectorIndex } from '../../infra/search/pgvectorIndex.js';
 import { DEFAULT_PROJECT } from '../../src/domain/workspace.js';
+import { semanticIndexProjection } from '../../projections/semanticIndex.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import type { Embedder } from '../../src/ports/embedder.js';
 import type { VectorIndex } from '../../src/ports/searchIndex.js';
@@ -38,7 +39,7 @@ const randomVectors: Embedder = {
 
 /** The semantic index's table (created as the product creates it) and its search. */
 export const openSemanticIndex = async (db: Database, content: ContentStore): Promise<VectorIndex> =>
-  (await createPgvectorIndex(db, content, randomVectors)).index;
+  (await createPgvectorIndex(db, content, semanticIndexProjection(randomVectors))).index;
 
 /** A random unit vector in SQL, drawn again for each row that `column` belongs to. */
 const randomUnitSql = (column: string) =>

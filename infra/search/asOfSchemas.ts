@@ -1,7 +1,11 @@
 import { randomBytes } from 'node:crypto';
 import type { ContentStore } from '../../src/ports/contentStore.js';
-import type { Embedder } from '../../src/ports/embedder.js';
-import type { KeywordIndex, VectorIndex } from '../../src/ports/searchIndex.js';
+import type {
+  ChunkIndexProjection,
+  KeywordIndex,
+  VectorIndex,
+  VectorIndexProjection,
+} from '../../src/ports/searchIndex.js';
 import type { Database } from '../postgres/database.js';
 import { openPgTextsearchSnapshot } from './pgTextsearchKeywordIndex.js';
 import { openPgvectorSnapshot } from './pgvectorIndex.js';
@@ -25,7 +29,8 @@ export interface AsOfSchema {
 export const createAsOfSchemas = async (
   db: Database,
   content: ContentStore,
-  embedder: Embedder | null,
+  keyword: ChunkIndexProjection<string>,
+  semantic: VectorIndexProjection | null,
 ): Promise<{ open(): Promise<AsOfSchema> }> => {
   if (db.engine === 'pglite') {
     const leftovers = await db.query<{ name: string }>(
@@ -39,10 +44,10 @@ export const createAsOfSchemas = async (
       const schema = `${PREFIX}${randomBytes(8).toString('hex')}`;
       await db.exec(`CREATE SCHEMA ${schema}`);
       return {
-        keyword: () => openPgTextsearchSnapshot(db, content, schema),
+        keyword: () => openPgTextsearchSnapshot(db, content, keyword, schema),
         semantic: async () => {
-          if (!embedder) throw new Error('Semantic indexes need an embedder');
-          return openPgvectorSnapshot(db, content, embedder, schema);
+          if (!semantic) throw new Error('Semantic indexes need an embedder');
+          return openPgvectorSnapshot(db, content, semantic, schema);
         },
         drop: () => db.exec(`DROP SCHEMA IF EXISTS ${schema} CASCADE`),
       };

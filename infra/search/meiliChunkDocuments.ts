@@ -1,7 +1,5 @@
-import { searchChunkChanges, type SearchChunk } from '../../src/domain/searchChunks.js';
+import type { SearchChunk } from '../../src/domain/searchChunks.js';
 import { codeAwareText } from '../../src/domain/codeTerms.js';
-import type { StoredEvent } from '../../src/domain/events.js';
-import { handle } from '../../src/ports/projections.js';
 import { epochMs, staleChunksFilter } from './meiliFilters.js';
 import { STOP_WORDS } from './meiliRanking.js';
 
@@ -33,16 +31,6 @@ export const CHUNK_INDEX_SETTINGS = {
 /** Documents per addDocuments request, and documents per stale-chunk deletion filter. */
 const ADD_BATCH = 1_000;
 const DELETE_GROUP = 100;
-
-/** Per document, the chunks it has after the batch: each change replaces all of them. */
-export const lastChanges = (events: readonly StoredEvent[]): Map<string, SearchChunk[]> => {
-  const byDocument = new Map<string, SearchChunk[]>();
-  for (const event of events) {
-    const change = handle(event, () => searchChunkChanges(event));
-    if (change) byDocument.set(change.documentId, change.chunks);
-  }
-  return byDocument;
-};
 
 export const toChunkDocument = (chunk: SearchChunk, text: string): MeiliChunkDocument => ({
   id: chunk.chunkId,

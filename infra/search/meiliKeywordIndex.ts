@@ -8,7 +8,6 @@ import {
   type MultiSearchParams,
   type Task,
 } from 'meilisearch';
-import { SEARCH_EVENT_TYPES } from '../../src/domain/searchChunks.js';
 import { UnavailableError } from '../../src/errors.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import {
@@ -17,15 +16,15 @@ import {
   type RunnableProjection,
   type ShadowSink,
 } from '../../src/ports/projections.js';
-import type { KeywordIndex, ScoredChunk } from '../../src/ports/searchIndex.js';
+import type { ChunkIndexProjection, KeywordIndex, ScoredChunk } from '../../src/ports/searchIndex.js';
 import { projectionCheckpoints } from '../postgres/checkpoints.js';
 import type { Database } from '../postgres/database.js';
 import {
   CHUNK_INDEX_SETTINGS,
-  lastChanges,
   planReplacement,
   type MeiliChunkDocument,
 } from './meiliChunkDocuments.js';
+import { lastChanges } from './chunkChanges.js';
 import { searchFilter } from './meiliFilters.js';
 import { queryTerms, rankByTerms } from './meiliRanking.js';
 
@@ -41,6 +40,8 @@ export interface MeiliKeywordIndexOptions {
   /** Where the checkpoint is kept (with every other projection's). */
   db: Database;
   content: ContentStore;
+  /** What the index holds: the keyword index projection. */
+  keyword: ChunkIndexProjection<string>;
   /** The live index; a rebuild fills `<indexUid>__shadow` and swaps it in. */
   indexUid?: string;
   /** How long to wait for Meilisearch to finish one task. */
@@ -118,15 +119,15 @@ export const createMeiliKeywordIndex = async ({
   client,
   db,
   content,
+  keyword,
   indexUid = 'ctx_chunks',
   taskTimeoutMs = 120_000,
 }: MeiliKeywordIndexOptions): Promise<{ projection: RunnableProjection; index: KeywordIndex }> => {
   // Named as the embedded keyword index is (`ctx projections rebuild keyword` in either mode); its
   // checkpoint keeps a name of its own, so that switching backends never reuses the other's.
-  const name = 'keyword';
-  const version = 3;
+  const { name, version } = keyword;
   const shadowUid = `${indexUid}__shadow`;
-  const checkpoints = projectionCheckpoints(db, 'keyword_meilisearch', version);
+  const checkpoints = projectionCheckpoints(db, `${name}_meilisearch`, version);
   await checkpoints.register();
 
   /**
@@ -179,11 +180,16 @@ export const createMeiliKeywordIndex = async ({
       if ((await checkpoints.read(slot)) !== from) {
         throw new CheckpointMovedError(`Checkpoint of '${name}' (${slot}) is no longer ${from}`);
       }
-      const changes = lastChanges(events);
+      const changes = lastChanges(keyword, events);
       if (changes.size > 0) {
         await ensureIndex(uid);
-        const texts = await content.get([...changes.values()].flat().map((c) => c.textHash));
-        const { additions, deletions } = planReplacement(changes, texts);
+        const texts = await content.get([...changes.values()].flat().map((p) => p.chunk.textHash));
+        const present = [...changes.values()].flat().filter((p) => texts.has(p.chunk.textHash));
+        const { indexed, values } = await keyword.index(present, texts, []);
+        const { additions, deletions } = planReplacement(
+          new Map([...changes].map(([documentId, pending]) => [documentId, pending.map((p) => p.chunk)])),
+          new Map(indexed.map((chunk, i) => [chunk.textHash, values[i]!])),
+        );
         const index = client.index<MeiliChunkDocument>(uid);
         // Tasks of one index run in the order they were enqueued: additions, then stale deletions.
         for (const documents of additions) {
@@ -203,7 +209,7 @@ export const createMeiliKeywordIndex = async ({
   const projection: RunnableProjection = {
     name,
     version,
-    eventTypes: SEARCH_EVENT_TYPES,
+    eventTypes: keyword.eventTypes,
     live: sink(indexUid, 'live'),
     liveVersion: () => checkpoints.liveVersion(),
     quarantined: () => checkpoints.quarantined(),

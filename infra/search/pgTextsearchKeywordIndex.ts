@@ -1,7 +1,7 @@
 import { codeAwareQuery, codeAwareText } from '../../src/domain/codeTerms.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import type { RunnableProjection } from '../../src/ports/projections.js';
-import type { KeywordIndex, SearchFilters } from '../../src/ports/searchIndex.js';
+import type { ChunkIndexProjection, KeywordIndex, SearchFilters } from '../../src/ports/searchIndex.js';
 import type { Database } from '../postgres/database.js';
 import {
   filterConditions,
@@ -13,19 +13,15 @@ import {
   type ChunkTableSpec,
 } from './postgresChunkIndex.js';
 
-const KEYWORD_TABLE: ChunkTableSpec = {
-  name: 'keyword',
-  version: 3,
+/** The keyword index's chunks as a BM25-indexed column of their title and text, with the words inside compound identifiers. */
+const KEYWORD_TABLE: ChunkTableSpec<string> = {
   table: 'search_keyword',
   valueType: 'text',
   // b = 1: full length normalisation. Code chunks vary in length far more than prose, and a long
   // function must not win by the sheer number of its words (SciFact is unchanged by it).
   valueIndex: (table, index) =>
     `CREATE INDEX ${index} ON ${table} USING bm25 (value) WITH (text_config = 'english', b = 1.0)`,
-  values: (chunks, texts) =>
-    Promise.resolve(
-      chunks.map((c) => codeAwareText([c.title, texts.get(c.textHash)].filter((part) => part).join('\n'))),
-    ),
+  sqlValue: (chunk, text) => codeAwareText([chunk.title, text].filter((part) => part).join('\n')),
 };
 
 /** The tables that keep chunk texts in plain text, as BM25 needs them: the live one and a rebuild's. */
@@ -121,13 +117,14 @@ const bm25Search = (db: Database, table: string): KeywordIndex => {
   };
 };
 
-/** BM25 over chunk texts through pg_textsearch (embedded default). */
+/** BM25 over chunk texts through pg_textsearch (embedded default), kept by the keyword index projection. */
 export const createPgTextsearchKeywordIndex = async (
   db: Database,
   content: ContentStore,
+  keyword: ChunkIndexProjection<string>,
 ): Promise<{ projection: RunnableProjection; index: KeywordIndex }> => {
   await db.exec('CREATE EXTENSION IF NOT EXISTS pg_textsearch');
-  const projection = await postgresChunkIndexProjection(db, content, KEYWORD_TABLE);
+  const projection = await postgresChunkIndexProjection(db, content, keyword, KEYWORD_TABLE);
   return { projection, index: bm25Search(db, KEYWORD_TABLE.table) };
 };
 
@@ -135,9 +132,10 @@ export const createPgTextsearchKeywordIndex = async (
 export const openPgTextsearchSnapshot = async (
   db: Database,
   content: ContentStore,
+  keyword: ChunkIndexProjection<string>,
   schema: string,
 ): Promise<ChunkTableSnapshot & { index: KeywordIndex }> => {
   await db.exec('CREATE EXTENSION IF NOT EXISTS pg_textsearch');
-  const snapshot = await openChunkTableSnapshot(db, content, KEYWORD_TABLE, schema, { valueIndex: true });
+  const snapshot = await openChunkTableSnapshot(db, content, keyword, KEYWORD_TABLE, schema, { valueIndex: true });
   return { ...snapshot, index: bm25Search(db, snapshot.table) };
 };

@@ -1,7 +1,6 @@
 import type { ContentStore } from '../../src/ports/contentStore.js';
-import type { Embedder } from '../../src/ports/embedder.js';
 import type { RunnableProjection } from '../../src/ports/projections.js';
-import type { VectorIndex } from '../../src/ports/searchIndex.js';
+import type { VectorIndex, VectorIndexProjection } from '../../src/ports/searchIndex.js';
 import type { Database } from '../postgres/database.js';
 import {
   filterConditions,
@@ -9,7 +8,6 @@ import {
   postgresChunkIndexProjection,
   type ChunkTableSnapshot,
   type ChunkTableSpec,
-  type Deferral,
   deferredTableOf,
 } from './postgresChunkIndex.js';
 
@@ -17,25 +15,12 @@ const SEMANTIC_TABLE = 'search_semantic';
 
 const literal = (vector: Float32Array) => `[${Array.from(vector).join(',')}]`;
 
-/** What a chunk is embedded as, and so what the embedding cache holds its vector under: title, then text. */
-export const semanticPassage = (title: string | null, text: string | undefined): string =>
-  [title, text].filter((part) => part).join('\n');
-
-/**
- * Chunk embeddings, through the embedder's cache: a chunk embedded once is never embedded again.
- * With a deferral, the chunks of cancelled work wait unembedded in `search_semantic_deferred`.
- */
-const semanticTable = (embedder: Embedder, deferral?: Deferral): ChunkTableSpec => ({
-  name: 'semantic',
-  version: 1,
+/** The semantic index's vectors in a pgvector column, under an HNSW graph (cosine). */
+const semanticTable = (dimensions: number): ChunkTableSpec<Float32Array> => ({
   table: SEMANTIC_TABLE,
-  valueType: `vector(${embedder.dimensions})`,
+  valueType: `vector(${dimensions})`,
   valueIndex: (table, index) => `CREATE INDEX ${index} ON ${table} USING hnsw (value vector_cosine_ops)`,
-  values: async (chunks, texts) => {
-    const passages = chunks.map((c) => semanticPassage(c.title, texts.get(c.textHash)));
-    return (await embedder.embed(passages, 'document')).map(literal);
-  },
-  ...(deferral ? { deferral } : {}),
+  sqlValue: (_chunk, vector) => literal(vector),
 });
 
 /** Cosine nearest neighbours over the chunk embeddings of `table` (schema-qualified or not). */
@@ -74,17 +59,16 @@ const cosineSearch = (db: Database, table: string): VectorIndex => ({
   },
 });
 
-/** Cosine nearest neighbours over chunk embeddings with pgvector's HNSW index; `deferral` says whose chunks wait. */
+/** Cosine nearest neighbours over chunk embeddings with pgvector's HNSW index, kept by the semantic index projection. */
 export const createPgvectorIndex = async (
   db: Database,
   content: ContentStore,
-  embedder: Embedder,
-  deferral?: Deferral,
+  semantic: VectorIndexProjection,
 ): Promise<{ projection: RunnableProjection; index: VectorIndex }> => {
   await db.exec('CREATE EXTENSION IF NOT EXISTS vector');
-  const spec = semanticTable(embedder, deferral);
-  const projection = await postgresChunkIndexProjection(db, content, spec);
-  return { projection: { ...projection, computes: true }, index: cosineSearch(db, spec.table) };
+  const spec = semanticTable(semantic.dimensions);
+  const projection = await postgresChunkIndexProjection(db, content, semantic, spec);
+  return { projection, index: cosineSearch(db, spec.table) };
 };
 
 /**
@@ -94,10 +78,10 @@ export const createPgvectorIndex = async (
 export const openPgvectorSnapshot = async (
   db: Database,
   content: ContentStore,
-  embedder: Embedder,
+  semantic: VectorIndexProjection,
   schema: string,
 ): Promise<ChunkTableSnapshot & { index: VectorIndex }> => {
-  const snapshot = await openChunkTableSnapshot(db, content, semanticTable(embedder), schema, {
+  const snapshot = await openChunkTableSnapshot(db, content, semantic, semanticTable(semantic.dimensions), schema, {
     valueIndex: false,
   });
   return { ...snapshot, index: cosineSearch(db, snapshot.table) };

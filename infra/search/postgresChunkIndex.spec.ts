@@ -3,20 +3,22 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { position, START, type Position } from '../../src/domain/position.js';
 import { CheckpointMovedError, type RunnableProjection } from '../../src/ports/projections.js';
+import { keywordIndexProjection } from '../../projections/keywordIndex.js';
+import type { ChunkIndexProjection } from '../../src/ports/searchIndex.js';
 import { chunkIdsOf, storedIngestion } from '../../test/support/events.js';
 import { openPglite, type Database } from '../postgres/database.js';
 import { createPostgresContentStore } from '../postgres/postgresContentStore.js';
 import { postgresChunkIndexProjection, WRITE_SLICE, type ChunkTableSpec } from './postgresChunkIndex.js';
 
 /** A chunk table whose value is the chunk's text, indexed by nothing but its key. */
-const TEXT_TABLE: ChunkTableSpec = {
-  name: 'sliced_text',
-  version: 1,
+const TEXT_TABLE: ChunkTableSpec<string> = {
   table: 'sliced_text',
   valueType: 'text',
   valueIndex: (table, index) => `CREATE INDEX ${index} ON ${table} (chunk_id)`,
-  values: (chunks, texts) => Promise.resolve(chunks.map((c) => texts.get(c.textHash)!)),
+  sqlValue: (_chunk, text) => text,
 };
+/** The keyword index's declaration (each chunk with its text), under a name of its own. */
+const SLICED: ChunkIndexProjection<string> = { ...keywordIndexProjection, name: 'sliced_text', version: 1 };
 
 /** The database, counting the transactions begun through it; `failAt` makes that one (counted from 1) fail. */
 const counting = (db: Database) => {
@@ -46,7 +48,7 @@ describe('chunk tables written in slices', () => {
     const count = counting(db);
     seen = count.seen;
     content = await createPostgresContentStore(db);
-    projection = await postgresChunkIndexProjection(count.wrapped, content, TEXT_TABLE);
+    projection = await postgresChunkIndexProjection(count.wrapped, content, SLICED, TEXT_TABLE);
   });
   afterAll(() => db.close());
 

@@ -1,5 +1,5 @@
-import { searchChunkChanges, SEARCH_EVENT_TYPES, type SearchChunk } from '../../src/domain/searchChunks.js';
-import type { EventType, StoredEvent } from '../../src/domain/events.js';
+import type { SearchChunk } from '../../src/domain/searchChunks.js';
+import type { StoredEvent } from '../../src/domain/events.js';
 import { START, type Position } from '../../src/domain/position.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import {
@@ -9,42 +9,23 @@ import {
   type RunnableProjection,
   type ShadowSink,
 } from '../../src/ports/projections.js';
-import type { SearchFilters } from '../../src/ports/searchIndex.js';
+import type { ChunkIndexProjection, PendingChunk, Resumption, SearchFilters } from '../../src/ports/searchIndex.js';
 import type { Sql } from '../../src/ports/database.js';
 import type { Database } from '../postgres/database.js';
 import { projectionCheckpoints } from '../postgres/checkpoints.js';
 import { writingProjection } from '../postgres/dataErrors.js';
+import { lastChanges } from './chunkChanges.js';
 
-/** How one chunk table differs from another: the value it keeps per chunk, and how it indexes it. */
-export interface ChunkTableSpec {
-  name: string;
-  version: number;
+/** How one chunk table stores a projection's values, and how it indexes them. */
+export interface ChunkTableSpec<Value> {
   table: string;
   /** Column definition of `value`, e.g. `text` or `vector(384)`. */
   valueType: string;
   /** Index over `value`, named `index`, on `table`. */
   valueIndex(table: string, index: string): string;
-  /** The value of each chunk, computed before the write transaction opens (embedding can be slow). */
-  values(chunks: readonly SearchChunk[], texts: ReadonlyMap<string, string>): Promise<string[]>;
-  /** Computing values costs enough that the chunks of cancelled work are set aside instead. */
-  deferral?: Deferral;
+  /** The projection's value of `chunk` as the column's text. */
+  sqlValue(chunk: SearchChunk, value: Value): string;
 }
-
-/**
- * Which chunks a table sets aside without a value (in `<table>_deferred`), and which events bring
- * them back. A document event's work is its correlation id: the indexing job that stored it.
- */
-export interface Deferral {
-  /** Event types, beside the document ones, that bring deferred chunks back. */
-  readonly resumedBy: readonly EventType[];
-  /** Of these work ids, those cancelled now, each with the key its chunks are set aside under. */
-  cancelled(workIds: readonly string[]): Promise<Map<string, string>>;
-  /** The deferred chunks `event` brings back (those of `project` set aside under `key`), as the work `workId`. */
-  resumes(event: StoredEvent): { project: string; key: string; workId: string } | null;
-}
-
-/** Values are computed in pieces of this many chunks, each after asking again which work is cancelled. */
-export const VALUE_PIECE = 64;
 
 /** What every chunk row holds beside its value: enough to filter, rank and show a result. */
 const CHUNK_COLUMNS = `
@@ -86,27 +67,6 @@ export const shadowTableOf = (table: string) => `${table}__shadow`;
 
 /** The value index of `table`, qualified by the table's schema when it has one. */
 export const valueIndexName = (table: string) => `${table}_value`;
-
-/** A chunk whose value is to be computed as part of `workId`, asked for by the event at `position`. */
-interface Pending {
-  chunk: SearchChunk;
-  workId: string;
-  position: Position;
-}
-
-/** Keeps, per document, only the last change of a batch: each change replaces all its chunks. */
-const lastChanges = (events: readonly StoredEvent[]) => {
-  const byDocument = new Map<string, Pending[]>();
-  for (const event of events) {
-    const change = handle(event, () => searchChunkChanges(event));
-    if (change)
-      byDocument.set(
-        change.documentId,
-        change.chunks.map((chunk) => ({ chunk, workId: event.metadata.correlationId, position: event.position })),
-      );
-  }
-  return byDocument;
-};
 
 /**
  * Rows written per transaction. A BM25 or vector-graph insert costs up to a millisecond a row while
@@ -181,10 +141,15 @@ const upsertDeferred = async (tx: Sql, table: string, rows: readonly { chunk: Se
   );
 };
 
-type Resume = NonNullable<ReturnType<Deferral['resumes']>> & { position: Position };
+type Resume = Resumption & { position: Position };
 
-/** The deferred chunks `resumes` bring back, as the last of them for each key asks; documents the batch changes are left out. */
-const readResumed = async (db: Database, table: string, resumes: readonly Resume[], changed: string[]): Promise<Pending[]> => {
+/** The set-aside chunks `resumes` bring back, as the last of them for each key asks; documents the batch changes are left out. */
+const readResumed = async (
+  db: Database,
+  table: string,
+  resumes: readonly Resume[],
+  changed: string[],
+): Promise<PendingChunk[]> => {
   const last = new Map(resumes.map((r) => [`${r.project}\u0000${r.key}`, r]));
   const asked = [...last.values()];
   const rows = await db.query<SearchChunk & { n: number }>(
@@ -200,45 +165,6 @@ const readResumed = async (db: Database, table: string, resumes: readonly Resume
   return rows.map(({ n, ...chunk }) => ({ chunk, workId: asked[n - 1]!.workId, position: asked[n - 1]!.position }));
 };
 
-/**
- * Computes the values of `pending`, in pieces when the table defers: before each piece it asks which
- * work is cancelled, so that a cancel stops the work within a piece. A cancelled work's chunks are
- * set aside, unless an event of the batch brings them back after their own.
- */
-const computeValues = async (
-  spec: ChunkTableSpec,
-  pending: readonly Pending[],
-  texts: ReadonlyMap<string, string>,
-  resumes: readonly Resume[],
-) => {
-  const computed: SearchChunk[] = [];
-  const values: string[] = [];
-  const deferred: { chunk: SearchChunk; key: string }[] = [];
-  const { deferral } = spec;
-  const workIds = [...new Set([...pending.map((p) => p.workId), ...resumes.map((r) => r.workId)])];
-  const piece = deferral ? VALUE_PIECE : Math.max(1, pending.length);
-  for (let from = 0; from < pending.length; from += piece) {
-    const cancelled = deferral ? await deferral.cancelled(workIds) : new Map<string, string>();
-    const deferredKey = (p: Pending) => {
-      const key = cancelled.get(p.workId);
-      const resumedLater = resumes.some(
-        (r) => r.position > p.position && r.project === p.chunk.project && r.key === key && !cancelled.has(r.workId),
-      );
-      return resumedLater ? undefined : key;
-    };
-    const now: SearchChunk[] = [];
-    for (const p of pending.slice(from, from + piece)) {
-      const key = deferredKey(p);
-      if (key === undefined) now.push(p.chunk);
-      else deferred.push({ chunk: p.chunk, key });
-    }
-    // One by one: a piece without deferral is the whole batch, too long an argument list for a spread.
-    for (const value of await spec.values(now, texts)) values.push(value);
-    for (const chunk of now) computed.push(chunk);
-  }
-  return { computed, values, deferred };
-};
-
 /** Where a batch stands against the stored checkpoint: checked before its first write, moved with its last. */
 interface BatchCheckpoint {
   check(tx: Sql): Promise<void>;
@@ -251,47 +177,47 @@ interface BatchCheckpoint {
  * checkpoint, so that a batch another runner has applied writes nothing, and the last moves it.
  * Every slice is idempotent, so a batch cut short by a crash is written again whole from its
  * checkpoint; until then a search may see part of a document's new chunks beside its old ones.
- * With a deferral, the chunks set aside go to the deferred table with the first slice, and a
+ * When the projection sets chunks aside, they go to the deferred table with the first slice, and a
  * chunk brought back leaves it in the slice that writes its value.
  */
-const applyChanges = async (
+const applyChanges = async <Value>(
   db: Database,
   content: ContentStore,
-  spec: ChunkTableSpec,
+  projection: ChunkIndexProjection<Value>,
+  spec: ChunkTableSpec<Value>,
   target: string,
   events: readonly StoredEvent[],
   checkpoint: BatchCheckpoint,
 ) => {
-  const { deferral } = spec;
+  const setsAside = projection.resumes !== undefined;
   const deferredTable = deferredTableOf(target);
-  const changes = lastChanges(events);
+  const changes = lastChanges(projection, events);
   const documents = [...changes.keys()];
-  const resumes: Resume[] = deferral
-    ? events.flatMap((event) => {
-        const resume = handle(event, () => deferral.resumes(event));
-        return resume ? [{ ...resume, position: event.position }] : [];
-      })
-    : [];
+  const resumes: Resume[] = events.flatMap((event) => {
+    const resume = projection.resumes && handle(event, () => projection.resumes!(event));
+    return resume ? [{ ...resume, position: event.position }] : [];
+  });
   const resumed = resumes.length > 0 ? await readResumed(db, deferredTable, resumes, documents) : [];
   const pending = [...[...changes.values()].flat(), ...resumed];
   const texts = await content.get(pending.map((p) => p.chunk.textHash));
   const present = pending.filter((p) => texts.has(p.chunk.textHash));
-  const { computed, values, deferred } = await computeValues(spec, present, texts, resumes);
-  const slices = Math.max(1, Math.ceil(computed.length / WRITE_SLICE));
+  const { indexed, values, setAside } = await projection.index(present, texts, resumes);
+  const sqlValues = indexed.map((chunk, i) => spec.sqlValue(chunk, values[i]!));
+  const slices = Math.max(1, Math.ceil(indexed.length / WRITE_SLICE));
   for (let slice = 0; slice < slices; slice++) {
-    const rows = computed.slice(slice * WRITE_SLICE, (slice + 1) * WRITE_SLICE);
+    const rows = indexed.slice(slice * WRITE_SLICE, (slice + 1) * WRITE_SLICE);
     await writingProjection(() =>
       db.transaction(async (tx) => {
         await (slice === slices - 1 ? checkpoint.advance(tx) : slice === 0 ? checkpoint.check(tx) : undefined);
         if (slice === 0 && changes.size > 0)
-          await deleteStale(tx, target, documents, computed.map((c) => c.chunkId));
-        if (slice === 0 && deferral) {
+          await deleteStale(tx, target, documents, indexed.map((c) => c.chunkId));
+        if (slice === 0 && setsAside) {
           if (changes.size > 0)
             await tx.query(`DELETE FROM ${deferredTable} WHERE document_id = ANY($1::text[])`, [documents]);
-          await upsertDeferred(tx, deferredTable, deferred);
+          await upsertDeferred(tx, deferredTable, setAside);
         }
-        await upsert(tx, target, spec.valueType, rows, values.slice(slice * WRITE_SLICE, (slice + 1) * WRITE_SLICE));
-        if (deferral && rows.length > 0)
+        await upsert(tx, target, spec.valueType, rows, sqlValues.slice(slice * WRITE_SLICE, (slice + 1) * WRITE_SLICE));
+        if (setsAside && rows.length > 0)
           await tx.query(`DELETE FROM ${deferredTable} WHERE chunk_id = ANY($1::text[])`, [rows.map((c) => c.chunkId)]);
       }),
     );
@@ -299,18 +225,22 @@ const applyChanges = async (
 };
 
 /**
- * A search index kept in a Postgres table of chunks, fed from document events (see applyChanges).
+ * A search index projection kept in a Postgres table of chunks (see applyChanges), its checkpoint
+ * under the projection's name.
  */
-export const postgresChunkIndexProjection = async (
+export const postgresChunkIndexProjection = async <Value>(
   db: Database,
   content: ContentStore,
-  spec: ChunkTableSpec,
+  projection: ChunkIndexProjection<Value>,
+  spec: ChunkTableSpec<Value>,
 ): Promise<RunnableProjection> => {
-  const { name, version, table } = spec;
+  const { name, version } = projection;
+  const { table } = spec;
   const shadowTable = shadowTableOf(table);
   const checkpoints = projectionCheckpoints(db, name, version);
   await checkpoints.register();
-  const deferredTables = (of: string) => (spec.deferral ? deferredColumns(of) : '');
+  const setsAside = projection.resumes !== undefined;
+  const deferredTables = (of: string) => (setsAside ? deferredColumns(of) : '');
   await db.exec(
     columns(table, spec.valueType) +
       spec.valueIndex(table, valueIndexName(table)).replace('CREATE INDEX', 'CREATE INDEX IF NOT EXISTS') +
@@ -320,7 +250,7 @@ export const postgresChunkIndexProjection = async (
   const sink = (target: string, slot: 'live' | 'shadow'): ProjectionSink => ({
     checkpoint: () => checkpoints.read(slot),
     apply: (events, from, to) =>
-      applyChanges(db, content, spec, target, events, {
+      applyChanges(db, content, projection, spec, target, events, {
         check: (tx) => checkpoints.advance(tx, slot, from, from),
         advance: (tx) => checkpoints.advance(tx, slot, from, to),
       }),
@@ -330,7 +260,8 @@ export const postgresChunkIndexProjection = async (
   return {
     name,
     version,
-    eventTypes: [...SEARCH_EVENT_TYPES, ...(spec.deferral?.resumedBy ?? [])],
+    eventTypes: projection.eventTypes,
+    ...(projection.computes ? { computes: true } : {}),
     live: sink(table, 'live'),
     liveVersion: () => checkpoints.liveVersion(),
     quarantined: () => checkpoints.quarantined(),
@@ -351,7 +282,7 @@ export const postgresChunkIndexProjection = async (
             await tx.query(`ALTER INDEX ${valueIndexName(shadowTable)} RENAME TO ${valueIndexName(table)}`);
             await tx.query(`ALTER INDEX ${shadowTable}_document RENAME TO ${table}_document`);
             await tx.query(`ALTER INDEX ${shadowTable}_pkey RENAME TO ${table}_pkey`);
-            if (spec.deferral) {
+            if (setsAside) {
               const [deferred, shadowDeferred] = [deferredTableOf(table), deferredTableOf(shadowTable)];
               await tx.query(`DROP TABLE ${deferred}`);
               await tx.query(`ALTER TABLE ${shadowDeferred} RENAME TO ${deferred}`);
@@ -387,10 +318,11 @@ export interface ChunkTableSnapshot {
  * own code. Without `valueIndex`, queries scan the table: exact, and for a model that answers a
  * handful of queries cheaper than building a vector graph.
  */
-export const openChunkTableSnapshot = async (
+export const openChunkTableSnapshot = async <Value>(
   db: Database,
   content: ContentStore,
-  spec: ChunkTableSpec,
+  projection: ChunkIndexProjection<Value>,
+  spec: ChunkTableSpec<Value>,
   schema: string,
   { valueIndex }: { valueIndex: boolean },
 ): Promise<ChunkTableSnapshot> => {
@@ -403,14 +335,14 @@ export const openChunkTableSnapshot = async (
       checkpoint: () => Promise.resolve(checkpoint),
       apply: async (events, from, to) => {
         if (from !== checkpoint)
-          throw new CheckpointMovedError(`Snapshot of '${spec.name}' is at ${checkpoint}, not ${from}`);
-        await applyChanges(db, content, spec, table, events, { check: async () => {}, advance: async () => {} });
+          throw new CheckpointMovedError(`Snapshot of '${projection.name}' is at ${checkpoint}, not ${from}`);
+        await applyChanges(db, content, projection, spec, table, events, { check: async () => {}, advance: async () => {} });
         checkpoint = to;
       },
       // A snapshot is thrown away after use: what it skipped is only logged by its builder.
       quarantine: (_event, _error, from, to) => {
         if (from !== checkpoint)
-          return Promise.reject(new CheckpointMovedError(`Snapshot of '${spec.name}' is at ${checkpoint}, not ${from}`));
+          return Promise.reject(new CheckpointMovedError(`Snapshot of '${projection.name}' is at ${checkpoint}, not ${from}`));
         checkpoint = to;
         return Promise.resolve();
       },

@@ -47,3 +47,7 @@ export const searchChunkChanges = (event: StoredEvent): { documentId: string; ch
 };
 
 export const SEARCH_EVENT_TYPES = ['DocumentIngested', 'DocumentRemoved', 'DocumentForgotten'] as const;
+
+/** What a chunk is embedded as, and so what the embedding cache holds its vector under: title, then text. */
+export const semanticPassage = (title: string | null, text: string | undefined): string =>
+  [title, text].filter((part) => part).join('\n');

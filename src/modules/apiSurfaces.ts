@@ -14,21 +14,22 @@ import { readConfigSurfaces } from '../../queries/readConfig.js';
 import { searchApiSurfaces } from '../../queries/searchApi.js';
 import { searchSuggestionsSurfaces } from '../../queries/searchSuggestions.js';
 import { systemStatusSurfaces } from '../../queries/systemStatus.js';
-import { createApiKeySurfaces } from '../../commands/createApiKey.js';
-import { issueTokensSurfaces } from '../../commands/issueTokens.js';
-import { revokeApiKeySurfaces } from '../../commands/revokeApiKey.js';
-import { revokeTokensSurfaces } from '../../commands/revokeTokens.js';
-import { listApiKeysSurfaces } from '../../queries/listApiKeys.js';
 import { listAllJobsSurfaces } from '../../queries/listAllJobs.js';
 import { projectionStatusSurfaces } from '../../queries/projectionStatus.js';
 import { forgetSurfaces } from '../../commands/forget.js';
 import { auditRouteSurfaces } from '../../queries/auditEvents.js';
 import { streamAsOfSurfaces } from '../../queries/streamAsOf.js';
 import { startRebuildSurfaces } from '../../commands/rebuildProjection.js';
-import type { OperationSurfaces, RouteSurfaces } from '../operations.js';
+import type { RouteSurfaces } from '../operations.js';
 
-/** The routes of `/api/v1` the API module's operations declare: its route table and OpenAPI document list them. */
-export const API_ROUTE_SURFACES: readonly RouteSurfaces[] = [
+/**
+ * Every route of `/api/v1` an operation declares, whichever feature's module mounts it: the route
+ * table and the OpenAPI document list them in this order.
+ */
+export const ROUTE_SURFACES: readonly RouteSurfaces[] = [
+  forgetSurfaces,
+  auditRouteSurfaces,
+  streamAsOfSurfaces,
   healthSurfaces,
   systemStatusSurfaces,
   searchApiSurfaces,
@@ -47,23 +48,5 @@ export const API_ROUTE_SURFACES: readonly RouteSurfaces[] = [
   refreshTokensSurfaces,
   startRebuildSurfaces,
   listAllJobsSurfaces,
-];
-
-/** Every route of `/api/v1` an operation declares, the ledger module's included. */
-export const ROUTE_SURFACES: readonly RouteSurfaces[] = [
-  forgetSurfaces,
-  auditRouteSurfaces,
-  streamAsOfSurfaces,
-  ...API_ROUTE_SURFACES,
   projectionStatusSurfaces,
-];
-
-/** Every surface the API module's operations declare: its routes, and the `ctx keys` and `ctx tokens` verbs. */
-export const API_SURFACES: readonly OperationSurfaces[] = [
-  ...API_ROUTE_SURFACES,
-  createApiKeySurfaces,
-  revokeApiKeySurfaces,
-  listApiKeysSurfaces,
-  issueTokensSurfaces,
-  revokeTokensSurfaces,
 ];

@@ -1,15 +1,9 @@
-import { UnavailableError } from '../errors.js';
-import type { FeatureApis, JobsApi } from '../module.js';
+import type { JobsApi } from '../module.js';
 import type { OperationContext } from '../operations.js';
 import type { IndexJobs } from '../ports/indexJobs.js';
 
 /** Index control through the jobs feature's operations, in the caller's project. */
-export const indexJobsFromOperations = (features: () => FeatureApis): IndexJobs => {
-  const jobs = (): JobsApi => {
-    const api = features().jobs;
-    if (!api) throw new UnavailableError('Background indexing is not available in this deployment');
-    return api;
-  };
+export const indexJobsFromOperations = (jobs: () => JobsApi): IndexJobs => {
   // Jobs name their project explicitly: always the caller's own.
   const project = (context: OperationContext) => ({ project_id: context.project });
   return {

@@ -5,8 +5,18 @@ import { postgresDocumentProjection } from '../../infra/postgres/documentReadMod
 import { cancelJobOperation, cancelJobSurfaces } from '../../commands/cancelJob.js';
 import { startIndexingOperation, startIndexingSurfaces } from '../../commands/startIndexing.js';
 import { syncConnectorOperation, syncConnectorSurfaces } from '../../commands/syncConnector.js';
+import { controlIndexOperation } from '../../commands/controlIndex.js';
+import {
+  forceReindexOperation,
+  forceReindexSurfaces,
+  startIndexingConnectorsOperation,
+  startIndexingConnectorsSurfaces,
+} from '../../commands/startIndexingConnectors.js';
+import { stopIndexingOperation, stopIndexingSurfaces } from '../../commands/stopIndexing.js';
 import { jobsProjection } from '../../projections/jobs.js';
 import { getJobStatusOperation, getJobStatusSurfaces } from '../../queries/getJobStatus.js';
+import { indexStatusOperation, indexStatusSurfaces } from '../../queries/indexStatus.js';
+import { listAllJobsOperation, listAllJobsSurfaces } from '../../queries/listAllJobs.js';
 import { listBackgroundJobsOperation, listBackgroundJobsSurfaces } from '../../queries/listBackgroundJobs.js';
 import type { Config } from '../config.js';
 import type { Embedder } from '../ports/embedder.js';
@@ -15,6 +25,7 @@ import { createWorkerChunker } from '../ingestion/workerChunker.js';
 import { createJobRunner } from '../jobs/jobRunner.js';
 import { runConnectorSync } from '../jobs/runConnectorSync.js';
 import { connectorSyncWiring } from './connectorSync.js';
+import { indexJobsFromOperations } from './indexJobsFromOperations.js';
 import type { JobsApi, LedgerModule } from '../module.js';
 import { settle, WRITE_SETTLE_MS } from '../engine/settling.js';
 
@@ -46,7 +57,10 @@ const httpProbe = ({ embeddings }: Config): (() => Promise<void>) | undefined =>
   };
 };
 
-/** Background indexing jobs: the runner, the jobs read model and the job tools's operations; their verbs are the operations' own. */
+/**
+ * Background indexing jobs: the runner, the jobs read model, the job tools' operations, index control
+ * and the list of every tenant's jobs; their verbs are the operations' own.
+ */
 export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule => ({
   name: 'jobs',
     setup: async (context) => {
@@ -82,16 +96,37 @@ export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule 
         const head = await store.headPosition();
         await settle(context.projections().waitFor(head, { name: jobsProjection.name, timeoutMs: WRITE_SETTLE_MS }), head);
       };
-      const jobs: JobsApi = {
-        start: startIndexingOperation({ store, runner, statusSettled, readable: readableRootsOf(config) }),
+      const readable = readableRootsOf(config);
+      const own = {
+        start: startIndexingOperation({ store, runner, statusSettled, readable }),
         status: getJobStatusOperation(reads),
         list: listBackgroundJobsOperation(reads),
         cancel: cancelJobOperation({ ...reads, runner }),
         sync: syncConnectorOperation({ store, runner, statusSettled, ...connectors }),
       };
+      // Index control (`/api/v1/index/*`, context.index_control) starts and lists jobs through the operations above.
+      const indexJobs = indexJobsFromOperations(() => jobs);
+      const indexing = {
+        readModels,
+        readable,
+        jobs: indexJobs,
+        checkRemote: (type: string, settings: Record<string, unknown>) => void connectors.openSource(type, settings),
+      };
+      const index = {
+        start: startIndexingConnectorsOperation(indexing),
+        forceReindex: forceReindexOperation(indexing),
+        stop: stopIndexingOperation(indexJobs),
+        status: indexStatusOperation(indexJobs),
+      };
+      const jobs: JobsApi = { ...own, indexStatus: index.status };
       return {
         projections: [await postgresDocumentProjection(db, jobsProjection)],
-        operations: [jobs.start, jobs.status, jobs.list, jobs.cancel, jobs.sync],
+        operations: [
+          ...Object.values(own),
+          ...Object.values(index),
+          controlIndexOperation(index),
+          listAllJobsOperation({ readModels, store }),
+        ],
         api: { jobs },
         start: () => runner.start(),
         close: async () => {
@@ -100,7 +135,18 @@ export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule 
         },
       };
     },
-  surfaces: [startIndexingSurfaces, listBackgroundJobsSurfaces, getJobStatusSurfaces, cancelJobSurfaces, syncConnectorSurfaces],
+  surfaces: [
+    startIndexingSurfaces,
+    listBackgroundJobsSurfaces,
+    getJobStatusSurfaces,
+    cancelJobSurfaces,
+    syncConnectorSurfaces,
+    startIndexingConnectorsSurfaces,
+    stopIndexingSurfaces,
+    indexStatusSurfaces,
+    forceReindexSurfaces,
+    listAllJobsSurfaces,
+  ],
 });
 
 export const jobsModule = createJobsModule();

@@ -1,6 +1,11 @@
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
 import { streamSummaries } from '../../projections/streamSummaries.js';
-import { rebuildProjectionOperation, rebuildProjectionSurfaces } from '../../commands/rebuildProjection.js';
+import {
+  rebuildProjectionOperation,
+  rebuildProjectionSurfaces,
+  startRebuildOperation,
+  startRebuildSurfaces,
+} from '../../commands/rebuildProjection.js';
 import { auditEventsOperation, auditEventsSurfaces, auditRouteOperation, auditRouteSurfaces } from '../../queries/auditEvents.js';
 import { documentAsOfOperation } from '../../queries/getDocument.js';
 import { projectionStatusOperation, projectionStatusSurfaces } from '../../queries/projectionStatus.js';
@@ -18,6 +23,7 @@ export const ledgerModule: LedgerModule = {
     streamAsOfSurfaces,
     projectionStatusSurfaces,
     rebuildProjectionSurfaces,
+    startRebuildSurfaces,
   ],
   commandGroups: { projections: 'inspect and rebuild read models' },
   setup: async ({ db, store, projections }) => ({
@@ -30,6 +36,7 @@ export const ledgerModule: LedgerModule = {
       documentAsOfOperation(store),
       projectionStatusOperation(projections),
       rebuildProjectionOperation(projections),
+      startRebuildOperation(projections),
     ],
   }),
 };

@@ -1,6 +1,6 @@
 import { createPostgresContentErasure } from '../../infra/postgres/postgresContentStore.js';
 import { KEYWORD_TEXT_TABLES } from '../../infra/search/pgTextsearchKeywordIndex.js';
-import { semanticPassage } from '../../infra/search/pgvectorIndex.js';
+import { semanticPassage } from '../domain/searchChunks.js';
 import { forgetOperation, forgetSurfaces } from '../../commands/forget.js';
 import type { LedgerModule } from '../module.js';
 

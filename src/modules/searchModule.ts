@@ -14,23 +14,33 @@ import type { IngestTally } from '../domain/ingestTally.js';
 import { settle } from '../engine/settling.js';
 import type { Settling } from '../domain/settling.js';
 import { documentsProjection } from '../../projections/documents.js';
+import { keywordIndexProjection } from '../../projections/keywordIndex.js';
+import { cancelledJobs, semanticIndexProjection } from '../../projections/semanticIndex.js';
+import { indexJobsFromOperations } from './indexJobsFromOperations.js';
 import { getDocumentOperation, getDocumentSurfaces } from '../../queries/getDocument.js';
 import { listChunksOperation } from '../../queries/listChunks.js';
 import { listSourcesOperation, listSourcesSurfaces } from '../../queries/listSources.js';
 import { createSearchAsOf } from '../../queries/searchAsOf.js';
-import { searchOperation, searchSurfaces, type SearchOutput } from '../../queries/searchDocuments.js';
+import { searchOperation, searchSurfaces, type SearchInput, type SearchOutput } from '../../queries/searchDocuments.js';
+import { contextOperations } from '../../queries/contextSearch.js';
+import { searchApiOperation, searchApiSurfaces } from '../../queries/searchApi.js';
+import { searchSuggestionsOperation, searchSuggestionsSurfaces } from '../../queries/searchSuggestions.js';
+import type { WorkContextSearchDeps } from '../../queries/searchWithWorkContext.js';
+import { createPinnedRankings } from '../../infra/postgres/pinnedRankings.js';
 import { commandContext } from '../engine/commands.js';
-import { NotConfiguredError, NotFoundError, ValidationError } from '../errors.js';
+import { NotConfiguredError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
+import { registerFileResources } from '../http/api/fileResources.js';
 import { mountOperation } from '../http/operationRoute.js';
 import { ingestFiles } from '../ingestion/ingestFiles.js';
 import { readableRootsOf } from '../ingestion/readableRoots.js';
 import type { ReadableRoots } from '../ports/readableRoots.js';
 import type { LedgerModule, ModuleContext, SearchApi } from '../module.js';
-import type { OperationContext } from '../operations.js';
+import { type OperationContext } from '../operations.js';
+import { DEFAULT_PROJECT } from '../domain/workspace.js';
+import { parseInput } from '../validation.js';
 import type { Subscription } from '../ports/eventStore.js';
 import { configuredSources, sourcesOf } from './configuredSources.js';
 import { createSemanticSearch } from './semanticSearch.js';
-import { cancelledJobsDeferral } from './cancelledJobsDeferral.js';
 
 /** How long an ingest's answer waits for the documents and keyword index before it answers that they are still settling. */
 const SETTLE_TIMEOUT_MS = 60_000;
@@ -133,7 +143,76 @@ const ingestRunner = (context: ModuleContext, deps: Parameters<typeof ingestFile
   };
 };
 
-/** Documents and search: ingestion, the documents read model, keyword and semantic indexes, and their queries. */
+/**
+ * How long a project's count of sources is reused by searches. Counting reads every document of the
+ * project, on the connection that indexing writes through; the count changes only when a new
+ * source is ingested.
+ */
+const SOURCE_COUNT_TTL_MS = 5_000;
+
+/** `read`, answered from its last result for the same key while that is younger than `ttlMs`. */
+const recentFor = <T>(ttlMs: number, read: (key: string) => Promise<T>) => {
+  const recent = new Map<string, { at: number; value: Promise<T> }>();
+  return (key: string): Promise<T> => {
+    const now = Date.now();
+    const hit = recent.get(key);
+    if (hit && now - hit.at < ttlMs) return hit.value;
+    for (const [old, { at }] of recent) if (now - at >= ttlMs) recent.delete(old);
+    const value = read(key);
+    recent.set(key, { at: now, value });
+    value.catch(() => recent.delete(key));
+    return value;
+  };
+};
+
+/**
+ * Search with work context (context.search, context.get_related_info, `/api/v1/search`, suggestions):
+ * ranked by `rank`, with the tenant's search settings; related information lists the project's
+ * jobs when the deployment runs them.
+ */
+const workContextSearch = async (context: ModuleContext, rank: SearchApi['rank']) => {
+  const { db, store, readModels, content, keyring } = context;
+  const search = (input: SearchInput, operationContext: OperationContext) =>
+    rank.run(parseInput(rank.input, input), operationContext);
+  const searchDeps: WorkContextSearchDeps = {
+    search,
+    sourcesSearched: recentFor(SOURCE_COUNT_TTL_MS, async (project) => (await readModels.count('documents', 'source', { project })).size),
+    limits: async (project) => {
+      const settings = context.features().settings;
+      if (!settings) throw new UnavailableError('Search settings are not available in this deployment');
+      const { search } = await settings.forTenant(project);
+      return { defaultTopK: search.default_top_k, maxResults: search.max_results };
+    },
+    rankings: await createPinnedRankings(db),
+  };
+  const indexJobs = indexJobsFromOperations(() => {
+    const jobs = context.features().jobs;
+    if (!jobs) throw new UnavailableError('Background indexing is not available in this deployment');
+    return jobs;
+  });
+  // Without background jobs, a file or ticket has none.
+  const jobsOrNone = async (operationContext: OperationContext) => {
+    try {
+      return await indexJobs.list(operationContext);
+    } catch (error) {
+      if (error instanceof UnavailableError) return [];
+      throw error;
+    }
+  };
+  return [
+    ...contextOperations({
+      search: searchDeps,
+      related: { readModels, content, store, keyring, search, jobs: jobsOrNone },
+    }),
+    searchApiOperation(searchDeps),
+    searchSuggestionsOperation(readModels),
+  ];
+};
+
+/**
+ * Documents and search: ingestion, the documents read model, keyword and semantic indexes, their
+ * queries, search with work context, and the documents as MCP resources.
+ */
 export const searchModule: LedgerModule = {
   name: 'search',
   setup: async (context) => {
@@ -149,18 +228,24 @@ export const searchModule: LedgerModule = {
             }),
             db,
             content,
+            keyword: keywordIndexProjection,
           })
-        : await createPgTextsearchKeywordIndex(db, content);
+        : await createPgTextsearchKeywordIndex(db, content, keywordIndexProjection);
     const semantic = await createSemanticSearch({
       config,
       db,
       content,
       logger,
       addProjection: (projection) => context.projections().add(projection),
-      deferral: cancelledJobsDeferral(readModels, () => context.features().jobs !== undefined),
+      cancelled: cancelledJobs(readModels, () => context.features().jobs !== undefined),
     });
     const sources = configuredSources(config);
-    const asOfSchemas = await createAsOfSchemas(db, content, semantic.embedder);
+    const asOfSchemas = await createAsOfSchemas(
+      db,
+      content,
+      keywordIndexProjection,
+      semantic.embedder && semanticIndexProjection(semantic.embedder),
+    );
     // As-of keyword indexes are built with BM25 in Postgres, also where the live one is Meilisearch.
     const bm25InPostgres = (await db.availableExtensions()).has('pg_textsearch');
     const asOf = createSearchAsOf({
@@ -225,8 +310,18 @@ export const searchModule: LedgerModule = {
         keyword.projection,
         ...(semantic.projection ? [semantic.projection] : []),
       ],
-      operations: [search, get, listSources, api.chunks, ingestOperation(ingestRunner(context, ingestDeps)), ingestBatch],
+      operations: [
+        search,
+        get,
+        listSources,
+        api.chunks,
+        ingestOperation(ingestRunner(context, ingestDeps)),
+        ingestBatch,
+        ...(await workContextSearch(context, search)),
+      ],
       api: { search: api },
+      mcp: (server, actor) =>
+        registerFileResources(server, actor.tenant ?? DEFAULT_PROJECT, { readModels, content }),
       routes: (app) => {
         // The tool API's search answer is fixed field by field: which mode ran is for the other surfaces.
         mountOperation(app, 'POST', '/tools/search', search, ({ mode: _mode, mode_notice: _notice, ...answer }: SearchOutput) => answer);
@@ -249,5 +344,13 @@ export const searchModule: LedgerModule = {
       },
     };
   },
-  surfaces: [searchSurfaces, getDocumentSurfaces, listSourcesSurfaces, ingestSurfaces, ingestDocumentsSurfaces],
+  surfaces: [
+    searchSurfaces,
+    getDocumentSurfaces,
+    listSourcesSurfaces,
+    ingestSurfaces,
+    ingestDocumentsSurfaces,
+    searchApiSurfaces,
+    searchSuggestionsSurfaces,
+  ],
 };

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { createPgvectorIndex } from '../../infra/search/pgvectorIndex.js';
-import type { Deferral } from '../../infra/search/postgresChunkIndex.js';
 import type { Database } from '../../infra/postgres/database.js';
+import { semanticIndexProjection, type CancelledWork } from '../../projections/semanticIndex.js';
 import type { Config } from '../config.js';
 import type { ContentStore } from '../ports/contentStore.js';
 import type { Embedder } from '../ports/embedder.js';
@@ -38,7 +38,7 @@ export interface SemanticSearchDeps {
   /** Starts the semantic index's projection once an embedder loads after start-up. */
   addProjection(projection: RunnableProjection): Promise<void>;
   /** Whose chunks wait unembedded: those of cancelled work. */
-  deferral: Deferral;
+  cancelled: CancelledWork;
 }
 
 /**
@@ -69,7 +69,7 @@ export const createSemanticSearch = async (deps: SemanticSearchDeps): Promise<Se
     let embedder: Embedder | undefined;
     try {
       embedder = await embedderFromConfig(config, db);
-      const made = await createPgvectorIndex(db, content, embedder, deps.deferral);
+      const made = await createPgvectorIndex(db, content, semanticIndexProjection(embedder, deps.cancelled));
       state = { embedder, index: made.index };
       projection = made.projection;
       return { embedder, projection: made.projection };

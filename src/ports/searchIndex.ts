@@ -1,3 +1,7 @@
+import type { EventType, StoredEvent } from '../domain/events.js';
+import type { Position } from '../domain/position.js';
+import type { SearchChunk } from '../domain/searchChunks.js';
+
 /** Filters every index applies before ranking. */
 export interface SearchFilters {
   project: string;
@@ -48,4 +52,62 @@ export interface VectorIndex {
    * query refined by its first answers ranks again the candidates already found.
    */
   rerank(vector: Float32Array, chunkIds: readonly string[], feedback: VectorFeedback): Promise<ScoredChunk[]>;
+}
+
+/** A chunk a batch gives an index, as part of the work `workId`: the correlation id of the event at `position` that asked for it. */
+export interface PendingChunk {
+  chunk: SearchChunk;
+  workId: string;
+  position: Position;
+}
+
+/** An event that brings back the chunks of `project` set aside under `key`, now as part of the work `workId`. */
+export interface Resumption {
+  project: string;
+  key: string;
+  workId: string;
+}
+
+/** What an index keeps of a batch's chunks: each with its value, or set aside without one under a key. */
+export interface IndexedChunks<Value> {
+  indexed: SearchChunk[];
+  /** One per chunk of `indexed`, in its order. */
+  values: Value[];
+  setAside: { chunk: SearchChunk; key: string }[];
+}
+
+/**
+ * A search index as a projection declares it (in projections/): its name and version, which events
+ * it handles, what each changes, and what each chunk is indexed as. An adapter (a Postgres table,
+ * a Meilisearch index) stores the chunks and keeps the checkpoint.
+ */
+export interface ChunkIndexProjection<Value> {
+  readonly name: string;
+  /** Bump when what a chunk is indexed as changes meaning: a new version is rebuilt from the first event. */
+  readonly version: number;
+  readonly eventTypes: readonly EventType[];
+  /** Indexing a chunk computes (embeds) more than it writes: the runner gives the index a feed of its own. */
+  readonly computes?: boolean;
+  /** What `event` changes: a document's chunks replaced as a whole (an empty list removes them), or nothing. */
+  changes(event: StoredEvent): { documentId: string; chunks: SearchChunk[] } | null;
+  /**
+   * Present when the index sets chunks aside without a value (where they wait in the adapter's
+   * store): the set-aside chunks `event` brings back, or null.
+   */
+  resumes?(event: StoredEvent): Resumption | null;
+  /**
+   * The values of `pending` (every chunk's text is in `texts`), and the chunks set aside instead;
+   * `resumed` are the batch's events that bring set-aside chunks back, each at its position.
+   * Called before the write opens: it may be slow (embedding).
+   */
+  index(
+    pending: readonly PendingChunk[],
+    texts: ReadonlyMap<string, string>,
+    resumed: readonly (Resumption & { position: Position })[],
+  ): Promise<IndexedChunks<Value>>;
+}
+
+/** The semantic index's projection: what it writes are vectors of `dimensions` numbers. */
+export interface VectorIndexProjection extends ChunkIndexProjection<Float32Array> {
+  readonly dimensions: number;
 }

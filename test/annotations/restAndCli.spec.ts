@@ -5,7 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { openLedger, startServer } from '../../src/main.js';
 import { annotationsModule } from '../../src/modules/annotationsModule.js';
-import { apiModule } from '../../src/modules/apiModule.js';
+import { accessModule } from '../../src/modules/accessModule.js';
+import { settingsModule } from '../../src/modules/settingsModule.js';
 import { ledgerModule } from '../../src/modules/ledgerModule.js';
 import { runCtx } from '../support/cli.js';
 import { tempDataDir } from '../support/ledger.js';
@@ -17,7 +18,7 @@ describe('annotations over REST', () => {
         env: {},
         overrides: { storage: { dataDir: tempDataDir() }, server: { bind: '127.0.0.1:0' } },
       }),
-      { logger: pino({ level: 'silent' }), modules: [ledgerModule, annotationsModule, apiModule] },
+      { logger: pino({ level: 'silent' }), modules: [ledgerModule, annotationsModule, settingsModule, accessModule] },
     );
     const server = await startServer(ledger);
     const inject = (method: 'GET' | 'POST', url: string, payload?: object) =>

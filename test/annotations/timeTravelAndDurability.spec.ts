@@ -4,14 +4,15 @@ import { loadConfig } from '../../src/config.js';
 import { openLedger, startServer, type Ledger } from '../../src/main.js';
 import { annotationsModule } from '../../src/modules/annotationsModule.js';
 import { ledgerModule } from '../../src/modules/ledgerModule.js';
-import { apiModule } from '../../src/modules/apiModule.js';
 import { DEFAULT_PROJECT } from '../../src/domain/workspace.js';
+import { accessModule } from '../../src/modules/accessModule.js';
+import { settingsModule } from '../../src/modules/settingsModule.js';
 import { tempDataDir } from '../support/ledger.js';
 
 const open = (dataDir: string) =>
   openLedger(loadConfig({ env: {}, overrides: { storage: { dataDir }, server: { bind: '127.0.0.1:0' } } }), {
     logger: pino({ level: 'silent' }),
-    modules: [ledgerModule, annotationsModule, apiModule],
+    modules: [ledgerModule, annotationsModule, settingsModule, accessModule],
   });
 
 const chunks = (count: number) =>

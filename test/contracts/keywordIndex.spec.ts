@@ -5,6 +5,7 @@ import { openPgliteThread } from '../../infra/postgres/threadedPglite.js';
 import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
 import { connectMeilisearch, createMeiliKeywordIndex } from '../../infra/search/meiliKeywordIndex.js';
 import { createPgTextsearchKeywordIndex } from '../../infra/search/pgTextsearchKeywordIndex.js';
+import { keywordIndexProjection } from '../../projections/keywordIndex.js';
 import { describeKeywordIndexContract } from './keywordIndex.contract.js';
 import { reachableMeilisearch } from './meiliServer.js';
 
@@ -15,7 +16,7 @@ for (const [engine, open] of [
   describeKeywordIndexContract(`pg_textsearch on ${engine}`, async () => {
     const db = await open();
     const content = await createPostgresContentStore(db);
-    const { projection, index } = await createPgTextsearchKeywordIndex(db, content);
+    const { projection, index } = await createPgTextsearchKeywordIndex(db, content, keywordIndexProjection);
     return { projection, index, content, cleanup: () => db.close() };
   });
 }
@@ -28,7 +29,7 @@ if ('url' in meili) {
     const content = await createPostgresContentStore(db);
     const client = connectMeilisearch(meili);
     const indexUid = `ctx_contract_${randomUUID().replace(/-/g, '')}`;
-    const { projection, index } = await createMeiliKeywordIndex({ client, db, content, indexUid });
+    const { projection, index } = await createMeiliKeywordIndex({ client, db, content, keyword: keywordIndexProjection, indexUid });
     return {
       projection,
       index,

@@ -17,6 +17,7 @@ import {
   translateMeiliError,
   type MeiliScoredChunk,
 } from '../../infra/search/meiliKeywordIndex.js';
+import { keywordIndexProjection } from '../../projections/keywordIndex.js';
 import { START, position } from '../../src/domain/position.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import { UnavailableError } from '../../src/errors.js';
@@ -252,6 +253,7 @@ describe('Meilisearch projection checkpoint', () => {
       client: connectMeilisearch({ url }),
       db,
       content,
+      keyword: keywordIndexProjection,
       indexUid: 'chunks',
     });
 
@@ -300,7 +302,7 @@ if ('url' in meili) {
 
     it('forgives typos and shows the matched words highlighted in the snippet', async () => {
       const content = await createPostgresContentStore(db);
-      const { projection, index } = await createMeiliKeywordIndex({ client, db, content, indexUid });
+      const { projection, index } = await createMeiliKeywordIndex({ client, db, content, keyword: keywordIndexProjection, indexUid });
       const { event, chunkId } = await ingested(
         content,
         'Rotate the signing certificates before they expire every quarter.',
@@ -321,7 +323,7 @@ if ('url' in meili) {
         .waitTask();
       try {
         const content = await createPostgresContentStore(db);
-        const { projection } = await createMeiliKeywordIndex({ client, db, content, indexUid: older });
+        const { projection } = await createMeiliKeywordIndex({ client, db, content, keyword: keywordIndexProjection, indexUid: older });
         const { event } = await ingested(content, 'settings are applied', 'settings');
         await projection.live.apply([event], await projection.live.checkpoint(), event.position);
         for (const uid of [older, indexUid]) {

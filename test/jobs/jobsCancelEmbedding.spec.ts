@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { VALUE_PIECE } from '../../infra/search/postgresChunkIndex.js';
+import { EMBEDDING_PIECE } from '../../projections/semanticIndex.js';
 import { ALL_SCOPES, startApiServer, type ApiServer } from '../api/apiServer.js';
 import { tempDataDir } from '../support/ledger.js';
 import { SLOW_EMBEDDER_DIMENSIONS, startSlowEmbedder } from '../support/slowEmbedder.js';
@@ -105,7 +105,7 @@ describe('cancelling an indexing job stops the embedding of its chunks', () => {
     await until(semanticCaughtUp);
     // Only the piece of work already under way when the cancel was seen is finished.
     const sentAfterCancel = passages().length - sentAtCancel;
-    expect(sentAfterCancel).toBeLessThanOrEqual(VALUE_PIECE);
+    expect(sentAfterCancel).toBeLessThanOrEqual(EMBEDDING_PIECE);
     const stored = await counts();
     expect(passages().length).toBeLessThan(stored.keyword);
     // What was embedded stays; the rest waits unembedded, and nothing is missing.

@@ -3,13 +3,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPglite, type Database } from '../../infra/postgres/database.js';
 import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
 import { createPgvectorIndex } from '../../infra/search/pgvectorIndex.js';
-import type { Deferral } from '../../infra/search/postgresChunkIndex.js';
+import { semanticIndexProjection, type CancelledWork } from '../../projections/semanticIndex.js';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { position, START, type Position } from '../../src/domain/position.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import type { Embedder } from '../../src/ports/embedder.js';
 import type { RunnableProjection } from '../../src/ports/projections.js';
-import { storedIngestion, testMetadata } from '../support/events.js';
+import { storedIngestion, storedJobRequest, testMetadata } from '../support/events.js';
 import { wordAxesEmbedder } from '../contracts/vectorIndex.contract.js';
 
 /** The rules of the semantic index's deferral, on its real tables: which chunks wait unembedded, and what brings them back. */
@@ -27,14 +27,8 @@ describe('semantic index: chunks of cancelled work', () => {
   };
   /** Work ids cancelled now, each with the repository its chunks wait under. */
   const cancelled = new Map<string, string>();
-  const deferral: Deferral = {
-    resumedBy: ['IndexingJobRequested'],
-    cancelled: (ids) => Promise.resolve(new Map([...cancelled].filter(([id]) => ids.includes(id)))),
-    resumes: (event) =>
-      event.type === 'IndexingJobRequested'
-        ? { project: event.metadata.project, key: event.data.repoPath, workId: event.data.jobId }
-        : null,
-  };
+  const cancelledNow: CancelledWork = (ids) =>
+    Promise.resolve(new Map([...cancelled].filter(([id]) => ids.includes(id))));
 
   let sequence = 0n;
   const history: StoredEvent[] = [];
@@ -44,16 +38,8 @@ describe('semantic index: chunks of cancelled work', () => {
     const event = storedIngestion({ documentId, hashes: [hash!], position: next(), project: 'p' });
     return { ...event, metadata: { ...event.metadata, correlationId: workId } };
   };
-  const requested = (repoPath: string, jobId: string): StoredEvent => ({
-    type: 'IndexingJobRequested',
-    schemaVersion: 1,
-    data: { jobId, repoPath, forceReindex: false, include: [], exclude: [] },
-    streamId: `job-${jobId}`,
-    revision: 0n,
-    position: next(),
-    metadata: testMetadata({ project: 'p' }),
-    recordedAt: new Date().toISOString(),
-  });
+  const requested = (repoPath: string, jobId: string): StoredEvent =>
+    storedJobRequest({ jobId, repoPath, position: next(), project: 'p' });
   const removed = (documentId: string): StoredEvent => ({
     type: 'DocumentRemoved',
     schemaVersion: 1,
@@ -85,7 +71,7 @@ describe('semantic index: chunks of cancelled work', () => {
   beforeAll(async () => {
     db = await openPglite();
     content = await createPostgresContentStore(db);
-    ({ projection } = await createPgvectorIndex(db, content, embedder, deferral));
+    ({ projection } = await createPgvectorIndex(db, content, semanticIndexProjection(embedder, cancelledNow)));
   }, 60_000);
   afterAll(() => db?.close());
 

@@ -119,3 +119,25 @@ export const storedIngestion = (doc: TestIngestion): StoredEvent => ({
 /** The chunk ids of a stored ingestion, in order. */
 export const chunkIdsOf = (event: StoredEvent): string[] =>
   (event.data as { chunks: { id: string }[] }).chunks.map((chunk) => chunk.id);
+
+/** An indexing job for `repoPath` as a stored IndexingJobRequested event, in `project`. */
+export const storedJobRequest = ({
+  jobId,
+  repoPath,
+  position,
+  project,
+}: {
+  jobId: string;
+  repoPath: string;
+  position: Position;
+  project: string;
+}): StoredEvent => ({
+  type: 'IndexingJobRequested',
+  schemaVersion: 1,
+  data: { jobId, repoPath, forceReindex: false, include: [], exclude: [] },
+  streamId: `job-${jobId}`,
+  revision: 0n,
+  position,
+  metadata: testMetadata({ project }),
+  recordedAt: new Date().toISOString(),
+});

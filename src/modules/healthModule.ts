@@ -1,0 +1,35 @@
+import { healthOperation, healthSurfaces } from '../../queries/health.js';
+import { systemStatusOperation, systemStatusSurfaces } from '../../queries/systemStatus.js';
+import { UnavailableError } from '../errors.js';
+import { projectionProblems } from '../http/api/healthProblems.js';
+import { PRODUCT_VERSION } from '../http/api/version.js';
+import type { LedgerModule } from '../module.js';
+
+/** Without the REST API nothing is measured. */
+const NOTHING_MEASURED = { avgQueryLatencyMs: 0, queriesPerMinute: 0, errorRate: 0 };
+
+/** Health and status: whether the deployment answers, and how its indexing and API are doing. */
+export const healthModule: LedgerModule = {
+  name: 'health',
+  setup: ({ db, readModels, projections, features }) =>
+    Promise.resolve({
+      operations: [
+        healthOperation({
+          version: PRODUCT_VERSION,
+          databaseAnswers: () => db.query('SELECT 1').then(() => true, () => false),
+          problems: () => projectionProblems(projections()),
+          searchAvailable: () => features().search !== undefined,
+        }),
+        systemStatusOperation({
+          readModels,
+          indexStatus: (call) => {
+            const jobs = features().jobs;
+            if (!jobs) return Promise.reject(new UnavailableError('Background indexing is not available in this deployment'));
+            return jobs.indexStatus.run({}, call);
+          },
+          performance: () => features().access?.performance() ?? NOTHING_MEASURED,
+        }),
+      ],
+    }),
+  surfaces: [healthSurfaces, systemStatusSurfaces],
+};
