@@ -230,7 +230,7 @@ export const ConfigSchema = z
     sources: z
       .record(z.string().regex(/^[a-z0-9-]+$/, 'source names use lowercase letters, digits and hyphens'), SourceSchema)
       .default({}),
-    /** The vocabulary annotators may use; the annotation tools's when not set. */
+    /** The vocabulary annotators may use; the annotation tools' when not set. */
     annotations: z
       .object({
         categories: z.array(z.string().min(1)).min(1).default([...DEFAULT_VOCABULARY.categories]),

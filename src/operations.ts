@@ -307,7 +307,7 @@ export const defineOperation = <I extends z.ZodObject, O extends z.ZodObject>(op
 /**
  * Runs an operation for a caller: a tenant's call runs in its own project, and naming another
  * project is refused; and the input is parsed by the operation's schema unless the operation checks it
- * itself (those with the job tools's or the annotation tools's error objects).
+ * itself (those with the job tools' or the annotation tools' error objects).
  */
 export const callOperation = (operation: Operation, given: unknown, context: OperationContext) => {
   const { tenant } = context.actor;
