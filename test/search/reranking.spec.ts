@@ -1,7 +1,9 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
+import { rerankerModelDir } from '../../src/modules/rerankerFromConfig.js';
 import { ALL_SCOPES, ingest, startApiServer, type ApiServer } from '../api/apiServer.js';
 
 /** The stand-in cross-encoder's judgement: passages about bread first, then kitchens, then the rest. */
@@ -117,5 +119,12 @@ describe('reranker configuration', () => {
       loadConfig({ env: { CTX_RERANKER__PROVIDER: 'jina', CTX_RERANKER__URL: 'http://127.0.0.1:1' } }),
     ).toThrow(/"cohere" or "jina" needs a model/);
     expect(loadConfig({ env: {} }).reranker.provider).toBe('none');
+  });
+
+  it('reads a local cross-encoder from the reranker folder inside the model folder unless model_dir says otherwise', () => {
+    const local = loadConfig({ env: { CTX_RERANKER__PROVIDER: 'local', CTX_EMBEDDINGS__MODEL_DIR: '/opt/models' } });
+    expect(rerankerModelDir(local)).toBe(path.join('/opt/models', 'reranker'));
+    const elsewhere = loadConfig({ env: { CTX_RERANKER__PROVIDER: 'local', CTX_RERANKER__MODEL_DIR: '/srv/cross-encoders' } });
+    expect(rerankerModelDir(elsewhere)).toBe('/srv/cross-encoders');
   });
 });
