@@ -248,7 +248,7 @@ describe('ctx serve with a local reranker', { timeout: 300_000 }, () => {
     expect(output).toContain(`Run \`ctx model fetch --reranker ${MODEL}\``);
   });
 
-  it('loads the model in the built server and reranks its searches with it', async () => {
+  it('reranks the built `ctx search` and `ctx serve` with the model, and ctx search says when it cannot', async () => {
     const modelDir = tempDataDir('ctx-reranker-models-');
     writeTinyCrossEncoder(join(modelDir, MODEL), WEIGHTS);
     const root = tempDataDir('ctx-reranker-docs-');
@@ -256,6 +256,17 @@ describe('ctx serve with a local reranker', { timeout: 300_000 }, () => {
     const dataDir = tempDataDir('ctx-reranker-serve-');
     const ingested = await runBuilt(['ingest', root, '--data-dir', dataDir], { env: env(modelDir) });
     expect(ingested.code, ingested.stderr).toBe(0);
+    const cli = await runBuilt(['search', 'notes', '--mode', 'keyword', '--explain', '--data-dir', dataDir], {
+      env: env(modelDir),
+    });
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(cli.stdout).toMatch(/^1\. bakery\.md .*\n.*\n {3}keyword #\d .*; reranker score 2\.500; shown: chunk /m);
+    expect(cli.stdout).not.toContain('Note:');
+    const broken = await runBuilt(['search', 'notes', '--mode', 'keyword', '--data-dir', dataDir], {
+      env: env(tempDataDir('ctx-reranker-models-')),
+    });
+    expect(broken.stdout).toMatch(/^1\. garage\.md /m);
+    expect(broken.stdout).toContain(`Note: Results are in fused order: The local reranker ${MODEL} cannot be loaded from`);
 
     const server = await serve(modelDir, dataDir);
     const output = await until(server.output, (out) => /reranker: |reranking is off/.test(out), { what: 'the reranker log' });
