@@ -9,6 +9,7 @@ import { ALL_SCOPES, ingest, startApiServer, type ApiServer } from '../api/apiSe
 import { ensureBuilt, killServed, runBuilt, serveBuilt } from '../support/builtCli.js';
 import { EVERY_TOOLSET, tempDataDir, tempRootsEnv } from '../support/ledger.js';
 import { until } from '../support/polling.js';
+import { connectMcp } from '../support/mcp.js';
 import { writeTinyCrossEncoder } from '../support/tinyCrossEncoder.js';
 
 /** The stand-in cross-encoder's judgement: passages about bread first, then kitchens, then the rest. */
@@ -206,6 +207,22 @@ describe('a local cross-encoder whose folder cannot be used', { timeout: 120_000
     expect(rest.status).toBe(200);
     expect((rest.body.query_metadata as { rerank_notice?: string }).rerank_notice).toBe(answer.rerank_notice);
     expect((rest.body.results as { metadata: object }[])[0]?.metadata).not.toHaveProperty('rerank_score');
+
+    const mcp = await connectMcp(api.server.url, { authorization: `Bearer ${api.token(ALL_SCOPES, 'acme')}` });
+    try {
+      for (const [tool, args] of [
+        ['context.search', { query: 'notes', mode: 'keyword' }],
+        ['context.search', { query: 'notes' }],
+      ] as const) {
+        const result = await mcp.callTool({ name: tool, arguments: args });
+        expect(result.isError, `${tool}: ${JSON.stringify(result.content)}`).toBeFalsy();
+        const structured = result.structuredContent as { rerank_notice?: string; query_metadata?: { rerank_notice?: string } };
+        expect(structured.rerank_notice ?? structured.query_metadata?.rerank_notice, tool).toBe(answer.rerank_notice);
+        expect((result.content[0] as { text: string }).text, tool).toContain(answer.rerank_notice);
+      }
+    } finally {
+      await mcp.close();
+    }
   });
 
   it('says why weights that do not load cannot be used, then reranks once a working model is put there', async () => {
