@@ -218,7 +218,7 @@ export const ConfigSchema = z
         apiKey: z.string().optional(),
         /** How many of the first fused results the reranker reorders. */
         topK: z.coerce.number().int().min(1).max(200).default(50),
-        /** A reranker unanswered this long is skipped: search answers in fused order and says so. */
+        /** A reranking server unanswered this long is skipped: search answers in fused order and says so. A local model is waited for. */
         timeoutMs: z.coerce.number().int().positive().default(5_000),
       })
       .strict()
