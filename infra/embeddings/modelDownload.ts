@@ -36,7 +36,8 @@ export interface MavenModel {
   files: Readonly<Record<string, unknown>>;
 }
 
-const BGE_TOKENIZER_CONFIG = {
+/** The tokenizer settings of an uncased BERT WordPiece vocabulary, as bge publishes them. */
+export const BGE_TOKENIZER_CONFIG = {
   tokenizer_class: 'BertTokenizer',
   do_lower_case: true,
   model_max_length: 512,

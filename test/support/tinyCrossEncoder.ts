@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { BGE_TOKENIZER_CONFIG } from '../../infra/embeddings/modelDownload.js';
 
 /**
  * A real, tiny cross-encoder laid out as transformers.js reads one: a WordPiece tokenizer and an
@@ -174,17 +175,7 @@ export const writeTinyCrossEncoder = (
       label2id: Object.fromEntries(Object.entries(id2label).map(([i, label]) => [label, Number(i)])),
     },
     'tokenizer.json': tokenizerJson(vocab),
-    'tokenizer_config.json': {
-      tokenizer_class: 'BertTokenizer',
-      do_lower_case: true,
-      model_max_length: 512,
-      cls_token: '[CLS]',
-      sep_token: '[SEP]',
-      pad_token: '[PAD]',
-      unk_token: '[UNK]',
-      mask_token: '[MASK]',
-      clean_up_tokenization_spaces: true,
-    },
+    'tokenizer_config.json': BGE_TOKENIZER_CONFIG,
   };
   mkdirSync(path.join(folder, 'onnx'), { recursive: true });
   for (const [file, value] of Object.entries(files)) writeFileSync(path.join(folder, file), JSON.stringify(value, null, 2));
