@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { AutoModelForSequenceClassification, AutoTokenizer, env } from '@huggingface/transformers';
 import type { DataType, Tensor } from '@huggingface/transformers';
 import { UnavailableError } from '../../src/errors.js';
@@ -42,7 +43,7 @@ export const loadCrossEncoder = async (options: CrossEncoderOptions): Promise<Cr
   const batchSize = options.batchSize ?? 16;
   env.allowRemoteModels = false;
   env.localModelPath = options.modelDir;
-  const dtype = options.dtype ?? onnxDtypeIn(`${options.modelDir}/${model}`);
+  const dtype = options.dtype ?? onnxDtypeIn(join(options.modelDir, model));
   const tokenizer = await AutoTokenizer.from_pretrained(model).catch((cause: unknown) => {
     throw failure('cannot read its tokenizer', cause);
   });
