@@ -121,6 +121,10 @@ const ContextSearchOutputSchema = z.object({
   query_metadata: SearchResponseSchema.shape.query_metadata.optional(),
   mode: z.enum(SEARCH_MODES).describe('How results were ranked'),
   mode_notice: z.string().optional().describe('Why the ranking is not the one asked for, or not hybrid by default'),
+  rerank_notice: z
+    .string()
+    .optional()
+    .describe('Present when the configured reranker could not be used: the results are in fused order'),
 });
 type ContextSearchOutput = z.output<typeof ContextSearchOutputSchema>;
 
@@ -176,7 +180,8 @@ const formatContextSearch = (output: ContextSearchOutput, input: ContextSearchIn
     output.pagination && output.query_metadata
       ? formatSearchResults(input.query, output as SearchResponse)
       : formatDocumentResults(input.query, output as SearchOutput);
-  return `${text}\n\nRanked by ${output.mode} search${output.mode_notice ? ` (${output.mode_notice})` : ''}.`;
+  const rerankNotice = output.rerank_notice ?? output.query_metadata?.rerank_notice;
+  return `${text}\n\nRanked by ${output.mode} search${output.mode_notice ? ` (${output.mode_notice})` : ''}.${rerankNotice ? `\n${rerankNotice}.` : ''}`;
 };
 
 /** The REST API's MCP tools: the same slices the REST API serves. */

@@ -450,13 +450,19 @@ const resultText = (r: SearchResult, i: number) =>
   [
     `${i + 1}. ${r.title ?? r.source_id}  (${r.source}:${r.source_id}, ${r.score.toFixed(3)})`,
     `   id ${r.id}`,
-    ...(r.explain ? [`   ${ranking('keyword', r.explain.keyword)}; ${ranking('semantic', r.explain.semantic)}; shown: chunk ${r.explain.chunk_id}`] : []),
+    ...(r.explain
+      ? [
+          `   ${ranking('keyword', r.explain.keyword)}; ${ranking('semantic', r.explain.semantic)}; ` +
+            `${r.explain.rerank === undefined ? '' : `reranker score ${r.explain.rerank.toFixed(3)}; `}shown: chunk ${r.explain.chunk_id}`,
+        ]
+      : []),
     `   ${r.snippet}`,
   ].join('\n');
 
-const searchText = ({ results, mode_notice, notice }: SearchOutput) =>
+const searchText = ({ results, mode_notice, notice, rerank_notice }: SearchOutput) =>
   [
     ...(notice ? [`Note: ${notice}`] : []),
+    ...(rerank_notice ? [`Note: ${rerank_notice}`] : []),
     results.length === 0
       ? 'No results. `ctx sources` lists what is indexed; `ctx ingest PATH` adds files and folders.'
       : results.map(resultText).join('\n'),

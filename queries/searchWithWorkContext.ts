@@ -64,6 +64,10 @@ export const SearchResultSchema = z.object({
     lines: z.string().nullable().describe('Lines of the shown chunk in its file: start-end'),
     last_modified: z.string(),
     boosted_by: z.array(z.string()),
+    rerank_score: z
+      .number()
+      .optional()
+      .describe("The reranker's score of the shown chunk, when the configured reranker ordered the results"),
   }),
 });
 
@@ -74,7 +78,14 @@ export const SearchResponseSchema = z.object({
     next_cursor: z.string().nullable(),
     total_results: z.number().int(),
   }),
-  query_metadata: z.object({ execution_time_ms: z.number().int(), sources_searched: z.number().int() }),
+  query_metadata: z.object({
+    execution_time_ms: z.number().int(),
+    sources_searched: z.number().int(),
+    rerank_notice: z
+      .string()
+      .optional()
+      .describe('Present when the configured reranker could not be used: the results are in fused order'),
+  }),
 });
 export type SearchResponse = z.infer<typeof SearchResponseSchema>;
 
@@ -183,7 +194,7 @@ const rank = async (
   deps: WorkContextSearchDeps,
   request: SearchRequest,
   context: OperationContext,
-): Promise<Pinned<RankedHit> & { sourcesSearched: number }> => {
+): Promise<Pinned<RankedHit> & { sourcesSearched: number; rerankNotice?: string }> => {
   const { maxResults } = await deps.limits(context.project);
   const range = request.filters?.date_range;
   const ranking = (mode: SearchMode) =>
@@ -195,6 +206,8 @@ const rank = async (
         filters: { since: range?.from, until: range?.to },
         asOf: request.as_of,
         chunkInfo: true,
+        // For the reranker's scores.
+        explain: true,
       },
       context,
     );
@@ -222,7 +235,7 @@ const rank = async (
       return { hit, reasons, score: (1 - rank / (kept.length + 1)) * factor };
     })
     .sort((a, b) => b.score - a.score);
-  return { ranking: ranked, sourcesSearched };
+  return { ranking: ranked, sourcesSearched, rerankNotice: found.rerank_notice };
 };
 
 /**
@@ -246,8 +259,9 @@ export const searchWithWorkContext = async (
     throw new ValidationError(
       'pagination.cursor has expired or is unknown: run the search again without a cursor to start from the first page',
     );
-  const { ranking: ranked, sourcesSearched } = pinned
-    ? { ...pinned, sourcesSearched: await deps.sourcesSearched(context.project) }
+  // A later page is cut from the first page's ranking: the first page said whether it was reranked.
+  const { ranking: ranked, sourcesSearched, rerankNotice } = pinned
+    ? { ...pinned, sourcesSearched: await deps.sourcesSearched(context.project), rerankNotice: undefined }
     : await rank(deps, request, context);
   const top = ranked[0]?.score ?? 1;
 
@@ -272,6 +286,7 @@ export const searchWithWorkContext = async (
           lines: chunk.lines,
           last_modified: hit.updated_at,
           boosted_by: reasons,
+          ...(hit.explain?.rerank === undefined ? {} : { rerank_score: hit.explain.rerank }),
         },
       };
     }),
@@ -290,6 +305,7 @@ export const searchWithWorkContext = async (
     query_metadata: {
       execution_time_ms: Math.round(performance.now() - started),
       sources_searched: sourcesSearched,
+      ...(rerankNotice ? { rerank_notice: rerankNotice } : {}),
     },
   };
 };

@@ -205,20 +205,25 @@ export const ConfigSchema = z
     /** A cross-encoder that reorders the first fused results of a search; off with provider "none". */
     reranker: z
       .object({
-        /** `tei`: Text Embeddings Inference; `cohere` / `jina`: their `/v1/rerank` API; `none`: fused order. */
-        provider: z.enum(['none', 'tei', 'cohere', 'jina']).default('none'),
+        /**
+         * `local`: a cross-encoder run in-process from `model_dir`; `tei`: Text Embeddings Inference;
+         * `cohere` / `jina`: their `/v1/rerank` API; `none`: fused order.
+         */
+        provider: z.enum(['none', 'local', 'tei', 'cohere', 'jina']).default('none'),
         url: z.string().url().optional(),
         model: z.string().min(1).optional(),
+        /** Folder holding `<model>/` for a local cross-encoder (`ctx model fetch --reranker` fills it); default `<embeddings.model_dir>/reranker`. */
+        modelDir: z.string().min(1).optional(),
         /** Sent as a bearer token; set it through CTX_RERANKER__API_KEY rather than the file. */
         apiKey: z.string().optional(),
         /** How many of the first fused results the reranker reorders. */
         topK: z.coerce.number().int().min(1).max(200).default(50),
-        /** A reranker unanswered this long is skipped: search answers in fused order and says so. */
+        /** A reranking server unanswered this long is skipped: search answers in fused order and says so. A local model is waited for. */
         timeoutMs: z.coerce.number().int().positive().default(5_000),
       })
       .strict()
       .prefault({})
-      .refine((r) => r.provider === 'none' || r.url !== undefined, {
+      .refine((r) => r.provider === 'none' || r.provider === 'local' || r.url !== undefined, {
         message: 'a reranker provider needs a url',
         path: ['url'],
       })

@@ -78,9 +78,10 @@ meilisearch_timeout_ms = ${d.search.meilisearchTimeoutMs}              # a Meili
 as_of_cache = ${d.search.asOfCache}                           # past positions whose search indexes stay built
 
 [reranker]
-provider = ${toml(d.reranker.provider)}                         # none | tei | cohere | jina: a cross-encoder reorders the first results
+provider = ${toml(d.reranker.provider)}                         # none | local | tei | cohere | jina: a cross-encoder reorders the first results
 # url = "http://127.0.0.1:8080"             # TEI's base URL, or https://api.cohere.com / https://api.jina.ai
-# model = "rerank-v3.5"                     # cohere | jina: the model named in each request
+# model = "rerank-v3.5"                     # cohere | jina: the model named in each request; local: its folder (default Xenova/ms-marco-MiniLM-L-6-v2)
+# model_dir = "/opt/models/reranker"       # local: holds <model>/ (default: <embeddings.model_dir>/reranker); \`ctx model fetch --reranker NAME\` fills it
 # api_key = "…"                            # sent as a bearer token; better set CTX_RERANKER__API_KEY
 top_k = ${d.reranker.topK}                                # how many of the first fused results are reordered
 timeout_ms = ${d.reranker.timeoutMs}                         # unanswered this long: fused order, with a notice

@@ -59,7 +59,8 @@ const declaredPooling = (modelFolder: string): Pooling | undefined => {
 export const vectorSpaceName = (model: string, dtype: DataType): string =>
   dtype === 'fp32' ? model : `${model}@${dtype}`;
 
-const onnxDtypeIn = (modelFolder: string): DataType => {
+/** The weights a model folder holds: fp32 `onnx/model.onnx` over int8 `onnx/model_quantized.onnx`. */
+export const onnxDtypeIn = (modelFolder: string): DataType => {
   if (existsSync(join(modelFolder, 'onnx', 'model.onnx'))) return 'fp32';
   if (existsSync(join(modelFolder, 'onnx', 'model_quantized.onnx'))) return 'q8';
   throw new ValidationError(`no onnx/model.onnx or onnx/model_quantized.onnx in ${modelFolder}`);

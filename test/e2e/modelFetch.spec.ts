@@ -5,10 +5,12 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { fetchModel, type DownloadEvent, type MavenModel } from '../../infra/embeddings/modelDownload.js';
+import { createLocalReranker } from '../../infra/reranking/localReranker.js';
 import { UnavailableError } from '../../src/errors.js';
 import { runCtx } from '../support/cli.js';
 import { tempDataDir } from '../support/ledger.js';
 import { EMBEDDING_MODEL_INT8, itWith, testModelDir } from '../support/requirements.js';
+import { writeTinyCrossEncoder } from '../support/tinyCrossEncoder.js';
 import { zipArchive } from '../support/zip.js';
 
 /** Serves files by URL path, as the hub and a Maven repository do; `redirects` answer 302 like the hub's LFS files. */
@@ -201,6 +203,86 @@ describe('ctx model fetch', () => {
     },
     120_000,
   );
+});
+
+describe('ctx model fetch --reranker', () => {
+  /** Every file of a folder, by its path inside it. */
+  const filesIn = (folder: string) =>
+    new Map(
+      readdirSync(folder, { recursive: true, withFileTypes: true })
+        .filter((entry) => entry.isFile())
+        .map((entry) => {
+          const full = path.join(entry.parentPath, entry.name);
+          return [path.relative(folder, full).split(path.sep).join('/'), readFileSync(full)] as const;
+        }),
+    );
+
+  it('fetches a cross-encoder laid out as on the hub into the reranker folder, where the local reranker runs it', async () => {
+    const model = 'acme/tiny-cross-encoder';
+    const files = filesIn(writeTinyCrossEncoder(tempDataDir('ctx-hub-files-'), { bread: 2, oven: 1 }, 'model_quantized.onnx').folder);
+    const hub = await startFileServer(new Map([...files].map(([file, data]) => [`/${model}/resolve/main/${file}`, data])));
+    stops.push(hub.stop);
+    const maven = await startFileServer(new Map());
+    stops.push(maven.stop);
+    const modelDir = tempDataDir('ctx-models-');
+
+    const { code, stdout, stderr } = await runCtx(
+      ['model', 'fetch', '--reranker', model, '--weights', 'q8', '--hub', hub.url, '--maven', maven.url],
+      { CTX_EMBEDDINGS__MODEL_DIR: modelDir },
+    );
+    expect(stderr).not.toContain('could not');
+    expect(code).toBe(0);
+    // The reranker folder is inside the model folder unless reranker.model_dir says otherwise.
+    const folder = path.join(modelDir, 'reranker', 'acme', 'tiny-cross-encoder');
+    expect(stdout.trim()).toBe(folder);
+    expect(stderr).toContain(`fetching from ${hub.url}/${model}`);
+    expect(stderr).toContain(`reranker ready in ${folder} (from the Hugging Face hub)`);
+    expect(stderr).toContain(`search reranking uses it with reranker.provider = "local", reranker.model = "${model}"`);
+    expect([...filesIn(folder).keys()].sort()).toEqual([...files.keys()].sort());
+    for (const [file, data] of files) expect(readFileSync(path.join(folder, file)).equals(data)).toBe(true);
+    expect(maven.requested).toEqual([]);
+
+    const reranker = createLocalReranker({ model, modelDir: path.join(modelDir, 'reranker') });
+    try {
+      expect(await reranker.score('oven', ['bread', 'nothing'])).toEqual([3, 1]);
+    } finally {
+      await reranker.close();
+    }
+  }, 60_000);
+
+  it('says the hub cannot be reached and what to do instead, exiting 1 and writing nothing', async () => {
+    const maven = await startFileServer(new Map());
+    stops.push(maven.stop);
+    const modelDir = tempDataDir('ctx-models-');
+    const { code, stderr } = await runCtx([
+      'model',
+      'fetch',
+      '--reranker',
+      'Xenova/ms-marco-MiniLM-L-6-v2',
+      '--model-dir',
+      modelDir,
+      '--hub',
+      await closedUrl(),
+      '--maven',
+      maven.url,
+    ]);
+    expect(code).toBe(1);
+    const folder = path.join(modelDir, 'Xenova', 'ms-marco-MiniLM-L-6-v2');
+    expect(stderr).toMatch(
+      /ctx: the Hugging Face hub could not serve Xenova\/ms-marco-MiniLM-L-6-v2: connect ECONNREFUSED 127\.0\.0\.1:\d+\. /,
+    );
+    expect(stderr).toContain(`Put the cross-encoder's files in ${folder} by hand (config.json, tokenizer.json`);
+    expect(stderr).toContain('or use a reranking server: reranker.provider = "tei", "cohere" or "jina" with reranker.url');
+    expect(stderr).not.toContain('Maven');
+    expect(maven.requested).toEqual([]);
+    expect(readdirSync(path.join(modelDir, 'Xenova'))).toEqual([]);
+  });
+
+  it('refuses --reranker beside --model', async () => {
+    const { code, stderr } = await runCtx(['model', 'fetch', '--reranker', 'a/b', '--model', 'c/d', '--model-dir', tempDataDir()]);
+    expect(code).not.toBe(0);
+    expect(stderr).toMatch(/option '--reranker <name>' cannot be used with option '--model <name>'/);
+  });
 });
 
 describe('fetching a model from a Maven repository', () => {
