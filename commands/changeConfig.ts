@@ -60,7 +60,7 @@ const isDeploymentWide = (path: string) => DEPLOYMENT_WIDE.some((section) => pat
  * Search settings are a tenant's own (over the deployment's); rate limits are deployment-wide and
  * only the operator changes them. `indexing` comes from ctx.toml and is shown, not changed.
  */
-export const changeConfigOperation = (store: EventStore, settings: RuntimeSettings) =>
+export const changeConfigOperation = (store: EventStore, settings: RuntimeSettings, rerankerConfigured: boolean) =>
   defineOperation({
     ...changeConfigSurfaces,
     title: 'Update configuration',
@@ -71,8 +71,8 @@ export const changeConfigOperation = (store: EventStore, settings: RuntimeSettin
           'indexing settings are read from ctx.toml at start ([projections] batch_size); change them there',
         );
       }
-      if (patch.search?.enable_reranking === true)
-        throw new ValidationError('search.enable_reranking: no reranker is available');
+      if (patch.search?.enable_reranking === true && !rerankerConfigured)
+        throw new ValidationError('search.enable_reranking: no reranker is configured ([reranker] provider in ctx.toml)');
       const changes = flattenSettings(patch);
       if (changes.length === 0) throw new ValidationError('Nothing to change');
       const wide = changes.filter((c) => isDeploymentWide(c.path));

@@ -158,6 +158,8 @@ export interface SearchDeps {
   semanticSetAside?: (project: string) => Promise<number>;
   /** Reorders the first `topK` fused results; absent when no reranker is configured. */
   rerank?: { reranker: Reranker; topK: number };
+  /** Whether a project reranks (its `search.enable_reranking`); every project does when absent. */
+  rerankingEnabled?: (project: string) => Promise<boolean>;
 }
 
 type ParsedSearch = z.output<typeof SearchInputSchema> & { mode: SearchMode };
@@ -220,8 +222,9 @@ const rankDocuments = async (
     fusion === 'adaptive'
       ? await fuseAdaptive({ keyword, semantic }, view.semantic, queryVector)
       : fuse({ keyword, semantic }, fusion);
+  const rerank = deps.rerank && (deps.rerankingEnabled ? await deps.rerankingEnabled(project) : true) ? deps.rerank : undefined;
   // A reranker reads the texts of its first `topK` candidates, which may reach past the limit.
-  const pool = fused.slice(0, deps.rerank ? Math.max(limit, deps.rerank.topK) : limit);
+  const pool = fused.slice(0, rerank ? Math.max(limit, rerank.topK) : limit);
 
   const byId = await view.documents(
     pool.map((hit) => hit.documentId),
@@ -232,7 +235,7 @@ const rankDocuments = async (
     return { hit, doc, chunk: doc?.chunks.find((c) => c.id === hit.chunkId) };
   });
   const texts = await deps.content.get(pooled.flatMap(({ chunk }) => (chunk ? [chunk.textHash] : [])));
-  const reranked: { order: Pooled[]; notice?: string } = deps.rerank ? await rerankPool(deps.rerank, input.query, pooled, texts) : { order: pooled };
+  const reranked: { order: Pooled[]; notice?: string } = rerank ? await rerankPool(rerank, input.query, pooled, texts) : { order: pooled };
   const top = reranked.order.slice(0, limit);
 
   // Counted once the results are known: the count needs only which documents semantic search alone found.

@@ -46,12 +46,16 @@ export const DEFAULT_CLASS_LIMITS: Readonly<Record<`${SettableClass}_per_minute`
   write_per_minute: 600,
 };
 
-/** The settings before any change: `indexing` and the rate limits come from ctx.toml. */
+/**
+ * The settings before any change: `indexing`, the rate limits and whether a reranker is configured
+ * (reranking is on where one is) come from ctx.toml.
+ */
 export const defaultSettings = (
   batchSize: number,
   rateLimits: Settings['rate_limits'] = DEFAULT_CLASS_LIMITS,
+  rerankerConfigured = false,
 ): Settings => ({
-  search: { max_results: 100, default_top_k: 20, enable_reranking: false },
+  search: { max_results: 100, default_top_k: 20, enable_reranking: rerankerConfigured },
   indexing: { batch_size: batchSize },
   rate_limits: { ...rateLimits },
 });

@@ -273,6 +273,7 @@ export const searchModule: LedgerModule = {
       defaultLimit: config.search.defaultLimit,
       asOf,
       ...reranker.deps,
+      rerankingEnabled: async (project) => (await context.features().settings?.forTenant(project))?.search.enable_reranking ?? true,
       semanticBehind: async () =>
         (await context.projections().behind(await store.headPosition(), ['semantic']))?.events ?? null,
       semanticSetAside: (project) => countSetAside(db, project),

@@ -8,6 +8,7 @@ import type { LedgerModule } from '../module.js';
 export const settingsModule: LedgerModule = {
   name: 'settings',
   setup: ({ config, store }) => {
+    const rerankerConfigured = config.reranker.provider !== 'none';
     const settings = createEventSourcedSettings(
       defaultSettings(config.projections.batchSize, {
         search_per_minute: config.server.searchPerMinute,
@@ -15,11 +16,11 @@ export const settingsModule: LedgerModule = {
         connectors_per_minute: config.server.connectorsPerMinute,
         config_per_minute: config.server.configPerMinute,
         write_per_minute: config.server.writePerMinute,
-      }),
+      }, rerankerConfigured),
       store,
     );
     return Promise.resolve({
-      operations: [readConfigOperation(settings), changeConfigOperation(store, settings)],
+      operations: [readConfigOperation(settings), changeConfigOperation(store, settings, rerankerConfigured)],
       api: { settings },
       start: async () => {
         await settings.reload();

@@ -333,7 +333,7 @@ describe('/api/v1 endpoints', () => {
       const token = api.token(ALL_SCOPES, 'acme', 'config-admin');
       const before = await api.call('GET', '/config', { token });
       expect(before.body).toMatchObject({
-        search: { max_results: 100, default_top_k: 20 },
+        search: { max_results: 100, default_top_k: 20, enable_reranking: false },
         rate_limits: { search_per_minute: 100 },
       });
       const patched = await api.call('PATCH', '/config', { token, body: { search: { default_top_k: 5 } } });
@@ -377,6 +377,7 @@ describe('/api/v1 endpoints', () => {
       ['a value out of range', { search: { max_results: 1000 } }],
       ['a wrong type', { rate_limits: { search_per_minute: 'lots' } }],
       ['a setting read at start', { indexing: { batch_size: 10 } }],
+      ['reranking where no reranker is configured', { search: { enable_reranking: true } }],
     ])('refuses %s', async (_name, body) => {
       const response = await api.call('PATCH', '/config', { token: as(), body });
       expect(response.status).toBe(400);

@@ -180,6 +180,26 @@ describe('search reordered by a local ONNX cross-encoder', { timeout: 120_000 },
     expect(results.map((r) => r.metadata.rerank_score)).toEqual([2.5, 1.25, 0]);
     expect(response.body.query_metadata).not.toHaveProperty('rerank_notice');
   });
+
+  it("turns reranking off and on again for one tenant through PATCH /config's search.enable_reranking", async () => {
+    const token = api.token(ALL_SCOPES, 'acme');
+    const reranking = async () => ((await api.call('GET', '/config', { token })).body.search as { enable_reranking: boolean }).enable_reranking;
+    const patch = (on: boolean) => api.call('PATCH', '/config', { token, body: { search: { enable_reranking: on } } });
+    expect(await reranking()).toBe(true);
+    try {
+      expect((await patch(false)).status).toBe(200);
+      expect(await reranking()).toBe(false);
+      const fused = await searchTool(api);
+      expect(fused.results.every((r) => r.explain?.rerank === undefined)).toBe(true);
+      expect(fused.results[0]?.source_id).toBe('garage.md');
+      // Another tenant keeps its own setting.
+      const other = await api.call('GET', '/config', { token: api.token(ALL_SCOPES, 'globex') });
+      expect((other.body.search as { enable_reranking: boolean }).enable_reranking).toBe(true);
+    } finally {
+      expect((await patch(true)).status).toBe(200);
+    }
+    expect((await searchTool(api)).results.map((r) => r.explain?.rerank)).toEqual([2.5, 1.25, 0]);
+  });
 });
 
 describe('a local cross-encoder whose folder cannot be used', { timeout: 120_000 }, () => {
