@@ -15,6 +15,13 @@ import {
 
 const SEMANTIC_TABLE = 'search_semantic';
 
+/**
+ * maintenance_work_mem for an HNSW build: the graph of 100,000 384-dimension vectors takes about
+ * 200 MB, and outgrew the embedded database's default 64 MB at some 30,000 (then the build goes to
+ * disk and takes many times longer). Beyond what it holds, the build still completes, on disk.
+ */
+export const HNSW_BUILD_MEMORY_MB = 512;
+
 const literal = (vector: Float32Array) => `[${Array.from(vector).join(',')}]`;
 
 /** What a chunk is embedded as, and so what the embedding cache holds its vector under: title, then text. */
@@ -31,6 +38,7 @@ const semanticTable = (embedder: Embedder, deferral?: Deferral): ChunkTableSpec 
   table: SEMANTIC_TABLE,
   valueType: `vector(${embedder.dimensions})`,
   valueIndex: (table, index) => `CREATE INDEX ${index} ON ${table} USING hnsw (value vector_cosine_ops)`,
+  buildMemoryMb: HNSW_BUILD_MEMORY_MB,
   values: async (chunks, texts) => {
     const passages = chunks.map((c) => semanticPassage(c.title, texts.get(c.textHash)));
     return (await embedder.embed(passages, 'document')).map(literal);

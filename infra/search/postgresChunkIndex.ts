@@ -24,6 +24,11 @@ export interface ChunkTableSpec {
   valueType: string;
   /** Index over `value`, named `index`, on `table`. */
   valueIndex(table: string, index: string): string;
+  /**
+   * Memory (MB) the value index may take while it is built in bulk, at the least. A graph index
+   * built in memory is built many times faster than one that has outgrown it and goes to disk.
+   */
+  buildMemoryMb?: number;
   /** The value of each chunk, computed before the write transaction opens (embedding can be slow). */
   values(chunks: readonly SearchChunk[], texts: ReadonlyMap<string, string>): Promise<string[]>;
   /** Computing values costs enough that the chunks of cancelled work are set aside instead. */
@@ -86,6 +91,26 @@ export const shadowTableOf = (table: string) => `${table}__shadow`;
 
 /** The value index of `table`, qualified by the table's schema when it has one. */
 export const valueIndexName = (table: string) => `${table}_value`;
+
+/**
+ * Builds the value index of `table` in bulk, with at least `spec.buildMemoryMb` of
+ * maintenance_work_mem for its own transaction (a larger setting stays as it is).
+ */
+export const buildValueIndex = (
+  db: Database,
+  spec: Pick<ChunkTableSpec, 'valueIndex' | 'buildMemoryMb'>,
+  table: string,
+  index: string,
+) =>
+  db.transaction(async (tx) => {
+    if (spec.buildMemoryMb)
+      await tx.query(
+        `SELECT set_config('maintenance_work_mem', $1 || 'MB', true) FROM pg_settings
+          WHERE name = 'maintenance_work_mem' AND setting::bigint < $1::bigint * 1024`,
+        [spec.buildMemoryMb],
+      );
+    await tx.query(spec.valueIndex(table, index));
+  });
 
 /** A chunk whose value is to be computed as part of `workId`, asked for by the event at `position`. */
 interface Pending {
@@ -344,7 +369,7 @@ export const postgresChunkIndexProjection = async (
       return {
         ...sink(shadowTable, 'shadow'),
         promote: async () => {
-          await db.exec(spec.valueIndex(shadowTable, valueIndexName(shadowTable)));
+          await buildValueIndex(db, spec, shadowTable, valueIndexName(shadowTable));
           await db.transaction(async (tx) => {
             await tx.query(`DROP TABLE ${table}`);
             await tx.query(`ALTER TABLE ${shadowTable} RENAME TO ${table}`);
@@ -416,7 +441,7 @@ export const openChunkTableSnapshot = async (
       },
     },
     seal: async () => {
-      if (valueIndex) await db.exec(spec.valueIndex(table, unqualified(valueIndexName(table))));
+      if (valueIndex) await buildValueIndex(db, spec, table, unqualified(valueIndexName(table)));
     },
   };
 };
