@@ -72,4 +72,22 @@ describe('documents.ingest_batch against a concurrent writer', { timeout: 60_000
     expect(stored.map((e) => e.revision)).toEqual(stored.map((_, i) => BigInt(i)));
     expect(stored).toHaveLength(competing);
   });
+
+  it('stores the content of a version its batch did not foresee: a stored document given back after a change in one batch', async () => {
+    const deps = { store, content, chunker: treeSitterChunker };
+    const ingest = async (bodies: string[]) =>
+      (await ingestDocumentsOperation(deps).run(
+        { source: 'back-and-forth', documents: bodies.map((body) => ({ source_id: 'x', body })) },
+        context(),
+      )).results.map((r) => r.outcome);
+    expect(await ingest(['Version A.'])).toEqual(['created']);
+    // Read before either was stored, the second looks unchanged; it follows the first, so it is a new version.
+    expect(await ingest(['Version B.', 'Version A.'])).toEqual(['updated', 'updated']);
+    const events = await store.readStream(streamId('doc', documentIdOf(DEFAULT_PROJECT, 'back-and-forth', 'x')));
+    expect(events).toHaveLength(3);
+    const last = events.at(-1)!.data as { bodyHash: string; chunks: { textHash: string }[] };
+    const texts = await content.get([last.bodyHash, ...last.chunks.map((c) => c.textHash)]);
+    expect(texts.get(last.bodyHash)).toBe('Version A.');
+    expect(last.chunks.every((c) => texts.has(c.textHash))).toBe(true);
+  });
 });
