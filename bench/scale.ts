@@ -88,6 +88,9 @@ const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
 let peakRss = 0;
 
+const walPosition = async (ledger: Ledger) =>
+  (await ledger.db.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn'))[0]!.lsn;
+
 const ingest = async (ledger: Ledger) => {
   const operation = ledger.operation('documents.ingest_batch');
   const tenth = Math.max(1, Math.ceil(DOCS / 10));
@@ -95,6 +98,7 @@ const ingest = async (ledger: Ledger) => {
   let markDone = 0;
   const started = mark;
   const cpuAtStart = process.cpuUsage();
+  const walAtStart = await walPosition(ledger);
   for (let done = 0; done < DOCS; ) {
     const documents = Array.from({ length: Math.min(BATCH, DOCS - done) }, (_, k) => documentOf(done + k));
     await operation.run({ source: 'bench', documents }, context());
@@ -122,6 +126,11 @@ const ingest = async (ledger: Ledger) => {
   console.log(
     `  projections caught up ${indexed.toFixed(1)} s after the last batch: ${(DOCS / (seconds + indexed)).toFixed(0)} documents/s ingested and indexed`,
   );
+  const [wal] = await ledger.db.query<{ bytes: string }>(
+    `SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::text AS bytes`,
+    [walAtStart],
+  );
+  console.log(`  write-ahead log written: ${mib(Number(wal!.bytes))}, ${(Number(wal!.bytes) / DOCS).toFixed(0)} bytes per document`);
   // A rerun (a load resumed after an interruption) sends what is stored: it must be cheap.
   const rerun = Math.min(DOCS, 10_000);
   const rerunStarted = performance.now();
