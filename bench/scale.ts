@@ -40,11 +40,13 @@ import {
  * sets the number of recall queries. CTX_BENCH_VECTORS_LEDGER names the data directory of a ledger
  * whose semantic index holds real embeddings (an evaluation's, say): a copy of it is measured alike,
  * with the queries of the BEIR folder CTX_BENCH_CORPUS (default SciFact) embedded by the model.
- * CTX_BENCH_DOCS=0 runs only the semantic index runs.
+ * CTX_BENCH_DOCS=0 runs only the semantic index runs; CTX_BENCH_INGEST_ONLY=1 stops after the ingest,
+ * keyword search and disk figures (no semantic index, hybrid search or rebuilds).
  */
 const DOCS = Number(process.env.CTX_BENCH_DOCS ?? 20_000);
 const BATCH = Number(process.env.CTX_BENCH_BATCH ?? 500);
-const VECTOR_SIZES = (process.env.CTX_BENCH_VECTORS ?? '1000,10000')
+const INGEST_ONLY = process.env.CTX_BENCH_INGEST_ONLY === '1';
+const VECTOR_SIZES = (INGEST_ONLY ? '0' : (process.env.CTX_BENCH_VECTORS ?? '1000,10000'))
   .split(',')
   .map(Number)
   .filter((n) => n > 0);
@@ -53,8 +55,17 @@ const VECTORS_LEDGER = process.env.CTX_BENCH_VECTORS_LEDGER;
 const CORPUS = process.env.CTX_BENCH_CORPUS ?? SCIFACT_DIR;
 const SEARCHES = 200;
 
-/** A vocabulary large enough that searches find a few hundred documents, not all of them. */
-const WORDS = Array.from({ length: 5000 }, (_, i) => `w${(i * 7919).toString(36)}`);
+/**
+ * A vocabulary large enough that searches find a few hundred documents, not all of them. Its words
+ * mix letters and digits (`w63z`), which the keyword index also splits into their parts, as it
+ * does identifiers in code: some three times the terms of prose. CTX_BENCH_PROSE=1 draws words of
+ * letters only, as prose has.
+ */
+const PROSE = process.env.CTX_BENCH_PROSE === '1';
+const WORDS = Array.from({ length: 5000 }, (_, i) => {
+  const word = `w${(i * 7919).toString(36)}`;
+  return PROSE ? word.replace(/\d/g, (d) => 'abcdefghij'[Number(d)]!) : word;
+});
 const word = (n: number) => WORDS[n % WORDS.length]!;
 
 /** A deterministic document of about 1 KB: 140 words drawn from the vocabulary. */
@@ -78,12 +89,17 @@ const mib = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 
 let peakRss = 0;
 
+const walPosition = async (ledger: Ledger) =>
+  (await ledger.db.query<{ lsn: string }>('SELECT pg_current_wal_insert_lsn()::text AS lsn'))[0]!.lsn;
+
 const ingest = async (ledger: Ledger) => {
   const operation = ledger.operation('documents.ingest_batch');
   const tenth = Math.max(1, Math.ceil(DOCS / 10));
   let mark = performance.now();
   let markDone = 0;
   const started = mark;
+  const cpuAtStart = process.cpuUsage();
+  const walAtStart = await walPosition(ledger);
   for (let done = 0; done < DOCS; ) {
     const documents = Array.from({ length: Math.min(BATCH, DOCS - done) }, (_, k) => documentOf(done + k));
     await operation.run({ source: 'bench', documents }, context());
@@ -99,13 +115,23 @@ const ingest = async (ledger: Ledger) => {
     }
   }
   const seconds = (performance.now() - started) / 1000;
-  console.log(`  ingested ${DOCS} documents in ${seconds.toFixed(1)} s: ${(DOCS / seconds).toFixed(0)} documents/s`);
+  // CPU time of every thread (the embedded database's too): steadier than wall time on a busy machine.
+  const { user, system } = process.cpuUsage(cpuAtStart);
+  console.log(
+    `  ingested ${DOCS} documents in ${seconds.toFixed(1)} s: ${(DOCS / seconds).toFixed(0)} documents/s, ` +
+      `${((user + system) / DOCS).toFixed(0)} µs of CPU per document; load average ${load()}`,
+  );
   const indexing = performance.now();
   await ledger.catchUp();
   const indexed = (performance.now() - indexing) / 1000;
   console.log(
     `  projections caught up ${indexed.toFixed(1)} s after the last batch: ${(DOCS / (seconds + indexed)).toFixed(0)} documents/s ingested and indexed`,
   );
+  const [wal] = await ledger.db.query<{ bytes: string }>(
+    `SELECT pg_wal_lsn_diff(pg_current_wal_insert_lsn(), $1::pg_lsn)::text AS bytes`,
+    [walAtStart],
+  );
+  console.log(`  write-ahead log written: ${mib(Number(wal!.bytes))}, ${(Number(wal!.bytes) / DOCS).toFixed(0)} bytes per document`);
   // A rerun (a load resumed after an interruption) sends what is stored: it must be cheap.
   const rerun = Math.min(DOCS, 10_000);
   const rerunStarted = performance.now();
@@ -249,9 +275,14 @@ const openBench = (storage: { dataDir: string } | { postgresUrl: string }, provi
     logger: pino({ level: 'warn' }),
   });
 
-const measure = async (label: string, storage: { dataDir: string } | { postgresUrl: string }): Promise<SemanticFigures> => {
+const measure = async (
+  label: string,
+  storage: { dataDir: string } | { postgresUrl: string },
+): Promise<SemanticFigures | null> => {
   const started = performance.now();
-  console.log(`${label}: ${DOCS} documents of about 1 KB, batches of ${BATCH}, embeddings off; load average ${load()}`);
+  console.log(
+    `${label}: ${DOCS} documents of about 1 KB${PROSE ? ' (prose words)' : ''}, batches of ${BATCH}, embeddings off; load average ${load()}`,
+  );
   const dataDir = 'dataDir' in storage ? storage.dataDir : null;
   let ledger = await openBench(storage, 'none');
   let figures: SemanticFigures;
@@ -261,7 +292,8 @@ const measure = async (label: string, storage: { dataDir: string } | { postgresU
     await search(ledger);
     await disk(ledger, dataDir);
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
-    console.log(`  peak RSS ${mib(peakRss)}`);
+    console.log(`  peak RSS ${mib(peakRss)}; load average ${load()}`);
+    if (INGEST_ONLY) return null;
     figures = await semantic(ledger, dataDir);
   } finally {
     await ledger.close();
@@ -285,11 +317,13 @@ const measure = async (label: string, storage: { dataDir: string } | { postgresU
 export async function run(): Promise<void> {
   const semanticRuns: SemanticFigures[] = [];
   for (const n of VECTOR_SIZES.filter((n) => n < DOCS)) semanticRuns.push(await measureSyntheticIndex(n));
-  if (DOCS > 0)
-    semanticRuns.push(await measure('embedded (PGlite)', { dataDir: mkdtempSync(path.join(tmpdir(), 'ctx-bench-scale-')) }));
+  if (DOCS > 0) {
+    const figures = await measure('embedded (PGlite)', { dataDir: mkdtempSync(path.join(tmpdir(), 'ctx-bench-scale-')) });
+    if (figures) semanticRuns.push(figures);
+  }
   for (const n of VECTOR_SIZES.filter((n) => n > DOCS)) semanticRuns.push(await measureSyntheticIndex(n));
   if (VECTORS_LEDGER) semanticRuns.push(await measureLedgerIndex(VECTORS_LEDGER, `${path.basename(CORPUS)} (model)`, embedQueries));
-  printSemanticTables(semanticRuns);
+  if (semanticRuns.length > 0) printSemanticTables(semanticRuns);
   const serverUrl = process.env.CTX_TEST_PG_URL;
   if (!serverUrl) {
     console.log('PostgreSQL server: skipped (set CTX_TEST_PG_URL)');
@@ -297,7 +331,8 @@ export async function run(): Promise<void> {
   }
   const database = await createTestDatabase(serverUrl, 'ctx_bench_scale');
   try {
-    printSemanticTables([await measure('PostgreSQL server', { postgresUrl: database.url })]);
+    const figures = await measure('PostgreSQL server', { postgresUrl: database.url });
+    if (figures) printSemanticTables([figures]);
   } catch (error) {
     // A server without the keyword index's extension is told, not fatal: the embedded figures stand.
     if (!(error instanceof ConfigError)) throw error;

@@ -10,6 +10,7 @@ import {
   type DocumentState,
 } from '../src/domain/documents.js';
 import { streamId } from '../src/domain/events.js';
+import { contentHash } from '../src/domain/ids.js';
 import { loadAggregateAsOf, loadAggregates } from '../src/engine/asOf.js';
 import {
   runCommand,
@@ -92,12 +93,13 @@ export const ingestDocument = async (
 };
 
 /**
- * Ingests documents together, sharing database round trips: their bodies are stored in one write,
- * their streams loaded in one read, their chunk texts stored in one write, and their appends go
- * through the command handler at once, so that the event store writes them together. An input
- * that does not parse fails the whole batch before anything is written; after that each document
- * is stored or fails alone, and its answer says which. The body and chunk texts go to the content
- * store first, so an event never names missing content.
+ * Ingests documents together, sharing database round trips: their streams are loaded in one read,
+ * and the bodies and chunk texts of the versions they make stored in one write; their appends go
+ * through the command handler at once, so that the event store writes them together. An unchanged
+ * document costs its share of the read only. An input that does not parse fails the whole batch
+ * before anything is written; after that each document is stored or fails alone, and its answer
+ * says which. The body and chunk texts go to the content store first, so an event never names
+ * missing content.
  */
 export const ingestDocuments = async (
   { store, content, chunker }: IngestDeps,
@@ -105,15 +107,14 @@ export const ingestDocuments = async (
   context: CommandContext,
 ): Promise<IngestSettled[]> => {
   const inputs = rawInputs.map((raw) => parseInput(IngestDocumentInputSchema, raw));
-  const bodyHashes = await content.put(inputs.map((input) => input.body));
-  const planned = inputs.map((input, i) => {
+  const planned = inputs.map((input) => {
     const documentId = documentIdOf(context.project, input.source, input.sourceId);
     return {
       input,
       documentId,
       stream: streamId('doc', documentId),
       contentType: input.contentType ?? chunker.contentTypeOf(input.sourceId),
-      bodyHash: bodyHashes[i]!,
+      bodyHash: contentHash(input.body),
     };
   });
   const loaded = await loadAggregates(
@@ -149,24 +150,14 @@ export const ingestDocuments = async (
     return { fields, changed: !(current && sameVersion(current, fields)), reusable };
   };
 
-  // Chunked (and their texts stored) together, for the documents whose body is new to them.
-  const toChunk = planned.filter((doc, i) => {
-    const { changed, reusable } = versionOf(doc, loaded[i]!.state);
-    return changed && !reusable;
-  });
+  // The documents that make a new version: their bodies, and the chunk texts of those whose body is
+  // new to them, are stored together.
+  const versions = planned.map((doc, i) => ({ doc, ...versionOf(doc, loaded[i]!.state) }));
+  const changed = versions.filter((v) => v.changed).map((v) => v.doc);
+  const toChunk = versions.filter((v) => v.changed && !v.reusable).map((v) => v.doc);
+  const stored = new Set(changed);
   const chunked = new Map(
-    (
-      await chunkAndStore(
-        chunker,
-        content,
-        toChunk.map((doc) => ({
-          documentId: doc.documentId,
-          path: doc.input.sourceId,
-          contentType: doc.contentType,
-          body: doc.input.body,
-        })),
-      )
-    ).map((chunks, k) => [toChunk[k]!, chunks]),
+    (await storeVersions(chunker, content, changed, toChunk.map(chunkInput))).map((chunks, k) => [toChunk[k]!, chunks]),
   );
 
   // A document given twice waits for its earlier ingestion, and reads its stream again: appends to
@@ -208,19 +199,13 @@ export const ingestDocuments = async (
             events: [],
             result: { outcome: 'unchanged', versions, chunks: state.current!.chunks.length },
           };
-        const chunks =
-          reusable ??
-          chunked.get(doc) ??
-          (
-            await chunkAndStore(chunker, content, [
-              {
-                documentId: doc.documentId,
-                path: doc.input.sourceId,
-                contentType: doc.contentType,
-                body: doc.input.body,
-              },
-            ])
-          )[0]!;
+        // A version the batch's read did not foresee (its stream changed since) stores its content now.
+        let chunks = reusable ?? chunked.get(doc);
+        if (!chunks || !stored.has(doc)) {
+          const late = await storeVersions(chunker, content, stored.has(doc) ? [] : [doc], chunks ? [] : [chunkInput(doc)]);
+          stored.add(doc);
+          chunks ??= late[0]!;
+        }
         const events = ingestDecider.decide({ kind: 'ingest', data: { ...fields, chunks } }, state, context);
         return {
           events,
@@ -243,16 +228,27 @@ export const ingestDocuments = async (
   }
 };
 
-/** Chunks documents, and stores every chunk text in one write. */
-const chunkAndStore = async (
+const chunkInput = (doc: { documentId: string; input: { sourceId: string; body: string }; contentType: string }) => ({
+  documentId: doc.documentId,
+  path: doc.input.sourceId,
+  contentType: doc.contentType,
+  body: doc.input.body,
+});
+
+/**
+ * Stores the bodies of `versions` and the chunk texts of `toChunk`, chunked here, in one write
+ * (a body that is also a chunk's text is one row); answers each of `toChunk`'s chunks.
+ */
+const storeVersions = async (
   chunker: Chunker,
   content: ContentStore,
-  inputs: readonly Parameters<Chunker['chunk']>[0][],
+  versions: readonly { input: { body: string } }[],
+  toChunk: readonly Parameters<Chunker['chunk']>[0][],
 ): Promise<DocumentIngested['data']['chunks'][]> => {
-  if (inputs.length === 0) return [];
-  const chunked = await Promise.all(inputs.map((input) => chunker.chunk(input)));
-  const hashes = await content.put(chunked.flatMap((chunks) => chunks.map((c) => c.text)));
-  let next = 0;
+  const chunked = await Promise.all(toChunk.map((input) => chunker.chunk(input)));
+  const texts = [...versions.map((doc) => doc.input.body), ...chunked.flatMap((chunks) => chunks.map((c) => c.text))];
+  const hashes = texts.length > 0 ? await content.put(texts) : [];
+  let next = versions.length;
   return chunked.map((chunks) =>
     chunks.map(({ text: _text, ...chunk }) => ({ ...chunk, textHash: hashes[next++]! })),
   );

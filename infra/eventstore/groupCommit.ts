@@ -1,7 +1,9 @@
 /**
  * Group commit: items submitted while `concurrency` batches are in flight wait, and go together in
  * the next batch, up to `maxBytes` of them (a larger item still goes, alone). A lone item is sent
- * at once, so grouping adds no latency; under load, many items share one round trip and commit.
+ * as soon as the code running now has done (a microtask), so grouping adds no latency, and items
+ * submitted together (a batch command's appends) go together; under load, many items share one
+ * round trip and commit.
  */
 export interface GroupCommitOptions<I> {
   /** Batches in flight at once. */
@@ -35,7 +37,10 @@ export const groupCommit = <I, O>(
 
   const flush = async () => {
     inFlight++;
-    do {
+    // The other items submitted in this turn, a microtask or two behind the first, join it (and a
+    // batch in flight beside this one may have taken them all).
+    await Promise.resolve();
+    while (waiting.length > 0) {
       const batch = takeBatch();
       let results: PromiseSettledResult<O>[];
       try {
@@ -52,7 +57,7 @@ export const groupCommit = <I, O>(
       // that they go together in the next batch instead of the first of them alone. A lone caller
       // is not kept waiting.
       if (batch.length > 1 || waiting.length > 0) await new Promise((resolve) => setImmediate(resolve));
-    } while (waiting.length > 0);
+    }
     inFlight--;
   };
 

@@ -31,6 +31,9 @@ const recording = () => {
 
 const options = { concurrency: 1, maxBytes: 100, sizeOf: (item: string) => item.length };
 
+/** Lets the microtasks queued now run: a batch sent from idle has started by then. */
+const settled = () => new Promise((resolve) => setImmediate(resolve));
+
 describe('groupCommit', () => {
   it('sends a lone item at once, alone', async () => {
     const runner = recording();
@@ -44,10 +47,22 @@ describe('groupCommit', () => {
     const submit = groupCommit(runner.run, options);
     runner.hold();
     const first = submit('a');
+    await settled();
     const rest = ['b', 'c', 'd'].map((item) => submit(item));
     runner.release();
     expect(await Promise.all([first, ...rest])).toEqual(['aa', 'bb', 'cc', 'dd']);
     expect(runner.batches).toEqual([['a'], ['b', 'c', 'd']]);
+  });
+
+  it('sends the items submitted together, a few microtasks apart as a batch command makes them, in one batch', async () => {
+    const runner = recording();
+    const submit = groupCommit(runner.run, options);
+    const answers = ['a', 'b', 'c'].map(async (item) => {
+      await Promise.resolve();
+      return submit(item);
+    });
+    expect(await Promise.all(answers)).toEqual(['aa', 'bb', 'cc']);
+    expect(runner.batches).toEqual([['a', 'b', 'c']]);
   });
 
   it('takes callers that submit again as soon as they are answered into the next batch, not one alone', async () => {
@@ -57,7 +72,11 @@ describe('groupCommit', () => {
       for (let i = 0; i < 3; i++) await submit(`${name}${i}`);
     };
     await Promise.all([writer('x'), writer('y'), writer('z')]);
-    expect(runner.batches).toEqual([['x0'], ['y0', 'z0', 'x1'], ['y1', 'z1', 'x2'], ['y2', 'z2']]);
+    expect(runner.batches).toEqual([
+      ['x0', 'y0', 'z0'],
+      ['x1', 'y1', 'z1'],
+      ['x2', 'y2', 'z2'],
+    ]);
   });
 
   it('keeps a batch within maxBytes, and sends a larger item alone', async () => {
@@ -68,13 +87,7 @@ describe('groupCommit', () => {
     const answers = items.map((item) => submit(item));
     runner.release();
     await Promise.all(answers);
-    expect(runner.batches.map((batch) => batch.map((item) => item.length))).toEqual([
-      [1],
-      [60, 30],
-      [20],
-      [150],
-      [1],
-    ]);
+    expect(runner.batches.map((batch) => batch.map((item) => item.length))).toEqual([[1, 60, 30], [20], [150], [1]]);
   });
 
   it('answers each item of a batch on its own, and a batch that throws fails only its items', async () => {
@@ -98,7 +111,12 @@ describe('groupCommit', () => {
     const runner = recording();
     const submit = groupCommit(runner.run, { ...options, concurrency: 2 });
     runner.hold();
-    const answers = ['a', 'b', 'c', 'd'].map((item) => submit(item));
+    const answers = [submit('a')];
+    await settled();
+    answers.push(submit('b'));
+    await settled();
+    answers.push(submit('c'), submit('d'));
+    await settled();
     expect(runner.batches).toEqual([['a'], ['b']]);
     runner.release();
     await Promise.all(answers);

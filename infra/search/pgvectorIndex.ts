@@ -13,6 +13,13 @@ import {
 
 const SEMANTIC_TABLE = 'search_semantic';
 
+/**
+ * maintenance_work_mem for an HNSW build: the graph of 100,000 384-dimension vectors takes about
+ * 200 MB, and outgrew the embedded database's default 64 MB at some 30,000 (then the build goes to
+ * disk and takes many times longer). Beyond what it holds, the build still completes, on disk.
+ */
+export const HNSW_BUILD_MEMORY_MB = 512;
+
 const literal = (vector: Float32Array) => `[${Array.from(vector).join(',')}]`;
 
 /** The semantic index's vectors in a pgvector column, under an HNSW graph (cosine). */
@@ -21,6 +28,7 @@ const semanticTable = (dimensions: number): ChunkTableSpec<Float32Array> => ({
   valueType: `vector(${dimensions})`,
   valueIndex: (table, index) => `CREATE INDEX ${index} ON ${table} USING hnsw (value vector_cosine_ops)`,
   sqlValue: (_chunk, vector) => literal(vector),
+  buildMemoryMb: HNSW_BUILD_MEMORY_MB,
 });
 
 /** Cosine nearest neighbours over the chunk embeddings of `table` (schema-qualified or not). */

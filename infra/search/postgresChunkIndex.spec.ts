@@ -8,7 +8,7 @@ import type { ChunkIndexProjection } from '../../src/ports/searchIndex.js';
 import { chunkIdsOf, storedIngestion } from '../../test/support/events.js';
 import { openPglite, type Database } from '../postgres/database.js';
 import { createPostgresContentStore } from '../postgres/postgresContentStore.js';
-import { postgresChunkIndexProjection, WRITE_SLICE, type ChunkTableSpec } from './postgresChunkIndex.js';
+import { buildValueIndex, postgresChunkIndexProjection, WRITE_SLICE, type ChunkTableSpec } from './postgresChunkIndex.js';
 
 /** A chunk table whose value is the chunk's text, indexed by nothing but its key. */
 const TEXT_TABLE: ChunkTableSpec<string> = {
@@ -129,5 +129,46 @@ describe('chunk tables written in slices', () => {
     const before = await rowsOf(documentId);
     await apply([{ ...event, position: next() }]);
     expect(await rowsOf(documentId)).toEqual(before);
+  });
+});
+
+describe('a value index built in bulk', () => {
+  let db: Database;
+  beforeAll(async () => {
+    db = await openPglite();
+  });
+  afterAll(() => db.close());
+
+  /** Builds through a spec whose "index" records the maintenance_work_mem it was built with, in kB. */
+  const builtWith = async (buildMemoryMb: number | undefined, table: string) => {
+    await buildValueIndex(
+      db,
+      {
+        valueIndex: (t) => `CREATE TABLE ${t} AS SELECT setting::bigint AS kb FROM pg_settings WHERE name = 'maintenance_work_mem'`,
+        ...(buildMemoryMb === undefined ? {} : { buildMemoryMb }),
+      },
+      table,
+      `${table}_value`,
+    );
+    const [row] = await db.query<{ kb: string }>(`SELECT kb::text FROM ${table}`);
+    return Number(row!.kb);
+  };
+  const sessionKb = async () =>
+    Number((await db.query<{ kb: string }>(`SELECT setting AS kb FROM pg_settings WHERE name = 'maintenance_work_mem'`))[0]!.kb);
+
+  it('is built with the memory its spec asks for, in its own transaction only', async () => {
+    const before = await sessionKb();
+    expect(await builtWith(512, 'built_large')).toBe(512 * 1024);
+    expect(await sessionKb()).toBe(before);
+    expect(await builtWith(undefined, 'built_default')).toBe(before);
+  });
+
+  it('keeps a larger setting than its spec asks for', async () => {
+    await db.exec(`SET maintenance_work_mem = '1GB'`);
+    try {
+      expect(await builtWith(512, 'built_under_setting')).toBe(1024 * 1024);
+    } finally {
+      await db.exec('RESET maintenance_work_mem');
+    }
   });
 });

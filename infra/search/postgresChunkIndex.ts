@@ -25,6 +25,11 @@ export interface ChunkTableSpec<Value> {
   valueIndex(table: string, index: string): string;
   /** The projection's value of `chunk` as the column's text. */
   sqlValue(chunk: SearchChunk, value: Value): string;
+  /**
+   * Memory (MB) the value index may take while it is built in bulk, at the least. A graph index
+   * built in memory is built many times faster than one that has outgrown it and goes to disk.
+   */
+  buildMemoryMb?: number;
 }
 
 /** What every chunk row holds beside its value: enough to filter, rank and show a result. */
@@ -67,6 +72,26 @@ export const shadowTableOf = (table: string) => `${table}__shadow`;
 
 /** The value index of `table`, qualified by the table's schema when it has one. */
 export const valueIndexName = (table: string) => `${table}_value`;
+
+/**
+ * Builds the value index of `table` in bulk, with at least `spec.buildMemoryMb` of
+ * maintenance_work_mem for its own transaction (a larger setting stays as it is).
+ */
+export const buildValueIndex = (
+  db: Database,
+  spec: Pick<ChunkTableSpec<unknown>, 'valueIndex' | 'buildMemoryMb'>,
+  table: string,
+  index: string,
+) =>
+  db.transaction(async (tx) => {
+    if (spec.buildMemoryMb)
+      await tx.query(
+        `SELECT set_config('maintenance_work_mem', $1 || 'MB', true) FROM pg_settings
+          WHERE name = 'maintenance_work_mem' AND setting::bigint < $1::bigint * 1024`,
+        [spec.buildMemoryMb],
+      );
+    await tx.query(spec.valueIndex(table, index));
+  });
 
 /**
  * Rows written per transaction. A BM25 or vector-graph insert costs up to a millisecond a row while
@@ -275,7 +300,7 @@ export const postgresChunkIndexProjection = async <Value>(
       return {
         ...sink(shadowTable, 'shadow'),
         promote: async () => {
-          await db.exec(spec.valueIndex(shadowTable, valueIndexName(shadowTable)));
+          await buildValueIndex(db, spec, shadowTable, valueIndexName(shadowTable));
           await db.transaction(async (tx) => {
             await tx.query(`DROP TABLE ${table}`);
             await tx.query(`ALTER TABLE ${shadowTable} RENAME TO ${table}`);
@@ -348,7 +373,7 @@ export const openChunkTableSnapshot = async <Value>(
       },
     },
     seal: async () => {
-      if (valueIndex) await db.exec(spec.valueIndex(table, unqualified(valueIndexName(table))));
+      if (valueIndex) await buildValueIndex(db, spec, table, unqualified(valueIndexName(table)));
     },
   };
 };

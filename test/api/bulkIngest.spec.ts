@@ -78,4 +78,60 @@ describe('documents.ingest_batch', { timeout: 120_000 }, () => {
     const history = await api.call('GET', `/audit/events?type=DocumentIngested&limit=10`, { token: api.token(['admin']) });
     expect((history.body.events as { stream_id: string }[]).filter((e) => e.stream_id === `doc-${id}`)).toHaveLength(2);
   });
+
+  /** DocumentIngested events recorded since `since`, as [stream, revision] pairs. */
+  const ingestedSince = async (since: string) => {
+    const { body } = await api.call('GET', `/audit/events?type=DocumentIngested&since=${since}&limit=500`, {
+      token: api.token(['admin']),
+    });
+    return (body.events as { stream_id: string; revision: number }[]).map((e) => [e.stream_id, e.revision] as const);
+  };
+
+  it('answers a rerun of a stored batch unchanged, appending nothing, and stores only what changed', async () => {
+    const since = new Date().toISOString();
+    const documents = [
+      { source_id: 'a', body: 'Alpha.' },
+      { source_id: 'b', body: 'Beta.' },
+      { source_id: 'c', body: 'Gamma.' },
+    ];
+    const send = async (docs: typeof documents) => {
+      const answer = await api.call('POST', '/documents/batch', { token, body: { source: 'rerun', documents: docs } });
+      expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+      return answer.body.results as { id: string; outcome: string }[];
+    };
+    const first = await send(documents);
+    expect(first.map((r) => r.outcome)).toEqual(['created', 'created', 'created']);
+    const again = await send(documents);
+    expect(again.map((r) => r.outcome)).toEqual(['unchanged', 'unchanged', 'unchanged']);
+    expect(again.map((r) => r.id)).toEqual(first.map((r) => r.id));
+    const edited = await send(documents.map((d) => (d.source_id === 'b' ? { ...d, body: 'Beta, edited.' } : d)));
+    expect(edited.map((r) => r.outcome)).toEqual(['unchanged', 'updated', 'unchanged']);
+    const [a, b, c] = first.map((r) => `doc-${r.id}`);
+    expect((await ingestedSince(since)).sort()).toEqual(
+      [
+        [a, 0],
+        [b, 0],
+        [b, 1],
+        [c, 0],
+      ].sort(),
+    );
+  });
+
+  it('stores both of two batches sent at once with the same documents, each as its own version', async () => {
+    const since = new Date().toISOString();
+    const batch = (text: string) => ({
+      source: 'raced',
+      documents: Array.from({ length: 30 }, (_, i) => ({ source_id: `d${i}`, body: `${text} ${i}.` })),
+    });
+    const answers = await Promise.all(['First', 'Second'].map((text) => api.call('POST', '/documents/batch', { token, body: batch(text) })));
+    for (const answer of answers) expect(answer.status, JSON.stringify(answer.body)).toBe(200);
+    const [one, two] = answers.map((a) => a.body.results as { id: string; outcome: string }[]);
+    // Whichever came second saw the other's version: an update on top of it, never in its place.
+    for (let i = 0; i < 30; i++) expect([one![i]!.outcome, two![i]!.outcome].sort()).toEqual(['created', 'updated']);
+    const events = await ingestedSince(since);
+    expect(events).toHaveLength(60);
+    for (const { id } of one!) {
+      expect(events.filter(([stream]) => stream === `doc-${id}`).map(([, revision]) => revision).sort()).toEqual([0, 1]);
+    }
+  });
 });
