@@ -40,7 +40,7 @@ const invalidPath = (message: string, value: string, suggestion: string) =>
  * An absolute path to a readable directory inside the folders ingestion may read, or the seed's
  * VALIDATION_ERROR saying why not. Whether a path outside them exists is not told.
  */
-const checkRepoPath = (repoPath: string, readable: ReadableRoots): string => {
+export const checkRepoPath = (repoPath: string, readable: ReadableRoots): string => {
   if (!path.isAbsolute(repoPath)) {
     throw invalidPath(
       `Repository path must be absolute: ${repoPath}`,

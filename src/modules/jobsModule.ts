@@ -3,6 +3,7 @@ import { createHttpEmbedder } from '../../infra/embeddings/httpEmbedder.js';
 import { readLiveCheckpoint } from '../../infra/postgres/checkpoints.js';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
 import { cancelJobOperation, cancelJobSurfaces } from '../../commands/cancelJob.js';
+import { retryJobOperation, retryJobSurfaces } from '../../commands/retryJob.js';
 import { startIndexingOperation, startIndexingSurfaces } from '../../commands/startIndexing.js';
 import { syncConnectorOperation, syncConnectorSurfaces } from '../../commands/syncConnector.js';
 import { controlIndexOperation } from '../../commands/controlIndex.js';
@@ -126,6 +127,7 @@ export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule 
           ...Object.values(index),
           controlIndexOperation(index),
           listAllJobsOperation({ readModels, store }),
+          retryJobOperation({ store, runner, statusSettled, readable }),
         ],
         api: { jobs },
         start: () => runner.start(),
@@ -146,6 +148,7 @@ export const createJobsModule = (options: JobsModuleOptions = {}): LedgerModule 
     indexStatusSurfaces,
     forceReindexSurfaces,
     listAllJobsSurfaces,
+    retryJobSurfaces,
   ],
 });
 

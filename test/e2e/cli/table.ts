@@ -142,6 +142,13 @@ export const GROUPS: Record<'documents' | 'work' | 'surfaces', Group> = {
       { args: ['jobs', 'history', '{jobId}'], stdout: /IndexingJobRequested[\s\S]*IndexingJobCancelled/ },
       { args: ['jobs', 'cancel', '{jobId}'], code: 1, stderr: /cancel/i },
       {
+        args: ['jobs', 'retry', '{jobId}', '--json'],
+        stdout: /"retry_of": "[0-9a-f-]{36}"/,
+        save: { retryId: (out) => json<{ job_id: string }>(out).job_id },
+      },
+      { args: ['jobs', 'retry', '{retryId}'], code: 1, stderr: /Only failed or cancelled jobs can be retried/ },
+      { args: ['jobs', 'cancel', '{retryId}'], stdout: /: cancelled\./ },
+      {
         args: ['annotations', 'start', '--query', 'tokens', '--name', 'review', '--json'],
         stdout: /"chunk_count": 1/,
         save: { sessionId: (out) => json<{ session_id: string }>(out).session_id },
