@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { streamId } from '../src/domain/events.js';
-import { DuplicateJobError } from '../src/domain/jobs.js';
 import { JobIdInputSchema, notFound } from '../src/domain/jobView.js';
 import { loadAggregateAsOf } from '../src/engine/asOf.js';
 import { resolveProject } from '../src/domain/workspace.js';
@@ -9,7 +8,7 @@ import { defineOperation, type OperationSurfaces } from '../src/operations.js';
 import type { ReadableRoots } from '../src/ports/readableRoots.js';
 import { jobDecider } from '../src/services/jobDecider.js';
 import { parseInput } from '../src/validation.js';
-import { checkRepoPath, requestJob, StartIndexingResponseSchema, type JobRequestDeps } from './startIndexing.js';
+import { checkRepoPath, startRepositoryJob, StartIndexingResponseSchema, type JobRequestDeps } from './startIndexing.js';
 import { connectorOfSyncJob } from './syncConnector.js';
 
 /** The job statuses a retry starts again from: those that ended without finishing. */
@@ -61,29 +60,12 @@ export const retryJobOperation = ({ readable, ...deps }: JobRequestDeps & { read
       }
       // A repository is checked again: the folders ingestion may read can have changed since.
       const repoPath = connectorOfSyncJob(job.repoPath) === null ? checkRepoPath(job.repoPath, readable) : job.repoPath;
-      const duplicate = deps.runner.activeJobFor(job.project, repoPath);
-      if (duplicate) {
-        throw new DuplicateJobError(`Repository is already being indexed in project '${job.project}': job ${duplicate.jobId}`, {
-          job_id: duplicate.jobId,
-          current_status: duplicate.status,
-          suggestion: 'Follow the existing job with get_job_status, or cancel it first',
-        });
-      }
-      const { jobId, admission } = await requestJob(deps, operation, job.project, {
+      const started = await startRepositoryJob(deps, operation, job.project, {
         repoPath,
         forceReindex: job.forceReindex,
         include: job.include,
         exclude: job.exclude,
       });
-      return {
-        job_id: jobId,
-        status: admission.status,
-        message:
-          admission.status === 'running'
-            ? 'Job started successfully'
-            : `Job queued at position ${admission.queuePosition} (${admission.runningCount} jobs currently running)`,
-        ...resolveProject(job.project),
-        retry_of: input.job_id,
-      };
+      return { ...started, ...resolveProject(job.project), retry_of: input.job_id };
     },
   });

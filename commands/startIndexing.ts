@@ -137,41 +137,61 @@ export const startIndexingOperation = ({ readable, ...deps }: StartIndexingDeps)
       const input = parseInput(StartIndexingInputSchema, rawInput);
       const repoPath = checkRepoPath(input.repo_path, readable);
       const workspace = resolveProject(input.project_id);
-      const project = workspace.project_id;
-      const duplicate = deps.runner.activeJobFor(project, repoPath);
-      if (duplicate) {
-        throw new DuplicateJobError(`Repository is already being indexed in project '${project}': job ${duplicate.jobId}`, {
-          job_id: duplicate.jobId,
-          current_status: duplicate.status,
-          field: 'repo_path',
-          value: repoPath,
-          suggestion: 'Follow the existing job with get_job_status, or cancel it first',
-        });
-      }
-      const { jobId, admission } = await requestJob(deps, operation, project, {
+      const started = await startRepositoryJob(deps, operation, workspace.project_id, {
         repoPath,
         forceReindex: input.force_reindex,
         include: input.include_patterns,
         exclude: input.exclude_patterns,
       });
-      return {
-        job_id: jobId,
-        status: admission.status,
-        message:
-          admission.status === 'running'
-            ? 'Job started successfully'
-            : `Job queued at position ${admission.queuePosition} (${admission.runningCount} jobs currently running)`,
-        ...workspace,
-      };
+      return { ...started, ...workspace };
     },
   });
+
+/**
+ * Starts a job of a repository (or a connector's sync) unless one of it is already active in the
+ * project: the answer's id, status and message, as start_indexing_background gives them.
+ */
+export const startRepositoryJob = async (
+  deps: JobRequestDeps,
+  caller: Pick<OperationContext, 'actor' | 'correlationId'>,
+  project: string,
+  request: JobRequest,
+) => {
+  const duplicate = deps.runner.activeJobFor(project, request.repoPath);
+  if (duplicate) {
+    throw new DuplicateJobError(`Repository is already being indexed in project '${project}': job ${duplicate.jobId}`, {
+      job_id: duplicate.jobId,
+      current_status: duplicate.status,
+      field: 'repo_path',
+      value: request.repoPath,
+      suggestion: 'Follow the existing job with get_job_status, or cancel it first',
+    });
+  }
+  const { jobId, admission } = await requestJob(deps, caller, project, request);
+  return {
+    job_id: jobId,
+    status: admission.status,
+    message:
+      admission.status === 'running'
+        ? 'Job started successfully'
+        : `Job queued at position ${admission.queuePosition} (${admission.runningCount} jobs currently running)`,
+  };
+};
+
+/** What a job is asked to index: a repository (or a connector's sync job path), with its patterns. */
+export interface JobRequest {
+  repoPath: string;
+  forceReindex: boolean;
+  include: string[];
+  exclude: string[];
+}
 
 /** Records a job's request in its own stream and hands it to the runner: how every kind of job starts. */
 export const requestJob = async (
   { store, runner, statusSettled }: { store: EventStore; runner: Pick<JobRunner, 'admit'>; statusSettled: () => Promise<void> },
   caller: Pick<OperationContext, 'actor' | 'correlationId'>,
   project: string,
-  request: { repoPath: string; forceReindex: boolean; include: string[]; exclude: string[] },
+  request: JobRequest,
 ) => {
   const jobId = newId();
   const context = commandContext(caller.actor, { project, correlationId: caller.correlationId });
