@@ -105,8 +105,29 @@ describe('calling an operation', () => {
 
   it('lets only the operator call an operator-only operation', async () => {
     await expect(call(guarded, { n: 1 }, context(null))).resolves.toEqual({ project_id: 'default', n: 1 });
-    await expect(call(guarded, { n: 1 }, context('acme', ['admin']))).rejects.toThrow(
+    await expect(call(guarded, { n: 1 }, context('acme', ['admin', 'index:read']))).rejects.toThrow(
       "'test.guarded' acts on every tenant",
     );
+  });
+
+  it('refuses a caller without the operation’s scope, before anything else', async () => {
+    await expect(call(echo, { n: 'one' }, context('acme', ['search:read']))).rejects.toThrow(
+      "This action needs the 'index:read' scope",
+    );
+    await expect(call(echo, { n: 1 }, context('acme', ['index:read']))).resolves.toEqual({ project_id: 'acme', n: 1 });
+  });
+
+  it('runs another operation on a caller’s behalf without its scope or parsing, yet within the tenant', async () => {
+    const behalf = { onBehalf: true } as const;
+    await expect(call(echo, { n: 1 }, context('acme', ['search:read']), behalf)).resolves.toEqual({ project_id: 'acme', n: 1 });
+    await expect(call(echo, { n: 1, project_id: 'globex' }, context('acme', []), behalf)).rejects.toThrow(AuthorizationError);
+    await expect(call(guarded, { n: 1 }, context('acme', []), behalf)).rejects.toThrow("'test.guarded' acts on every tenant");
+  });
+
+  it('parses with a surface’s own parser when given one', async () => {
+    const parse = () => {
+      throw new Error('refused in the surface’s words');
+    };
+    await expect(call(echo, { n: 1 }, context(null), { parse })).rejects.toThrow('refused in the surface’s words');
   });
 });

@@ -262,3 +262,74 @@ describe('the one append path', () => {
     expect(naming).toEqual([]);
   });
 });
+
+const ACCESS = 'src/operations.ts';
+const ACCESS_FUNCTION = 'callOperation';
+
+/** The calls of an Operation's own `run` in shipped code, each as `file:line (enclosing function)`. */
+function operationRuns(): string[] {
+  const candidates = [...sources].filter(([, text]) => /\.\s*run\s*\(/.test(text)).map(([file]) => file);
+  const config = ts.readConfigFile(path.join(ROOT, 'tsconfig.json'), (file) => ts.sys.readFile(file)).config as unknown;
+  const { options } = ts.parseJsonConfigFileContent(config, ts.sys, ROOT);
+  const program = ts.createProgram(
+    candidates.map((file) => path.join(ROOT, file)),
+    { ...options, noEmit: true },
+  );
+  const checker = program.getTypeChecker();
+  const declaredIn = path.join(ROOT, ACCESS);
+  const isOperationRun = (node: ts.CallExpression) => {
+    const declaration = checker.getResolvedSignature(node)?.declaration;
+    return (
+      declaration !== undefined &&
+      declaration.getSourceFile().fileName === declaredIn &&
+      ts.isInterfaceDeclaration(declaration.parent) &&
+      declaration.parent.name.text === 'Operation'
+    );
+  };
+  /** The name of the variable a call is made in, when it is assigned a function. */
+  const enclosing = (node: ts.Node): string => {
+    for (let at: ts.Node | undefined = node.parent; at; at = at.parent)
+      if (ts.isVariableDeclaration(at) && ts.isIdentifier(at.name)) return at.name.text;
+    return '(top level)';
+  };
+  const found: string[] = [];
+  for (const file of candidates) {
+    const source = program.getSourceFile(path.join(ROOT, file))!;
+    const visit = (node: ts.Node): void => {
+      if (
+        ts.isCallExpression(node) &&
+        ts.isPropertyAccessExpression(node.expression) &&
+        node.expression.name.text === 'run' &&
+        isOperationRun(node)
+      ) {
+        const line = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
+        found.push(`${file}:${line} (${enclosing(node)})`);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  return found;
+}
+
+/**
+ * Every surface (MCP, the tool API, `/api/v1`, the CLI, Lua) and every in-process caller runs an
+ * operation through `callOperation`, the one access check: the caller's scope, a tenant kept in its
+ * project, the input parsed, operator-only operations kept to the operator. Nothing else calls an
+ * operation's `run` (found with the type checker: a `run` whose declaration is the Operation
+ * interface's), so that no path skips a check. Test code is free to: it checks operations on their own.
+ */
+describe('the one access check', () => {
+  const runs = operationRuns();
+
+  it('finds the operation runs there are', () => {
+    expect(runs.some((run) => run.startsWith(`${ACCESS}:`))).toBe(true);
+  });
+
+  it('runs operations only in callOperation', () => {
+    const violations = runs
+      .filter((run) => !(run.startsWith(`${ACCESS}:`) && run.endsWith(`(${ACCESS_FUNCTION})`)))
+      .map((run) => `${run} calls an operation's run: go through callOperation`);
+    expect(violations).toEqual([]);
+  });
+});
