@@ -18,6 +18,11 @@ export interface OperationContext {
   scopes?: readonly string[];
   /** The API key or token family the caller authenticated with; absent for callers without credentials. */
   credential?: Credential;
+  /**
+   * The caller reached a server whose authentication is off (over HTTP, on any surface): it is the
+   * operator, except for operations that keep it `withinTenant`. The terminal (the CLI, MCP over stdio) is not.
+   */
+  unauthenticated?: true;
 }
 
 /**
@@ -40,6 +45,11 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodO
   writeScope?: string;
   /** It acts on the whole deployment (every tenant's data or settings): only the operator may call it (see `isOperator`; `callOperation` checks it). */
   operatorOnly?: true;
+  /**
+   * Its caller always acts within a tenant: one that reached a server whose authentication is off,
+   * the deployment's default one, rather than as the operator of every tenant (who has no tenant).
+   */
+  withinTenant?: true;
   /** The text an MCP client shows (e.g. results formatted for an LLM's context); JSON when absent. */
   formatText?(output: z.output<O>, input: z.output<I>): string;
   input: I;
@@ -79,11 +89,6 @@ export interface RestRoute {
   anonymous?: true;
   /** The operation's own errors answered as `{error: {code, message}}` rather than in the API's format. */
   errorFormat?: 'tools';
-  /**
-   * Its caller always acts within a tenant: without authentication, the deployment's default one,
-   * rather than as the operator of every tenant (who has no tenant).
-   */
-  withinTenant?: true;
 }
 
 /** A positional argument of a verb, filling one input field. */
@@ -218,7 +223,7 @@ export type OperationSurfaces = Pick<Operation, 'name' | 'rest' | 'cli'>;
 
 /** What guards and documents an operation's route, known before any ledger opens: `/api/v1`'s route table is built from it. */
 export type RouteSurfaces = OperationSurfaces &
-  Pick<Operation, 'toolset' | 'writes' | 'scope' | 'input' | 'output' | 'tool'> & { rest: RestRoute };
+  Pick<Operation, 'toolset' | 'writes' | 'scope' | 'input' | 'output' | 'tool' | 'withinTenant'> & { rest: RestRoute };
 
 type Guarded = Pick<Operation, 'toolset' | 'writes' | 'scope' | 'rest'>;
 
@@ -324,7 +329,8 @@ const inTenantProject = (operation: Pick<Operation, 'input'>, given: unknown, te
  * The one way to run an operation, and the one access check every surface (MCP, the tool API,
  * `/api/v1`, the CLI, Lua) and every in-process caller passes: the caller needs the operation's scope
  * (`requiredScope`; an operation with a `writeScope` checks it for its writing actions); a tenant's
- * call runs in its own project, and naming another project is refused; the input is parsed by the
+ * call runs in its own project, and naming another project is refused (a caller without
+ * authentication acts in the default tenant where the operation is `withinTenant`); the input is parsed by the
  * operation's schema unless the operation checks it itself (those with the job tools' or the
  * annotation tools' error objects); and an `operatorOnly` operation refuses every caller but the
  * operator. Surfaces only find the caller and answer refusals in their own format.
@@ -336,8 +342,12 @@ export const callOperation = async <I extends z.ZodObject, O extends z.ZodObject
   { onBehalf, parse = parseInput }: CallOptions = {},
 ): Promise<z.output<O>> => {
   if (!onBehalf) checkScope(context, requiredScope(operation));
-  const input = inTenantProject(operation, given, context.actor.tenant);
+  const caller =
+    operation.withinTenant && context.unauthenticated && context.actor.tenant === null
+      ? { ...context, actor: { ...context.actor, tenant: DEFAULT_PROJECT } }
+      : context;
+  const input = inTenantProject(operation, given, caller.actor.tenant);
   const parsed = onBehalf || parsesOwnInput(operation) ? input : parse(operation.input, input);
-  if (operation.operatorOnly) checkOperator(context, `'${operation.name}' acts on every tenant and`);
-  return operation.run(parsed as z.output<I>, context);
+  if (operation.operatorOnly) checkOperator(caller, `'${operation.name}' acts on every tenant and`);
+  return operation.run(parsed as z.output<I>, caller);
 };

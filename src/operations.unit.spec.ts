@@ -124,6 +124,16 @@ describe('calling an operation', () => {
     await expect(call(guarded, { n: 1 }, context('acme', []), behalf)).rejects.toThrow("'test.guarded' acts on every tenant");
   });
 
+  it('keeps a caller without authentication in the default tenant where the operation says so', async () => {
+    const within = defineOperation({ ...echo, name: 'test.within', withinTenant: true });
+    const open = { ...context(null), unauthenticated: true as const };
+    await expect(call(within, { n: 1, project_id: 'other' }, open)).rejects.toThrow(AuthorizationError);
+    await expect(call(within, { n: 1 }, open)).resolves.toEqual({ project_id: 'default', n: 1 });
+    // The terminal is the operator: it names any project.
+    await expect(call(within, { n: 1, project_id: 'other' }, context(null))).resolves.toEqual({ project_id: 'other', n: 1 });
+    await expect(call(echo, { n: 1, project_id: 'other' }, open)).resolves.toEqual({ project_id: 'other', n: 1 });
+  });
+
   it('parses with a surface’s own parser when given one', async () => {
     const parse = () => {
       throw new Error('refused in the surface’s words');

@@ -52,6 +52,8 @@ export interface McpAccess {
   readOnly: boolean;
   /** The key or token family the caller authenticated with, when it did. */
   credential?: Credential;
+  /** The caller reached the server over HTTP while its authentication is off. */
+  unauthenticated?: true;
   /** Counts a tool call against the caller's rate limit; throws over it. */
   limit?: (operation: Operation) => void;
 }
@@ -149,6 +151,7 @@ export const createMcpServerFactory =
               project,
               ...(scopes ? { scopes } : {}),
               ...(access.credential ? { credential: access.credential } : {}),
+              ...(access.unauthenticated ? { unauthenticated: access.unauthenticated } : {}),
             };
             const output = await callOperation(operation, given, context);
             if (!operation.formatText) return toolSuccess(output);

@@ -57,12 +57,17 @@ const callers = new WeakMap<FastifyRequest, Principal>();
 /**
  * The caller of a guarded route as an operation context, as `/api/v1` and MCP build it: the
  * authenticated subject and tenant, and the tenant as the project. Without authentication, an
- * anonymous caller in the default project.
+ * anonymous, unauthenticated caller in the default project.
  */
 export const callerContext = (request: FastifyRequest, via: Actor['via']): OperationContext => {
   const principal = callers.get(request);
   if (!principal) {
-    return { actor: { subject: 'anonymous', tenant: null, via }, correlationId: request.id, project: DEFAULT_PROJECT };
+    return {
+      actor: { subject: 'anonymous', tenant: null, via },
+      correlationId: request.id,
+      project: DEFAULT_PROJECT,
+      unauthenticated: true,
+    };
   }
   return {
     actor: { subject: principal.subject, tenant: principal.tenant, via },
