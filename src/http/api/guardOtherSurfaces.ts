@@ -1,7 +1,15 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Actor } from '../../domain/metadata.js';
 import { AppError } from '../../errors.js';
-import { isOperator, OPERATOR_NEEDED, operationNamed, requiredScope, type Operation, type OperationContext } from '../../operations.js';
+import {
+  isOperator,
+  isTool,
+  OPERATOR_NEEDED,
+  operationNamed,
+  requiredScope,
+  type Operation,
+  type OperationContext,
+} from '../../operations.js';
 import { DEFAULT_PROJECT } from '../../domain/workspace.js';
 import { SERVER_PROOF_PATH } from '../serverProof.js';
 import { ERROR_DOCS_PATH } from './errorDocs.js';
@@ -43,12 +51,13 @@ declare module 'fastify' {
  */
 export const SELF_AUTHENTICATING = { selfAuthenticating: true } as const;
 
-/** The operation a route runs: its own, or for `/tools/:name`, the one named, when one is. */
+/** The operation a route runs: its own, or for `/tools/:name`, the tool of the catalogue named, when one is. */
 const operationOf = (request: FastifyRequest, route: string, operations: () => readonly Operation[]) => {
   const own = request.routeOptions.config.operation;
   if (own || route !== '/tools/:name') return own;
   const { name } = request.params as { name?: string };
-  return name === undefined ? undefined : operationNamed(operations(), name);
+  const named = name === undefined ? undefined : operationNamed(operations(), name);
+  return named && isTool(named) ? named : undefined;
 };
 
 /** Who the guard let through, per request. */
