@@ -41,8 +41,10 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodO
    * `requiredScope`). An operation that writes declares a write scope here, or in `writeScope`.
    */
   scope?: string;
-  /** For an operation some of whose actions only read (and need only `scope`): what its writing actions need; `run` checks it for those actions. */
+  /** For an operation some of whose actions only read (and need only `scope`): what its writing actions need (see `onlyReads`). */
   writeScope?: string;
+  /** With a `writeScope`: whether a call (its parsed input) only reads, and so needs only `scope`. */
+  onlyReads?(input: z.output<I>): boolean;
   /** It acts on the whole deployment (every tenant's data or settings): only the operator may call it (see `isOperator`; `callOperation` checks it). */
   operatorOnly?: true;
   /**
@@ -328,7 +330,7 @@ const inTenantProject = (operation: Pick<Operation, 'input'>, given: unknown, te
 /**
  * The one way to run an operation, and the one access check every surface (MCP, the tool API,
  * `/api/v1`, the CLI, Lua) and every in-process caller passes: the caller needs the operation's scope
- * (`requiredScope`; an operation with a `writeScope` checks it for its writing actions); a tenant's
+ * (`requiredScope`, and its `writeScope` for a call that does not only read); a tenant's
  * call runs in its own project, and naming another project is refused (a caller without
  * authentication acts in the default tenant where the operation is `withinTenant`); the input is parsed by the
  * operation's schema unless the operation checks it itself (those with the job tools' or the
@@ -348,6 +350,8 @@ export const callOperation = async <I extends z.ZodObject, O extends z.ZodObject
       : context;
   const input = inTenantProject(operation, given, caller.actor.tenant);
   const parsed = onBehalf || parsesOwnInput(operation) ? input : parse(operation.input, input);
+  if (operation.writeScope && !onBehalf && !operation.onlyReads?.(parsed as z.output<I>))
+    checkScope(context, operation.writeScope);
   if (operation.operatorOnly) checkOperator(caller, `'${operation.name}' acts on every tenant and`);
   return operation.run(parsed as z.output<I>, caller);
 };

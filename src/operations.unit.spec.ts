@@ -134,6 +134,28 @@ describe('calling an operation', () => {
     await expect(call(echo, { n: 1, project_id: 'other' }, open)).resolves.toEqual({ project_id: 'other', n: 1 });
   });
 
+  it('asks for the write scope of a call that does not only read', async () => {
+    const control = defineOperation({
+      name: 'test.control',
+      title: 'Control',
+      description: 'answers its action',
+      toolset: 'jobs',
+      writes: true,
+      scope: 'index:read',
+      input: z.object({ action: z.enum(['status', 'start']) }),
+      output: z.object({ action: z.string() }),
+      writeScope: 'index:write',
+      onlyReads: ({ action }) => action === 'status',
+      run: (input) => Promise.resolve(input),
+    });
+    const reader = context('acme', ['index:read']);
+    await expect(call(control, { action: 'status' }, reader)).resolves.toEqual({ action: 'status' });
+    await expect(call(control, { action: 'start' }, reader)).rejects.toThrow("This action needs the 'index:write' scope");
+    await expect(call(control, { action: 'start' }, context('acme', ['index:read', 'index:write']))).resolves.toEqual({
+      action: 'start',
+    });
+  });
+
   it('parses with a surface’s own parser when given one', async () => {
     const parse = () => {
       throw new Error('refused in the surface’s words');
