@@ -27,6 +27,10 @@
  * none but the loop names `metadataFor`. Calls are found with the type checker (an `append` whose
  * declaration is the EventStore port's), so that other `append`s (Headers, FormData) do not count.
  * Test code is free to append: it arranges what it checks.
+ *
+ * Likewise every operation runs through `callOperation` in src/operations.ts, the one access check
+ * (scope, operator-only, a tenant's project, input parsing): no other shipped code calls an
+ * Operation's `run`.
  */
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
