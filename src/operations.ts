@@ -329,10 +329,10 @@ const inTenantProject = (operation: Pick<Operation, 'input'>, given: unknown, te
 
 /**
  * The one way to run an operation, and the one access check every surface (MCP, the tool API,
- * `/api/v1`, the CLI, Lua) and every in-process caller passes: the caller needs the operation's scope
- * (`requiredScope`, and its `writeScope` for a call that does not only read); a tenant's
- * call runs in its own project, and naming another project is refused (a caller without
- * authentication acts in the default tenant where the operation is `withinTenant`); the input is parsed by the
+ * `/api/v1`, the CLI, Lua) and every in-process caller passes: the caller needs the operation's
+ * scope (`requiredScope`, and its `writeScope` for a call that does not only read); a tenant's call
+ * runs in its own project, and naming another project is refused (a caller without authentication
+ * acts in the default tenant where the operation is `withinTenant`); the input is parsed by the
  * operation's schema unless the operation checks it itself (those with the job tools' or the
  * annotation tools' error objects); and an `operatorOnly` operation refuses every caller but the
  * operator. Surfaces only find the caller and answer refusals in their own format.
