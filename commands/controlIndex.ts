@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { checkScope, defineOperation, type Operation } from '../src/operations.js';
+import { callOperation, defineOperation, type Operation } from '../src/operations.js';
 
 const IndexControlInputSchema = z.object({
   action: z.enum(['start', 'stop', 'status', 'force_reindex']),
@@ -16,13 +16,13 @@ export const controlIndexOperation = (index: Readonly<Record<'start' | 'stop' | 
     writes: true,
     scope: 'index:read',
     writeScope: 'index:write',
+    onlyReads: ({ action }) => action === 'status',
     input: IndexControlInputSchema,
     output: z.object({ action: z.string(), result: z.unknown() }),
     run: async ({ action, connectors }, context) => {
-      if (action === 'status') return { action, result: await index.status.run({}, context) };
-      checkScope(context, 'index:write');
-      if (action === 'stop') return { action, result: await index.stop.run({}, context) };
+      if (action === 'status') return { action, result: await callOperation(index.status, {}, context, { onBehalf: true }) };
+      if (action === 'stop') return { action, result: await callOperation(index.stop, {}, context, { onBehalf: true }) };
       const force_full_reindex = action === 'force_reindex';
-      return { action, result: await index.start.run({ connectors, force_full_reindex }, context) };
+      return { action, result: await callOperation(index.start, { connectors, force_full_reindex }, context, { onBehalf: true }) };
     },
   });

@@ -59,14 +59,14 @@ export const forgetSurfaces = {
   toolset: 'admin',
   scope: 'admin',
   writes: true,
+  // Callers of a deployment without authentication (REST, MCP over HTTP) forget only in the default tenant.
+  withinTenant: true,
   input: ForgetInputSchema,
   output: ForgetOutputSchema,
   rest: {
     method: 'POST',
     path: '/forget',
     summary: "Forget a document's content or a subject's annotation notes, keeping the history",
-    // Anonymous REST callers of a deployment without authentication forget only in the default tenant.
-    withinTenant: true,
   },
   cli: [
     {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ConnectorCreateSchema, ConnectorUpdateSchema } from '../src/domain/connectorRequests.js';
 import { ValidationError } from '../src/errors.js';
-import { checkScope, defineOperation, type Operation } from '../src/operations.js';
+import { callOperation, defineOperation, type Operation } from '../src/operations.js';
 import { parseInput } from '../src/validation.js';
 
 const ConnectorManagementInputSchema = z.object({
@@ -24,19 +24,19 @@ export const manageConnectorsOperation = (connectors: Readonly<Record<'list' | '
     writes: true,
     scope: 'connectors:read',
     writeScope: 'connectors:write',
+    onlyReads: ({ action }) => action === 'list',
     input: ConnectorManagementInputSchema,
     output: z.object({ action: z.string(), result: z.unknown() }),
     run: async ({ action, connector_id: id, connector_config: config }, context) => {
-      if (action === 'list') return { action, result: await connectors.list.run({}, context) };
-      checkScope(context, 'connectors:write');
+      if (action === 'list') return { action, result: await callOperation(connectors.list, {}, context, { onBehalf: true }) };
       if (action === 'add')
-        return { action, result: await connectors.add.run(parseInput(ConnectorCreateSchema, config ?? {}), context) };
+        return { action, result: await callOperation(connectors.add, parseInput(ConnectorCreateSchema, config ?? {}), context, { onBehalf: true }) };
       if (!id) throw new ValidationError(`connector_id is required to ${action} a connector`);
       if (action === 'update')
         return {
           action,
-          result: await connectors.update.run({ ...parseInput(ConnectorUpdateSchema, config ?? {}), id }, context),
+          result: await callOperation(connectors.update, { ...parseInput(ConnectorUpdateSchema, config ?? {}), id }, context, { onBehalf: true }),
         };
-      return { action, result: await connectors.remove.run({ id }, context) };
+      return { action, result: await callOperation(connectors.remove, { id }, context, { onBehalf: true }) };
     },
   });

@@ -18,6 +18,11 @@ export interface OperationContext {
   scopes?: readonly string[];
   /** The API key or token family the caller authenticated with; absent for callers without credentials. */
   credential?: Credential;
+  /**
+   * The caller reached a server whose authentication is off (over HTTP, on any surface): it is the
+   * operator, except for operations that keep it `withinTenant`. The terminal (the CLI, MCP over stdio) is not.
+   */
+  unauthenticated?: true;
 }
 
 /**
@@ -36,10 +41,17 @@ export interface Operation<I extends z.ZodObject = z.ZodObject, O extends z.ZodO
    * `requiredScope`). An operation that writes declares a write scope here, or in `writeScope`.
    */
   scope?: string;
-  /** For an operation some of whose actions only read (and need only `scope`): what its writing actions need; `run` checks it. */
+  /** For an operation some of whose actions only read (and need only `scope`): what its writing actions need (see `onlyReads`). */
   writeScope?: string;
-  /** It acts on the whole deployment (every tenant's data or settings): only the operator may call it (see `isOperator`). */
+  /** With a `writeScope`: whether a call (its parsed input) only reads, and so needs only `scope`. */
+  onlyReads?(input: z.output<I>): boolean;
+  /** It acts on the whole deployment (every tenant's data or settings): only the operator may call it (see `isOperator`; `callOperation` checks it). */
   operatorOnly?: true;
+  /**
+   * Its caller always acts within a tenant: one that reached a server whose authentication is off,
+   * the deployment's default one, rather than as the operator of every tenant (who has no tenant).
+   */
+  withinTenant?: true;
   /** The text an MCP client shows (e.g. results formatted for an LLM's context); JSON when absent. */
   formatText?(output: z.output<O>, input: z.output<I>): string;
   input: I;
@@ -79,11 +91,6 @@ export interface RestRoute {
   anonymous?: true;
   /** The operation's own errors answered as `{error: {code, message}}` rather than in the API's format. */
   errorFormat?: 'tools';
-  /**
-   * Its caller always acts within a tenant: without authentication, the deployment's default one,
-   * rather than as the operator of every tenant (who has no tenant).
-   */
-  withinTenant?: true;
 }
 
 /** A positional argument of a verb, filling one input field. */
@@ -218,7 +225,7 @@ export type OperationSurfaces = Pick<Operation, 'name' | 'rest' | 'cli'>;
 
 /** What guards and documents an operation's route, known before any ledger opens: `/api/v1`'s route table is built from it. */
 export type RouteSurfaces = OperationSurfaces &
-  Pick<Operation, 'toolset' | 'writes' | 'scope' | 'input' | 'output' | 'tool'> & { rest: RestRoute };
+  Pick<Operation, 'toolset' | 'writes' | 'scope' | 'input' | 'output' | 'tool' | 'withinTenant'> & { rest: RestRoute };
 
 type Guarded = Pick<Operation, 'toolset' | 'writes' | 'scope' | 'rest'>;
 
@@ -253,7 +260,7 @@ export const operationNamed = (operations: readonly Operation[], name: string): 
 export type McpErrorObjects = 'jobs' | 'annotations' | 'tools';
 
 /** Whether an operation parses its own input (its errors then name what its specification asks). */
-const parsesOwnInput = (operation: Operation) => operation.mcpErrors === 'jobs' || operation.mcpErrors === 'annotations';
+const parsesOwnInput = (operation: Pick<Operation, 'mcpErrors'>) => operation.mcpErrors === 'jobs' || operation.mcpErrors === 'annotations';
 
 /** The scope a caller needs to call an operation: its own, or else one that follows from its group and whether it writes. */
 export const requiredScope = (operation: Guarded): string => {
@@ -292,33 +299,59 @@ export const checkOperator = (context: Pick<OperationContext, 'actor' | 'scopes'
   if (!isOperator(context)) throw new AuthorizationError(undefined, `${what} needs ${OPERATOR_NEEDED}`);
 };
 
-/** An operation of the catalogue, its input and output types kept; one that is `operatorOnly` refuses other callers whatever the surface. */
-export const defineOperation = <I extends z.ZodObject, O extends z.ZodObject>(operation: Operation<I, O>): Operation<I, O> => {
-  if (!operation.operatorOnly) return operation;
-  return {
-    ...operation,
-    run: (input, context) => {
-      checkOperator(context, `'${operation.name}' acts on every tenant and`);
-      return operation.run(input, context);
-    },
-  };
+/** An operation of the catalogue, its input and output types kept. */
+export const defineOperation = <I extends z.ZodObject, O extends z.ZodObject>(operation: Operation<I, O>): Operation<I, O> =>
+  operation;
+
+/** How `callOperation` is called. */
+export interface CallOptions {
+  /**
+   * Set where an operation (or a feature's typed API) runs another as part of its own work, for its
+   * caller: the caller's scopes were checked for the outer operation, which decides what it runs
+   * (index control starting a connector's sync, related information listing the project's jobs),
+   * and the input is the code's own, typed, not a caller's to parse.
+   */
+  onBehalf?: true;
+  /** Parses the input in place of `parseInput`, for a surface whose specification words bad input its own way (the tool API's). */
+  parse?: (schema: z.ZodObject, input: unknown) => unknown;
+}
+
+/** Keeps a tenant's call in its own project: naming another project is refused. */
+const inTenantProject = (operation: Pick<Operation, 'input'>, given: unknown, tenant: string | null): unknown => {
+  if (!tenant || !('project_id' in operation.input.shape)) return given;
+  const named = (given as { project_id?: unknown } | null)?.project_id;
+  if (named !== undefined && named !== tenant) {
+    const project = typeof named === 'string' ? `'${named}'` : JSON.stringify(named);
+    throw new AuthorizationError(undefined, `Credentials of tenant '${tenant}' cannot reach project ${project}`);
+  }
+  return { ...(given as object), project_id: tenant };
 };
 
 /**
- * Runs an operation for a caller: a tenant's call runs in its own project, and naming another
- * project is refused; and the input is parsed by the operation's schema unless the operation checks it
- * itself (those with the job tools' or the annotation tools' error objects).
+ * The one way to run an operation, and the one access check every surface (MCP, the tool API,
+ * `/api/v1`, the CLI, Lua) and every in-process caller passes: the caller needs the operation's
+ * scope (`requiredScope`, and its `writeScope` for a call that does not only read); a tenant's call
+ * runs in its own project, and naming another project is refused (a caller without authentication
+ * acts in the default tenant where the operation is `withinTenant`); the input is parsed by the
+ * operation's schema unless the operation checks it itself (those with the job tools' or the
+ * annotation tools' error objects); and an `operatorOnly` operation refuses every caller but the
+ * operator. Surfaces only find the caller and answer refusals in their own format.
  */
-export const callOperation = (operation: Operation, given: unknown, context: OperationContext) => {
-  const { tenant } = context.actor;
-  let input = given;
-  if (tenant && 'project_id' in operation.input.shape) {
-    const named = (given as { project_id?: unknown } | null)?.project_id;
-    if (named !== undefined && named !== tenant) {
-      const project = typeof named === 'string' ? `'${named}'` : JSON.stringify(named);
-      throw new AuthorizationError(undefined, `Credentials of tenant '${tenant}' cannot reach project ${project}`);
-    }
-    input = { ...(given as object), project_id: tenant };
-  }
-  return operation.run(parsesOwnInput(operation) ? (input as never) : parseInput(operation.input, input), context);
+export const callOperation = async <I extends z.ZodObject, O extends z.ZodObject>(
+  operation: Operation<I, O>,
+  given: unknown,
+  context: OperationContext,
+  { onBehalf, parse = parseInput }: CallOptions = {},
+): Promise<z.output<O>> => {
+  if (!onBehalf) checkScope(context, requiredScope(operation));
+  const caller =
+    operation.withinTenant && context.unauthenticated && context.actor.tenant === null
+      ? { ...context, actor: { ...context.actor, tenant: DEFAULT_PROJECT } }
+      : context;
+  const input = inTenantProject(operation, given, caller.actor.tenant);
+  const parsed = onBehalf || parsesOwnInput(operation) ? input : parse(operation.input, input);
+  if (operation.writeScope && !onBehalf && !operation.onlyReads?.(parsed as z.output<I>))
+    checkScope(context, operation.writeScope);
+  if (operation.operatorOnly) checkOperator(caller, `'${operation.name}' acts on every tenant and`);
+  return operation.run(parsed as z.output<I>, caller);
 };

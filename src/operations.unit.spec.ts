@@ -105,8 +105,61 @@ describe('calling an operation', () => {
 
   it('lets only the operator call an operator-only operation', async () => {
     await expect(call(guarded, { n: 1 }, context(null))).resolves.toEqual({ project_id: 'default', n: 1 });
-    await expect(call(guarded, { n: 1 }, context('acme', ['admin']))).rejects.toThrow(
+    await expect(call(guarded, { n: 1 }, context('acme', ['admin', 'index:read']))).rejects.toThrow(
       "'test.guarded' acts on every tenant",
     );
+  });
+
+  it('refuses a caller without the operation’s scope, before anything else', async () => {
+    await expect(call(echo, { n: 'one' }, context('acme', ['search:read']))).rejects.toThrow(
+      "This action needs the 'index:read' scope",
+    );
+    await expect(call(echo, { n: 1 }, context('acme', ['index:read']))).resolves.toEqual({ project_id: 'acme', n: 1 });
+  });
+
+  it('runs another operation on a caller’s behalf without its scope or parsing, yet within the tenant', async () => {
+    const behalf = { onBehalf: true } as const;
+    await expect(call(echo, { n: 1 }, context('acme', ['search:read']), behalf)).resolves.toEqual({ project_id: 'acme', n: 1 });
+    await expect(call(echo, { n: 1, project_id: 'globex' }, context('acme', []), behalf)).rejects.toThrow(AuthorizationError);
+    await expect(call(guarded, { n: 1 }, context('acme', []), behalf)).rejects.toThrow("'test.guarded' acts on every tenant");
+  });
+
+  it('keeps a caller without authentication in the default tenant where the operation says so', async () => {
+    const within = defineOperation({ ...echo, name: 'test.within', withinTenant: true });
+    const open = { ...context(null), unauthenticated: true as const };
+    await expect(call(within, { n: 1, project_id: 'other' }, open)).rejects.toThrow(AuthorizationError);
+    await expect(call(within, { n: 1 }, open)).resolves.toEqual({ project_id: 'default', n: 1 });
+    // The terminal is the operator: it names any project.
+    await expect(call(within, { n: 1, project_id: 'other' }, context(null))).resolves.toEqual({ project_id: 'other', n: 1 });
+    await expect(call(echo, { n: 1, project_id: 'other' }, open)).resolves.toEqual({ project_id: 'other', n: 1 });
+  });
+
+  it('asks for the write scope of a call that does not only read', async () => {
+    const control = defineOperation({
+      name: 'test.control',
+      title: 'Control',
+      description: 'answers its action',
+      toolset: 'jobs',
+      writes: true,
+      scope: 'index:read',
+      input: z.object({ action: z.enum(['status', 'start']) }),
+      output: z.object({ action: z.string() }),
+      writeScope: 'index:write',
+      onlyReads: ({ action }) => action === 'status',
+      run: (input) => Promise.resolve(input),
+    });
+    const reader = context('acme', ['index:read']);
+    await expect(call(control, { action: 'status' }, reader)).resolves.toEqual({ action: 'status' });
+    await expect(call(control, { action: 'start' }, reader)).rejects.toThrow("This action needs the 'index:write' scope");
+    await expect(call(control, { action: 'start' }, context('acme', ['index:read', 'index:write']))).resolves.toEqual({
+      action: 'start',
+    });
+  });
+
+  it('parses with a surface’s own parser when given one', async () => {
+    const parse = () => {
+      throw new Error('refused in the surface’s words');
+    };
+    await expect(call(echo, { n: 1 }, context(null), { parse })).rejects.toThrow('refused in the surface’s words');
   });
 });

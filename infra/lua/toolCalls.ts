@@ -4,7 +4,7 @@ import type { ToolCallOutcome, ToolCalled } from '../../src/domain/tools.js';
 import { AuthorizationError } from '../../src/domain/auth.js';
 import { commandContext, type Recorded } from '../../src/engine/commands.js';
 import { AppError, NotFoundError, UnavailableError, ValidationError, describeIssues } from '../../src/errors.js';
-import { checkScope, operationNamed, requiredScope, type Operation, type OperationContext } from '../../src/operations.js';
+import { callOperation, checkScope, operationNamed, type Operation, type OperationContext } from '../../src/operations.js';
 import { DEFAULT_PROJECT } from '../../src/domain/workspace.js';
 import type { Logger } from '../../src/ports/logger.js';
 import { unstorableTextIssue } from '../../src/validation.js';
@@ -131,10 +131,9 @@ export const createToolCaller = ({ registry, builtins, hostFor, lua, recordCalls
   const runTool = async (name: string, params: unknown, caller: ToolCallContext) => {
     const builtin = operationNamed(builtins(), name);
     if (builtin) {
-      checkScope(caller, requiredScope(builtin));
-      const input = parseParams(builtin.input, params, name);
       const context = { ...caller, project: caller.actor.tenant ?? DEFAULT_PROJECT };
-      return { builtin: true, result: await builtin.run(input, context) as unknown };
+      const parse = (schema: z.ZodType, input: unknown) => parseParams(schema, input, name);
+      return { builtin: true, result: (await callOperation(builtin, params, context, { parse })) as unknown };
     }
     checkScope(caller, SCRIPT_SCOPE);
     const tool = (await registry.current()).tools.get(name);

@@ -4,7 +4,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthInfo, McpServer } from '@modelcontextprotocol/server';
 import type { Actor } from '../domain/metadata.js';
 import { AppError } from '../errors.js';
-import type { McpAccess } from '../mcp/server.js';
+import { FULL_ACCESS, type McpAccess } from '../mcp/server.js';
 import type { Logger } from '../ports/logger.js';
 import { SELF_AUTHENTICATING } from './api/guardOtherSurfaces.js';
 import { jsonRpcErrorBody } from './surfaceErrors.js';
@@ -48,7 +48,7 @@ export const mountMcp = (app: FastifyInstance, { createServer, logger, maxReques
   const handler = createMcpHandler(
     ({ authInfo }) => {
       const caller = authInfo?.extra?.caller as McpCaller | undefined;
-      return caller ? createServer(caller.actor, caller.access) : createServer(anonymous);
+      return caller ? createServer(caller.actor, caller.access) : createServer(anonymous, { ...FULL_ACCESS, unauthenticated: true });
     },
     { onerror, maxRequestBodySize },
   );

@@ -17,8 +17,8 @@ export const mountOperation = (
   app.route({
     method,
     url,
-    config: { rateClass: rateClassOf(operation) },
-    // As every surface runs operations: within the caller's tenant, the input parsed by the operation.
+    config: { rateClass: rateClassOf(operation), operation },
+    // As every surface runs operations: through the one access check, for the caller the guard let through.
     handler: async (request) =>
       answer(
         (await callOperation(

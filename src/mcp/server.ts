@@ -3,7 +3,7 @@ import type { z } from 'zod';
 import { newId } from '../domain/ids.js';
 import type { Credential } from '../domain/auth.js';
 import type { Actor } from '../domain/metadata.js';
-import { callOperation, checkScope, isTool, requiredScope, type Operation, type Toolset } from '../operations.js';
+import { callOperation, isTool, type Operation, type Toolset } from '../operations.js';
 import { DEFAULT_PROJECT } from '../domain/workspace.js';
 import type { Logger } from '../ports/logger.js';
 import { toolFailure, toolSuccess } from './toolResult.js';
@@ -52,6 +52,8 @@ export interface McpAccess {
   readOnly: boolean;
   /** The key or token family the caller authenticated with, when it did. */
   credential?: Credential;
+  /** The caller reached the server over HTTP while its authentication is off. */
+  unauthenticated?: true;
   /** Counts a tool call against the caller's rate limit; throws over it. */
   limit?: (operation: Operation) => void;
 }
@@ -129,7 +131,6 @@ export const createMcpServerFactory =
     // A tenant's tools run in its own project, whatever project an input names.
     const project = actor.tenant ?? DEFAULT_PROJECT;
     for (const operation of exposedOperations(operations, access)) {
-      const scope = requiredScope(operation);
       server.registerTool(
         mcpToolName(operation),
         {
@@ -150,8 +151,8 @@ export const createMcpServerFactory =
               project,
               ...(scopes ? { scopes } : {}),
               ...(access.credential ? { credential: access.credential } : {}),
+              ...(access.unauthenticated ? { unauthenticated: access.unauthenticated } : {}),
             };
-            checkScope(context, scope);
             const output = await callOperation(operation, given, context);
             if (!operation.formatText) return toolSuccess(output);
             return { content: [{ type: 'text', text: operation.formatText(output, given) }], structuredContent: output };

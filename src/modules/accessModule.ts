@@ -64,11 +64,9 @@ export const accessModule: LedgerModule = {
     };
     const handlers: ApiHandlers = {
       // The name was checked, with the caller's scope, when the request was authenticated.
-      // It runs in the caller's tenant as the operation's own route would.
-      'POST /operations/{name}': ({ params, body, principal, context: call }) => {
-        const named = tool(params.name as string);
-        return callOperation(named, body, restContext(principal, call.correlationId, named.rest?.withinTenant));
-      },
+      // It runs for the caller as the operation's own route would.
+      'POST /operations/{name}': ({ params, body, principal, context: call }) =>
+        callOperation(tool(params.name as string), body, restContext(principal, call.correlationId)),
     };
 
     return {
@@ -121,6 +119,7 @@ export const accessModule: LedgerModule = {
             access: {
               ...deploymentAccess(config.mcp, principal.method === 'open' ? null : principal.scopes),
               ...(principal.credential ? { credential: principal.credential } : {}),
+              ...(principal.method === 'open' ? { unauthenticated: true as const } : {}),
               limit: (operation) => limits.takeOperation(actor.tenant, operation),
             },
           };

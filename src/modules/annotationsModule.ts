@@ -15,7 +15,7 @@ import { getProgressOperation, getProgressSurfaces } from '../../queries/getAnno
 import { annotationStream, SessionNotFoundError } from '../domain/annotations.js';
 import type { Position } from '../domain/position.js';
 import type { LedgerModule } from '../module.js';
-import { type Operation } from '../operations.js';
+import { callOperation, type Operation } from '../operations.js';
 import { DEFAULT_PROJECT } from '../domain/workspace.js';
 import type { ChunkSource } from '../ports/chunkSource.js';
 import type { EventStore } from '../ports/eventStore.js';
@@ -49,7 +49,7 @@ const inCallersProject = (store: EventStore) => {
           const project = await projectOf(sessionId);
           if (project !== null && project !== context.project) throw new SessionNotFoundError(sessionId);
         }
-        return operation.run(input, context);
+        return callOperation(operation, input, context, { onBehalf: true });
       },
     };
   };
@@ -80,7 +80,7 @@ export const createAnnotationsModule = ({ chunkSource }: AnnotationsModuleOption
     const startSessionDefault = startSessionIn(DEFAULT_PROJECT);
     const startSession: typeof startSessionDefault = {
       ...startSessionDefault,
-      run: (input, call) => startSessionIn(call.project).run(input, call),
+      run: (input, call) => callOperation(startSessionIn(call.project), input, call, { onBehalf: true }),
     };
     const operations = [
       startSession,

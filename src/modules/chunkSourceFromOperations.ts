@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { ListChunksInputSchema } from '../../queries/listChunks.js';
 import { ValidationError } from '../errors.js';
 import type { FeatureApis } from '../module.js';
+import { callOperation } from '../operations.js';
 import { DEFAULT_PROJECT } from '../domain/workspace.js';
 import type { ChunkSource } from '../ports/chunkSource.js';
 
@@ -10,11 +11,8 @@ export const chunkSourceFromOperations = (features: () => FeatureApis, project =
   const chunks = async (input: z.output<typeof ListChunksInputSchema>) => {
     const search = features().search;
     if (!search) throw new ValidationError('no document index is configured');
-    const output = await search.chunks.run(input, {
-      actor: { subject: 'system', tenant: null, via: 'system' },
-      correlationId: crypto.randomUUID(),
-      project,
-    });
+    const system = { actor: { subject: 'system', tenant: null, via: 'system' as const }, correlationId: crypto.randomUUID(), project };
+    const output = await callOperation(search.chunks, input, system, { onBehalf: true });
     return output.chunks.map((c, position) => ({ chunkId: c.chunk_id, position, text: c.text }));
   };
   return {

@@ -1,5 +1,6 @@
 import { UnavailableError, ValidationError } from '../errors.js';
 import type { FeatureApis } from '../module.js';
+import { callOperation } from '../operations.js';
 import { DEFAULT_PROJECT } from '../domain/workspace.js';
 import type { DocumentSink } from '../ports/documentSink.js';
 
@@ -8,7 +9,8 @@ export const documentSinkFromOperations = (features: () => FeatureApis): Documen
   async ingest(document) {
     const search = features().search;
     if (!search) throw new UnavailableError('Document ingestion is not available');
-    const output = await search.ingest.run(
+    const output = await callOperation(
+      search.ingest,
       {
         source: document.source,
         documents: [
@@ -26,6 +28,7 @@ export const documentSinkFromOperations = (features: () => FeatureApis): Documen
         correlationId: crypto.randomUUID(),
         project: DEFAULT_PROJECT,
       },
+      { onBehalf: true },
     );
     const [result] = output.results;
     // A document refused on its own account (its metadata nested too deep, say) is the source's error to see.

@@ -21,7 +21,7 @@ import { scriptedSourceStreamKey } from '../domain/tools.js';
 import { commandContext } from '../engine/commands.js';
 import { NotFoundError, UnavailableError } from '../errors.js';
 import type { LedgerModule, ModuleContext, ModuleParts } from '../module.js';
-import { checkScope, defineOperation, type Operation, type OperationSurfaces } from '../operations.js';
+import { checkScope, defineOperation, isTool, type Operation, type OperationSurfaces } from '../operations.js';
 import type { ContextTools } from '../ports/contextTools.js';
 import type { DocumentSink } from '../ports/documentSink.js';
 import { documentSinkFromOperations } from './documentSinkFromOperations.js';
@@ -100,7 +100,8 @@ const setupExtensions = async (context: ModuleContext, options: ExtensionsModule
     instructionBudget: settings.instructionBudget,
   };
   const operations = options.operations ?? context.operations;
-  const builtins = () => operations().filter((o) => o.toolset === 'search');
+  // Only tools: an operation reached only through its own route is no more a tool here than over MCP or by name.
+  const builtins = () => operations().filter((o) => o.toolset === 'search' && isTool(o));
   const lua = createLuaPool({ limits, maxConcurrent: settings.maxConcurrent });
   const registry = createExtensionRegistry({
     folders: settings,

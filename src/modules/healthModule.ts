@@ -4,6 +4,7 @@ import { UnavailableError } from '../errors.js';
 import { projectionProblems } from '../http/api/healthProblems.js';
 import { PRODUCT_VERSION } from '../http/api/version.js';
 import type { LedgerModule } from '../module.js';
+import { callOperation } from '../operations.js';
 
 /** Without the REST API nothing is measured. */
 const NOTHING_MEASURED = { avgQueryLatencyMs: 0, queriesPerMinute: 0, errorRate: 0 };
@@ -25,7 +26,7 @@ export const healthModule: LedgerModule = {
           indexStatus: (call) => {
             const jobs = features().jobs;
             if (!jobs) return Promise.reject(new UnavailableError('Background indexing is not available in this deployment'));
-            return jobs.indexStatus.run({}, call);
+            return callOperation(jobs.indexStatus, {}, call, { onBehalf: true });
           },
           performance: () => features().access?.performance() ?? NOTHING_MEASURED,
         }),

@@ -35,7 +35,7 @@ import { ingestFiles } from '../ingestion/ingestFiles.js';
 import { readableRootsOf } from '../ingestion/readableRoots.js';
 import type { ReadableRoots } from '../ports/readableRoots.js';
 import type { LedgerModule, ModuleContext, SearchApi } from '../module.js';
-import { type OperationContext } from '../operations.js';
+import { callOperation, type OperationContext } from '../operations.js';
 import { DEFAULT_PROJECT } from '../domain/workspace.js';
 import { parseInput } from '../validation.js';
 import type { Subscription } from '../ports/eventStore.js';
@@ -173,7 +173,7 @@ const recentFor = <T>(ttlMs: number, read: (key: string) => Promise<T>) => {
 const workContextSearch = async (context: ModuleContext, rank: SearchApi['rank']) => {
   const { db, store, readModels, content, keyring } = context;
   const search = (input: SearchInput, operationContext: OperationContext) =>
-    rank.run(parseInput(rank.input, input), operationContext);
+    callOperation(rank, parseInput(rank.input, input), operationContext, { onBehalf: true });
   const searchDeps: WorkContextSearchDeps = {
     search,
     sourcesSearched: recentFor(SOURCE_COUNT_TTL_MS, async (project) => (await readModels.count('documents', 'source', { project })).size),
@@ -284,14 +284,14 @@ export const searchModule: LedgerModule = {
       run: async (input, operation) => {
         const { mode } = input as { mode?: unknown };
         if (mode !== 'keyword') await semantic.retry();
-        return searchNow.run(input, operation);
+        return callOperation(searchNow, input, operation, { onBehalf: true });
       },
     };
     // Read-your-writes, as for ingest: when a batch is answered, keyword search sees it (within a bound).
     const ingestBatchNow = ingestDocumentsOperation(ingestDeps);
     const ingestBatch: typeof ingestBatchNow = {
       ...ingestBatchNow,
-      run: async (input, operation) => readYourWrites(context, await ingestBatchNow.run(input, operation)),
+      run: async (input, operation) => readYourWrites(context, await callOperation(ingestBatchNow, input, operation, { onBehalf: true })),
     };
     const get = getDocumentOperation({ readModels, content });
     const listSources = listSourcesOperation({

@@ -9,7 +9,7 @@ import { contentHash } from '../../src/domain/ids.js';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { ingest, startApiServer, type ApiServer } from '../api/apiServer.js';
 import { startServer } from '../../src/main.js';
-import { openTestLedger } from '../support/ledger.js';
+import { EVERY_TOOLSET, openTestLedger } from '../support/ledger.js';
 import { testModelDir } from '../support/requirements.js';
 
 const embeddings = testModelDir !== undefined;
@@ -389,7 +389,7 @@ describe('forgetting content without rewriting history', () => {
 
 describe('forgetting through a deployment without authentication', () => {
   it('forgets a subject only in the default tenant, whichever tenant the request names', async () => {
-    const ledger = await openTestLedger({ CTX_EMBEDDINGS__PROVIDER: 'none' });
+    const ledger = await openTestLedger({ CTX_EMBEDDINGS__PROVIDER: 'none', ...EVERY_TOOLSET });
     const server = await startServer(ledger);
     try {
       const inGlobex = {
@@ -413,6 +413,19 @@ describe('forgetting through a deployment without authentication', () => {
       expect(await response.json()).toMatchObject({ forgotten: 'subject', subject: 'carol', tenant: 'default', keys_forgotten: 0 });
       const exported = await call<{ chunks: Chunk[] }>('export_annotations', { sessionId });
       expect(exported.chunks[0]).toMatchObject({ notes: 'Carol writes in globex' });
+
+      // MCP over HTTP is the same caller as the REST API's: it forgets within the default tenant too.
+      const client = new Client({ name: 'forget-test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
+      try {
+        const result = await client.callTool({ name: 'ledger.forget', arguments: { subject: 'carol', tenant: 'globex' } });
+        expect(result.isError).toBeFalsy();
+        expect(result.structuredContent).toMatchObject({ forgotten: 'subject', subject: 'carol', tenant: 'default', keys_forgotten: 0 });
+      } finally {
+        await client.close();
+      }
+      const afterMcp = await call<{ chunks: Chunk[] }>('export_annotations', { sessionId });
+      expect(afterMcp.chunks[0]).toMatchObject({ notes: 'Carol writes in globex' });
     } finally {
       await server.close();
     }

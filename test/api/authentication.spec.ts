@@ -185,6 +185,23 @@ describe('authentication of /api/v1', () => {
     expect(sessions.body).toMatchObject({ error: { code: 'AUTHENTICATION_ERROR' } });
   });
 
+  it('runs by name on the tool API only what the catalogue offers as tools, as /api/v1 does', async () => {
+    const token = api.token(['search:read', 'index:write']);
+    const byName = await api.call('POST', '/operations/search.suggestions', { token, body: { q: 'an' } });
+    expect(byName.status).toBe(404);
+    const tool = await fetch(`${api.server.url}/tools/search.suggestions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: '{"q":"an"}',
+    });
+    expect(tool.status).toBe(404);
+    expect(await tool.json()).toMatchObject({ error: { code: 'not_found' } });
+    const list = await fetch(`${api.server.url}/tools/list`, { headers: { authorization: `Bearer ${token}` } });
+    const { tools: listed } = (await list.json()) as { tools: { name: string }[] };
+    expect(listed.map((t) => t.name)).toContain('context.search');
+    expect(listed.map((t) => t.name)).not.toContain('search.suggestions');
+  });
+
   it('needs no credentials for /health', async () => {
     const health = await api.call('GET', '/health');
     expect(health.status).toBe(200);

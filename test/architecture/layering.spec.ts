@@ -27,6 +27,10 @@
  * none but the loop names `metadataFor`. Calls are found with the type checker (an `append` whose
  * declaration is the EventStore port's), so that other `append`s (Headers, FormData) do not count.
  * Test code is free to append: it arranges what it checks.
+ *
+ * Likewise every operation runs through `callOperation` in src/operations.ts, the one access check
+ * (scope, operator-only, a tenant's project, input parsing): no other shipped code calls an
+ * Operation's `run`.
  */
 import { readdirSync, readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
@@ -207,10 +211,19 @@ const PASS_THROUGH: Record<string, string> = {
 
 const sources = new Map([...graph.keys()].map((file) => [file, readFileSync(path.join(ROOT, file), 'utf8')]));
 
-/** The files whose code calls the EventStore port's `append`, each with the lines of the calls. */
-function storeAppends(): Map<string, number[]> {
-  // Only files that mention `.append` need the type checker: it loads their imports, not the whole tree.
-  const candidates = [...sources].filter(([, text]) => /\.\s*append\b/.test(text)).map(([file]) => file);
+/** A call of a method, found by the type checker: where it is, and the variable it is made in. */
+interface MethodCall {
+  file: string;
+  line: number;
+  /** The name of the innermost variable the call is made in (the function assigned to it), or `(top level)`. */
+  within: string;
+}
+
+/** Every call of `.method(…)` whose resolved declaration `declaredBy` accepts, in the shipped source. */
+function methodCalls(method: string, declaredBy: (declaration: ts.Declaration) => boolean): MethodCall[] {
+  // Only files that mention the method need the type checker: it loads their imports, not the whole tree.
+  const mentions = new RegExp(`\\.\\s*${method}\\b`);
+  const candidates = [...sources].filter(([, text]) => mentions.test(text)).map(([file]) => file);
   const config = ts.readConfigFile(path.join(ROOT, 'tsconfig.json'), (file) => ts.sys.readFile(file)).config as unknown;
   const { options } = ts.parseJsonConfigFileContent(config, ts.sys, ROOT);
   const program = ts.createProgram(
@@ -218,24 +231,35 @@ function storeAppends(): Map<string, number[]> {
     { ...options, noEmit: true },
   );
   const checker = program.getTypeChecker();
-  const port = path.join(ROOT, PORT);
-  const found = new Map<string, number[]>();
+  const within = (node: ts.Node): string => {
+    for (let at: ts.Node | undefined = node.parent; at; at = at.parent)
+      if (ts.isVariableDeclaration(at) && ts.isIdentifier(at.name)) return at.name.text;
+    return '(top level)';
+  };
+  const found: MethodCall[] = [];
   for (const file of candidates) {
     const source = program.getSourceFile(path.join(ROOT, file))!;
     const visit = (node: ts.Node): void => {
-      if (
-        ts.isCallExpression(node) &&
-        ts.isPropertyAccessExpression(node.expression) &&
-        node.expression.name.text === 'append' &&
-        checker.getResolvedSignature(node)?.declaration?.getSourceFile().fileName === port
-      ) {
-        const line = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
-        found.set(file, [...(found.get(file) ?? []), line]);
+      if (ts.isCallExpression(node) && ts.isPropertyAccessExpression(node.expression) && node.expression.name.text === method) {
+        const declaration = checker.getResolvedSignature(node)?.declaration;
+        if (declaration && declaredBy(declaration)) {
+          const line = source.getLineAndCharacterOfPosition(node.getStart()).line + 1;
+          found.push({ file, line, within: within(node) });
+        }
       }
       ts.forEachChild(node, visit);
     };
     visit(source);
   }
+  return found;
+}
+
+/** The files whose code calls the EventStore port's `append`, each with the lines of the calls. */
+function storeAppends(): Map<string, number[]> {
+  const port = path.join(ROOT, PORT);
+  const found = new Map<string, number[]>();
+  for (const { file, line } of methodCalls('append', (declaration) => declaration.getSourceFile().fileName === port))
+    found.set(file, [...(found.get(file) ?? []), line]);
   return found;
 }
 
@@ -260,5 +284,40 @@ describe('the one append path', () => {
       .filter(([file, text]) => file !== LOOP && /\bmetadataFor\b/.test(text))
       .map(([file]) => file);
     expect(naming).toEqual([]);
+  });
+});
+
+const ACCESS = 'src/operations.ts';
+const ACCESS_FUNCTION = 'callOperation';
+
+/** The calls of an Operation's own `run` in the shipped source. */
+const operationRuns = () =>
+  methodCalls(
+    'run',
+    (declaration) =>
+      declaration.getSourceFile().fileName === path.join(ROOT, ACCESS) &&
+      ts.isInterfaceDeclaration(declaration.parent) &&
+      declaration.parent.name.text === 'Operation',
+  );
+
+/**
+ * Every surface (MCP, the tool API, `/api/v1`, the CLI, Lua) and every in-process caller runs an
+ * operation through `callOperation`, the one access check: the caller's scope, a tenant kept in its
+ * project, the input parsed, operator-only operations kept to the operator. Nothing else calls an
+ * operation's `run` (found with the type checker: a `run` whose declaration is the Operation
+ * interface's), so that no path skips a check. Test code is free to: it checks operations on their own.
+ */
+describe('the one access check', () => {
+  const runs = operationRuns();
+
+  it('finds the operation runs there are', () => {
+    expect(runs.some((run) => run.file === ACCESS && run.within === ACCESS_FUNCTION)).toBe(true);
+  });
+
+  it('runs operations only in callOperation', () => {
+    const violations = runs
+      .filter((run) => !(run.file === ACCESS && run.within === ACCESS_FUNCTION))
+      .map((run) => `${run.file}:${run.line} (${run.within}) calls an operation's run: go through callOperation`);
+    expect(violations).toEqual([]);
   });
 });

@@ -50,15 +50,15 @@ export const actorOf = (principal: Principal, via: Actor['via']): Actor => ({
 
 /**
  * The context an operation runs in for an authenticated caller: its tenant is its project, its
- * scopes bound it. An open deployment's caller has no tenant, unless the route keeps it `withinTenant`.
+ * scopes bound it. An open deployment's caller has no tenant (see `callOperation` for `withinTenant`).
  */
-export const restContext = (principal: Principal | null, correlationId: string, withinTenant = false): OperationContext => {
+export const restContext = (principal: Principal | null, correlationId: string): OperationContext => {
   const caller = principal ?? OPEN_PRINCIPAL;
   return {
-    actor: withinTenant ? { ...actorOf(caller, 'rest'), tenant: caller.tenant } : actorOf(caller, 'rest'),
+    actor: actorOf(caller, 'rest'),
     correlationId,
     project: caller.tenant,
-    ...(caller.method === 'open' ? {} : { scopes: caller.scopes }),
+    ...(caller.method === 'open' ? { unauthenticated: true } : { scopes: caller.scopes }),
     ...(caller.credential ? { credential: caller.credential } : {}),
   };
 };
@@ -217,7 +217,7 @@ export const apiPlugin: FastifyPluginCallback<ApiPluginOptions> = (api, options,
           const result = await callOperation(
             operation,
             inputOf(operation, request),
-            restContext(state.principal, state.correlationId, operation.rest?.withinTenant),
+            restContext(state.principal, state.correlationId),
           );
           return await reply.status(spec.status).send(result);
         } catch (error) {

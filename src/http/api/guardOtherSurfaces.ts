@@ -1,27 +1,47 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Actor } from '../../domain/metadata.js';
 import { AppError } from '../../errors.js';
-import { isOperator, OPERATOR_NEEDED, operationNamed, requiredScope, type Operation, type OperationContext } from '../../operations.js';
+import {
+  isOperator,
+  isTool,
+  OPERATOR_NEEDED,
+  operationNamed,
+  requiredScope,
+  type Operation,
+  type OperationContext,
+} from '../../operations.js';
 import { DEFAULT_PROJECT } from '../../domain/workspace.js';
 import { SERVER_PROOF_PATH } from '../serverProof.js';
+import { ERROR_DOCS_PATH } from './errorDocs.js';
 import { refuse } from '../surfaceErrors.js';
 import type { Authenticator, Principal } from './authenticator.js';
 
-/** Routes anyone may call when authentication is on (HEAD goes with GET); every other route needs credentials. */
-const PUBLIC_ROUTES = new Set([
-  'GET /health',
-  `POST ${SERVER_PROOF_PATH}`,
-  'GET /docs/errors',
-  'GET /admin',
-  'GET /admin/',
-  'GET /admin/console.js',
-  'GET /admin/console.css',
-]);
+/**
+ * What the routes that are not operations need when authentication is on, by `METHOD /route` (HEAD
+ * goes with GET): null, anyone may call it; else the scope it takes. A route not listed takes
+ * `index:read` to read and `index:write` otherwise. Routes of operations are not listed: each needs
+ * its operation's scope, as on every surface.
+ */
+const OTHER_ROUTES: Readonly<Record<string, string | null>> = {
+  'GET /health': null,
+  [`POST ${SERVER_PROOF_PATH}`]: null,
+  [`GET ${ERROR_DOCS_PATH}`]: null,
+  'GET /admin': null,
+  'GET /admin/': null,
+  'GET /admin/console.js': null,
+  'GET /admin/console.css': null,
+  // And the operator's: see below.
+  'GET /metrics': 'admin',
+  'GET /tools/list': 'search:read',
+  'GET /agents/list': 'search:read',
+};
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     /** The route authenticates its callers itself, in its own surface's format. */
     selfAuthenticating?: boolean;
+    /** The operation the route runs (the tool API's): it needs that operation's scope. */
+    operation?: Operation;
   }
 }
 
@@ -31,18 +51,13 @@ declare module 'fastify' {
  */
 export const SELF_AUTHENTICATING = { selfAuthenticating: true } as const;
 
-const SEARCH_ROUTES = new Set(['/tools/search', '/tools/get', '/tools/sources', '/tools/list', '/agents/list']);
-
-/** A tool that is an operation needs the operation's scope, as over MCP; other routes a scope by route. */
-const scopeFor = (request: FastifyRequest, route: string, operations: () => readonly Operation[]): string => {
-  if (route === '/metrics') return 'admin';
-  if (route.startsWith('/tools/')) {
-    const name = route === '/tools/:name' ? (request.params as { name?: string }).name : route.slice('/tools/'.length);
-    const operation = name === undefined ? undefined : operationNamed(operations(), name);
-    if (operation) return requiredScope(operation);
-  }
-  if (SEARCH_ROUTES.has(route)) return 'search:read';
-  return request.method === 'GET' || request.method === 'HEAD' ? 'index:read' : 'index:write';
+/** The operation a route runs: its own, or for `/tools/:name`, the tool of the catalogue named, when one is. */
+const operationOf = (request: FastifyRequest, route: string, operations: () => readonly Operation[]) => {
+  const own = request.routeOptions.config.operation;
+  if (own || route !== '/tools/:name') return own;
+  const { name } = request.params as { name?: string };
+  const named = name === undefined ? undefined : operationNamed(operations(), name);
+  return named && isTool(named) ? named : undefined;
 };
 
 /** Who the guard let through, per request. */
@@ -51,12 +66,17 @@ const callers = new WeakMap<FastifyRequest, Principal>();
 /**
  * The caller of a guarded route as an operation context, as `/api/v1` and MCP build it: the
  * authenticated subject and tenant, and the tenant as the project. Without authentication, an
- * anonymous caller in the default project.
+ * anonymous, unauthenticated caller in the default project.
  */
 export const callerContext = (request: FastifyRequest, via: Actor['via']): OperationContext => {
   const principal = callers.get(request);
   if (!principal) {
-    return { actor: { subject: 'anonymous', tenant: null, via }, correlationId: request.id, project: DEFAULT_PROJECT };
+    return {
+      actor: { subject: 'anonymous', tenant: null, via },
+      correlationId: request.id,
+      project: DEFAULT_PROJECT,
+      unauthenticated: true,
+    };
   }
   return {
     actor: { subject: principal.subject, tenant: principal.tenant, via },
@@ -83,9 +103,12 @@ export const guardOtherSurfaces = (
     const route = request.routeOptions.url;
     // No route matched: the not-found answer follows, and it reveals nothing.
     if (route === undefined) return;
+    if (request.routeOptions.config.selfAuthenticating) return;
     const method = request.method === 'HEAD' ? 'GET' : request.method;
-    if (PUBLIC_ROUTES.has(`${method} ${route}`) || request.routeOptions.config.selfAuthenticating) return;
-    const scope = scopeFor(request, route, operations);
+    const operation = operationOf(request, route, operations);
+    const listed = OTHER_ROUTES[`${method} ${route}`];
+    if (!operation && listed === null) return;
+    const scope = operation ? requiredScope(operation) : (listed ?? (method === 'GET' ? 'index:read' : 'index:write'));
     try {
       const principal = await authenticator.authenticate(request.headers);
       if (!principal.scopes.includes(scope)) return refuse(request, reply, 403, `This action needs the '${scope}' scope`);
