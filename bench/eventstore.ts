@@ -7,7 +7,7 @@ import { connectPostgres, openPglite, type Database } from '../infra/postgres/da
 import { openPgliteThread } from '../infra/postgres/threadedPglite.js';
 import { START } from '../src/domain/position.js';
 import { postgresDocumentProjection } from '../infra/postgres/documentReadModels.js';
-import { streamSummaries } from '../projections/streamSummaries.js';
+import { streamSummaries } from '../projections/ledger/streamSummaries.js';
 import { createProjectionRunner } from '../src/engine/projectionRunner.js';
 import { silentLogger } from '../src/ports/logger.js';
 import type { EventStore } from '../src/ports/eventStore.js';

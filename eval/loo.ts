@@ -1,4 +1,4 @@
-import { DEFAULT_FUSION_SETTINGS, fuse, type FusionSettings } from '../queries/fusion.js';
+import { DEFAULT_FUSION_SETTINGS, fuse, type FusionSettings } from '../queries/search/fusion.js';
 import { pairedBootstrap, paired, type Difference } from './bootstrap.js';
 import { ndcgAt10 } from './scifact.js';
 

@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
-import type { SearchOutput } from '../queries/searchDocuments.js';
+import type { SearchOutput } from '../queries/search/searchDocuments.js';
 import { loadConfig, type Config } from '../src/config.js';
 import { openLedger, type Ledger } from '../src/main.js';
 import { DEFAULT_SETTING, leaveOneOut, replay, SETTINGS_GRID, type QueryLists, type Ranked } from './loo.js';

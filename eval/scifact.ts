@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { seededRandom } from './bootstrap.js';
-import type { SearchOutput } from '../queries/searchDocuments.js';
+import type { SearchOutput } from '../queries/search/searchDocuments.js';
 import type { Ledger } from '../src/main.js';
 import { type OperationContext } from '../src/operations.js';
 import { DEFAULT_PROJECT } from '../src/domain/workspace.js';

@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { createApiKey } from '../commands/createApiKey.js';
-import { revokeApiKey } from '../commands/revokeApiKey.js';
+import { createApiKey } from '../commands/access/createApiKey.js';
+import { revokeApiKey } from '../commands/access/revokeApiKey.js';
 import { createMemoryEventStore } from '../infra/eventstore/memoryEventStore.js';
 import type { DomainEvent } from '../src/domain/events.js';
 import { jobDecider } from '../src/services/jobDecider.js';
 import { asStored, projectionAfter, unitContext } from '../test/support/givenWhenThen.js';
-import { apiKeysProjection } from './apiKeys.js';
-import { connectorsProjection } from './connectors.js';
-import { documentsProjection } from './documents.js';
-import { jobsProjection } from './jobs.js';
-import { streamSummaries } from './streamSummaries.js';
-import { tokenFamiliesProjection } from './tokenFamilies.js';
+import { apiKeysProjection } from './access/apiKeys.js';
+import { connectorsProjection } from './connectors/connectors.js';
+import { documentsProjection } from './search/documents.js';
+import { jobsProjection } from './jobs/jobs.js';
+import { streamSummaries } from './ledger/streamSummaries.js';
+import { tokenFamiliesProjection } from './access/tokenFamilies.js';
 
 const id = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
 

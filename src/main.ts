@@ -14,7 +14,7 @@ import { connectEsdb, createEsdbEventStore } from '../infra/eventstore/esdbEvent
 import { createPostgresKeyring, hasDataKeys } from '../infra/postgres/postgresKeyring.js';
 import { checkPostgresExtensions } from '../infra/deploy/postgresExtensions.js';
 import { embeddingActivity } from '../infra/embeddings/embeddingActivity.js';
-import { jobsProjection } from '../projections/jobs.js';
+import { jobsProjection } from '../projections/jobs/jobs.js';
 import { ConfigError, type Config } from './config.js';
 import { createProjectionRunner, type ProjectionRunner } from './engine/projectionRunner.js';
 import { NotFoundError } from './errors.js';

@@ -7,7 +7,7 @@ import { openPgliteThread } from '../../infra/postgres/threadedPglite.js';
 import { buildValueIndex, valueIndexName } from '../../infra/search/postgresChunkIndex.js';
 import { createPgvectorIndex, HNSW_BUILD_MEMORY_MB } from '../../infra/search/pgvectorIndex.js';
 import { DEFAULT_PROJECT } from '../../src/domain/workspace.js';
-import { semanticIndexProjection } from '../../projections/semanticIndex.js';
+import { semanticIndexProjection } from '../../projections/search/semanticIndex.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import type { Embedder } from '../../src/ports/embedder.js';
 import type { VectorIndex } from '../../src/ports/searchIndex.js';

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { position, START, type Position } from '../../src/domain/position.js';
 import { CheckpointMovedError, type RunnableProjection } from '../../src/ports/projections.js';
-import { keywordIndexProjection } from '../../projections/keywordIndex.js';
+import { keywordIndexProjection } from '../../projections/search/keywordIndex.js';
 import type { ChunkIndexProjection } from '../../src/ports/searchIndex.js';
 import { chunkIdsOf, storedIngestion } from '../../test/support/events.js';
 import { openPglite, type Database } from '../postgres/database.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { StoredEvent } from '../domain/events.js';
-import { position } from '../domain/position.js';
+import type { StoredEvent } from './events.js';
+import { position } from './position.js';
 import { foldUntil, parseAsOf, type Fold } from './asOf.js';
 
 /** Events of one stream: revision n at position (1, n + 1), recorded n seconds after midnight. */

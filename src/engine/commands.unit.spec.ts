@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryEventStore } from '../../infra/eventstore/memoryEventStore.js';
-import { apiKeyDecider, type ApiKeyCommand } from '../../commands/createApiKey.js';
+import { apiKeyDecider, type ApiKeyCommand } from '../../commands/access/createApiKey.js';
 import { newEvent } from '../../test/support/events.js';
 import { unitContext } from '../../test/support/givenWhenThen.js';
 import { ConcurrencyError, IllegalStateError, ValidationError } from '../errors.js';

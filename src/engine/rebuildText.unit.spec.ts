@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { START } from '../domain/position.js';
-import type { RebuildProgress } from '../engine/projectionRunner.js';
+import type { RebuildProgress } from './projectionRunner.js';
 import { formatDuration, formatRebuildProgress } from './rebuildText.js';
 
 const progress = (overrides: Partial<RebuildProgress>): RebuildProgress => ({

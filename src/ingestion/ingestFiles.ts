@@ -1,7 +1,7 @@
 import path from 'node:path';
 import type { GitFile, ScannedFile, SkippedFile } from '../../infra/connectors/index.js';
-import { ingestDocument, type IngestDeps } from '../../commands/ingestDocument.js';
-import { removeDocument } from '../../commands/removeDocument.js';
+import { ingestDocument, type IngestDeps } from '../../commands/search/ingestDocument.js';
+import { removeDocument } from '../../commands/search/removeDocument.js';
 import type { DocumentView } from '../domain/documentView.js';
 import type { IngestTally } from '../domain/ingestTally.js';
 import type { CommandContext } from '../engine/commands.js';

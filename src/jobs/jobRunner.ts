@@ -9,7 +9,7 @@ import { soleReplica, type ReplicaLocks } from '../ports/replicaLocks.js';
 import { inBackground } from '../ports/database.js';
 import { backoff, type Backoff } from './backoff.js';
 import { openJobStream, type JobStream } from './jobStream.js';
-import { connectorOfSyncJob } from '../../commands/syncConnector.js';
+import { connectorOfSyncJob } from '../../commands/jobs/syncConnector.js';
 import { runIndexingJob, type IndexingDeps, type RunControl } from './runIndexingJob.js';
 
 export interface JobRunnerOptions extends IndexingDeps {

@@ -1,7 +1,7 @@
-import { ingestDocument, type IngestDeps } from '../../commands/ingestDocument.js';
+import { ingestDocument, type IngestDeps } from '../../commands/search/ingestDocument.js';
 import { documentIdOf } from '../domain/documents.js';
-import { removeDocument } from '../../commands/removeDocument.js';
-import { connectorOfSyncJob, connectorSyncDecider, recordSyncStep, type SyncStep } from '../../commands/syncConnector.js';
+import { removeDocument } from '../../commands/search/removeDocument.js';
+import { connectorOfSyncJob, connectorSyncDecider, recordSyncStep, type SyncStep } from '../../commands/jobs/syncConnector.js';
 import type { DocumentView } from '../domain/documentView.js';
 import { streamId } from '../domain/events.js';
 import { findUnstorableText, toStorableText } from '../domain/text.js';

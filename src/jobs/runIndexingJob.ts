@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { scanFilesystem, type ScannedFile, type SkippedFile } from '../../infra/connectors/index.js';
-import type { IngestDeps } from '../../commands/ingestDocument.js';
-import { jobsProjection } from '../../projections/jobs.js';
+import type { IngestDeps } from '../../commands/search/ingestDocument.js';
+import { jobsProjection } from '../../projections/jobs/jobs.js';
 import { isTerminal, type JobPhase } from '../domain/jobs.js';
 import { positionParts, type Position } from '../domain/position.js';
 import { commandContext, type CommandContext } from '../engine/commands.js';

@@ -1,17 +1,17 @@
-import { createApiKeyOperation, createApiKeySurfaces } from '../../commands/createApiKey.js';
-import { issueTokensOperation, issueTokensSurfaces } from '../../commands/issueTokens.js';
-import { revokeApiKeyOperation, revokeApiKeySurfaces } from '../../commands/revokeApiKey.js';
-import { revokeTokensOperation, revokeTokensSurfaces } from '../../commands/revokeTokens.js';
+import { createApiKeyOperation, createApiKeySurfaces } from '../../commands/access/createApiKey.js';
+import { issueTokensOperation, issueTokensSurfaces } from '../../commands/access/issueTokens.js';
+import { revokeApiKeyOperation, revokeApiKeySurfaces } from '../../commands/access/revokeApiKey.js';
+import { revokeTokensOperation, revokeTokensSurfaces } from '../../commands/access/revokeTokens.js';
 import {
   issueTokenPair,
   refreshTokensOperation,
   refreshTokensSurfaces,
   type TokenDeps,
-} from '../../commands/rotateRefreshToken.js';
+} from '../../commands/access/rotateRefreshToken.js';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
-import { apiKeysProjection } from '../../projections/apiKeys.js';
-import { tokenFamiliesProjection } from '../../projections/tokenFamilies.js';
-import { listApiKeysOperation, listApiKeysSurfaces } from '../../queries/listApiKeys.js';
+import { apiKeysProjection } from '../../projections/access/apiKeys.js';
+import { tokenFamiliesProjection } from '../../projections/access/tokenFamilies.js';
+import { listApiKeysOperation, listApiKeysSurfaces } from '../../queries/access/listApiKeys.js';
 import { API_KEYS } from '../domain/apiKeyView.js';
 import type { Position } from '../domain/position.js';
 import { TOKEN_FAMILIES } from '../domain/tokenFamilyView.js';

@@ -1,25 +1,25 @@
-import { changeConfigSurfaces } from '../../commands/changeConfig.js';
+import { changeConfigSurfaces } from '../../commands/settings/changeConfig.js';
 import {
   addConnectorSurfaces,
   removeConnectorSurfaces,
   updateConnectorSurfaces,
-} from '../../commands/changeConnector.js';
-import { forceReindexSurfaces, startIndexingConnectorsSurfaces } from '../../commands/startIndexingConnectors.js';
-import { stopIndexingSurfaces } from '../../commands/stopIndexing.js';
-import { indexStatusSurfaces } from '../../queries/indexStatus.js';
-import { refreshTokensSurfaces } from '../../commands/rotateRefreshToken.js';
-import { getConnectorSurfaces, listConnectorsSurfaces } from '../../queries/listConnectors.js';
-import { healthSurfaces } from '../../queries/health.js';
-import { readConfigSurfaces } from '../../queries/readConfig.js';
-import { searchApiSurfaces } from '../../queries/searchApi.js';
-import { searchSuggestionsSurfaces } from '../../queries/searchSuggestions.js';
-import { systemStatusSurfaces } from '../../queries/systemStatus.js';
-import { listAllJobsSurfaces } from '../../queries/listAllJobs.js';
-import { projectionStatusSurfaces } from '../../queries/projectionStatus.js';
-import { forgetSurfaces } from '../../commands/forget.js';
-import { auditRouteSurfaces } from '../../queries/auditEvents.js';
-import { streamAsOfSurfaces } from '../../queries/streamAsOf.js';
-import { startRebuildSurfaces } from '../../commands/rebuildProjection.js';
+} from '../../commands/connectors/changeConnector.js';
+import { forceReindexSurfaces, startIndexingConnectorsSurfaces } from '../../commands/jobs/startIndexingConnectors.js';
+import { stopIndexingSurfaces } from '../../commands/jobs/stopIndexing.js';
+import { indexStatusSurfaces } from '../../queries/jobs/indexStatus.js';
+import { refreshTokensSurfaces } from '../../commands/access/rotateRefreshToken.js';
+import { getConnectorSurfaces, listConnectorsSurfaces } from '../../queries/connectors/listConnectors.js';
+import { healthSurfaces } from '../../queries/health/health.js';
+import { readConfigSurfaces } from '../../queries/settings/readConfig.js';
+import { searchApiSurfaces } from '../../queries/search/searchApi.js';
+import { searchSuggestionsSurfaces } from '../../queries/search/searchSuggestions.js';
+import { systemStatusSurfaces } from '../../queries/health/systemStatus.js';
+import { listAllJobsSurfaces } from '../../queries/jobs/listAllJobs.js';
+import { projectionStatusSurfaces } from '../../queries/ledger/projectionStatus.js';
+import { forgetSurfaces } from '../../commands/protection/forget.js';
+import { auditRouteSurfaces } from '../../queries/ledger/auditEvents.js';
+import { streamAsOfSurfaces } from '../../queries/ledger/streamAsOf.js';
+import { startRebuildSurfaces } from '../../commands/ledger/rebuildProjection.js';
 import type { RouteSurfaces } from '../operations.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import type { ListChunksInputSchema } from '../../queries/listChunks.js';
+import type { ListChunksInputSchema } from '../../queries/search/listChunks.js';
 import { ValidationError } from '../errors.js';
 import type { FeatureApis } from '../module.js';
 import { callOperation } from '../operations.js';

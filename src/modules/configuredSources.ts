@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { scanFilesystem, scanGitRepository, type ScannedFile, type SkippedFile } from '../../infra/connectors/index.js';
-import type { SourceHealth } from '../../queries/listSources.js';
+import type { SourceHealth } from '../../queries/search/listSources.js';
 import type { Config, SourceConfig } from '../config.js';
 
 export interface ConfiguredSource {

@@ -1,5 +1,5 @@
 import { createRemoteSources } from '../../infra/connectors/remoteSources.js';
-import type { SyncConnectorDeps } from '../../commands/syncConnector.js';
+import type { SyncConnectorDeps } from '../../commands/jobs/syncConnector.js';
 import { CONNECTORS, type ConnectorRow } from '../domain/connectorView.js';
 import type { EndpointPolicy } from '../domain/connectorEndpoints.js';
 import type { SecretBox } from '../ports/secretBox.js';

@@ -6,17 +6,17 @@ import {
   updateConnectorOperation,
   updateConnectorSurfaces,
   type ConnectorCommandDeps,
-} from '../../commands/changeConnector.js';
-import { manageConnectorsOperation } from '../../commands/manageConnectors.js';
+} from '../../commands/connectors/changeConnector.js';
+import { manageConnectorsOperation } from '../../commands/connectors/manageConnectors.js';
 import { connectorEndpointCheck } from '../../infra/connectors/endpointGuard.js';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
-import { connectorsProjection } from '../../projections/connectors.js';
+import { connectorsProjection } from '../../projections/connectors/connectors.js';
 import {
   getConnectorOperation,
   getConnectorSurfaces,
   listConnectorsOperation,
   listConnectorsSurfaces,
-} from '../../queries/listConnectors.js';
+} from '../../queries/connectors/listConnectors.js';
 import { CONNECTORS } from '../domain/connectorView.js';
 import { WRITE_SETTLE_MS } from '../engine/settling.js';
 import { readableRootsOf } from '../ingestion/readableRoots.js';

@@ -1,9 +1,9 @@
 import type { McpServer } from '@modelcontextprotocol/server';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod';
-import { recordScriptedSourceSync } from '../../commands/recordScriptedSourceSync.js';
-import { syncRemoteConnector } from '../../commands/syncConnector.js';
-import { recordToolCalls } from '../../commands/recordToolCalls.js';
+import { recordScriptedSourceSync } from '../../commands/extensions/recordScriptedSourceSync.js';
+import { syncRemoteConnector } from '../../commands/jobs/syncConnector.js';
+import { recordToolCalls } from '../../commands/extensions/recordToolCalls.js';
 import type { Agent, RenderedPrompt } from '../../infra/lua/agents.js';
 import { createExtensionRegistry } from '../../infra/lua/extensionRegistry.js';
 import { syncLuaConnector, type SyncSummary } from '../../infra/lua/luaConnectors.js';

@@ -1,5 +1,5 @@
-import { healthOperation, healthSurfaces } from '../../queries/health.js';
-import { systemStatusOperation, systemStatusSurfaces } from '../../queries/systemStatus.js';
+import { healthOperation, healthSurfaces } from '../../queries/health/health.js';
+import { systemStatusOperation, systemStatusSurfaces } from '../../queries/health/systemStatus.js';
 import { UnavailableError } from '../errors.js';
 import { projectionProblems } from '../http/api/healthProblems.js';
 import { PRODUCT_VERSION } from '../http/api/version.js';

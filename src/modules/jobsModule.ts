@@ -2,23 +2,23 @@ import { embeddingActivity } from '../../infra/embeddings/embeddingActivity.js';
 import { createHttpEmbedder } from '../../infra/embeddings/httpEmbedder.js';
 import { readLiveCheckpoint } from '../../infra/postgres/checkpoints.js';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
-import { cancelJobOperation, cancelJobSurfaces } from '../../commands/cancelJob.js';
-import { retryJobOperation, retryJobSurfaces } from '../../commands/retryJob.js';
-import { startIndexingOperation, startIndexingSurfaces } from '../../commands/startIndexing.js';
-import { syncConnectorOperation, syncConnectorSurfaces } from '../../commands/syncConnector.js';
-import { controlIndexOperation } from '../../commands/controlIndex.js';
+import { cancelJobOperation, cancelJobSurfaces } from '../../commands/jobs/cancelJob.js';
+import { retryJobOperation, retryJobSurfaces } from '../../commands/jobs/retryJob.js';
+import { startIndexingOperation, startIndexingSurfaces } from '../../commands/jobs/startIndexing.js';
+import { syncConnectorOperation, syncConnectorSurfaces } from '../../commands/jobs/syncConnector.js';
+import { controlIndexOperation } from '../../commands/jobs/controlIndex.js';
 import {
   forceReindexOperation,
   forceReindexSurfaces,
   startIndexingConnectorsOperation,
   startIndexingConnectorsSurfaces,
-} from '../../commands/startIndexingConnectors.js';
-import { stopIndexingOperation, stopIndexingSurfaces } from '../../commands/stopIndexing.js';
-import { jobsProjection } from '../../projections/jobs.js';
-import { getJobStatusOperation, getJobStatusSurfaces } from '../../queries/getJobStatus.js';
-import { indexStatusOperation, indexStatusSurfaces } from '../../queries/indexStatus.js';
-import { listAllJobsOperation, listAllJobsSurfaces } from '../../queries/listAllJobs.js';
-import { listBackgroundJobsOperation, listBackgroundJobsSurfaces } from '../../queries/listBackgroundJobs.js';
+} from '../../commands/jobs/startIndexingConnectors.js';
+import { stopIndexingOperation, stopIndexingSurfaces } from '../../commands/jobs/stopIndexing.js';
+import { jobsProjection } from '../../projections/jobs/jobs.js';
+import { getJobStatusOperation, getJobStatusSurfaces } from '../../queries/jobs/getJobStatus.js';
+import { indexStatusOperation, indexStatusSurfaces } from '../../queries/jobs/indexStatus.js';
+import { listAllJobsOperation, listAllJobsSurfaces } from '../../queries/jobs/listAllJobs.js';
+import { listBackgroundJobsOperation, listBackgroundJobsSurfaces } from '../../queries/jobs/listBackgroundJobs.js';
 import type { Config } from '../config.js';
 import type { Embedder } from '../ports/embedder.js';
 import { readableRootsOf } from '../ingestion/readableRoots.js';

@@ -1,16 +1,16 @@
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
-import { streamSummaries } from '../../projections/streamSummaries.js';
+import { streamSummaries } from '../../projections/ledger/streamSummaries.js';
 import {
   rebuildProjectionOperation,
   rebuildProjectionSurfaces,
   startRebuildOperation,
   startRebuildSurfaces,
-} from '../../commands/rebuildProjection.js';
-import { auditEventsOperation, auditEventsSurfaces, auditRouteOperation, auditRouteSurfaces } from '../../queries/auditEvents.js';
-import { documentAsOfOperation } from '../../queries/getDocument.js';
-import { projectionStatusOperation, projectionStatusSurfaces } from '../../queries/projectionStatus.js';
-import { readHistoryOperation, readHistorySurfaces } from '../../queries/readHistory.js';
-import { streamAsOfOperation, streamAsOfSurfaces } from '../../queries/streamAsOf.js';
+} from '../../commands/ledger/rebuildProjection.js';
+import { auditEventsOperation, auditEventsSurfaces, auditRouteOperation, auditRouteSurfaces } from '../../queries/ledger/auditEvents.js';
+import { documentAsOfOperation } from '../../queries/search/getDocument.js';
+import { projectionStatusOperation, projectionStatusSurfaces } from '../../queries/ledger/projectionStatus.js';
+import { readHistoryOperation, readHistorySurfaces } from '../../queries/ledger/readHistory.js';
+import { streamAsOfOperation, streamAsOfSurfaces } from '../../queries/ledger/streamAsOf.js';
 import type { LedgerModule } from '../module.js';
 
 /** The event ledger itself: history of any stream, the audit log, time travel, and the projections that serve it. */

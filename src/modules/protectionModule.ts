@@ -1,7 +1,7 @@
 import { createPostgresContentErasure } from '../../infra/postgres/postgresContentStore.js';
 import { KEYWORD_TEXT_TABLES } from '../../infra/search/pgTextsearchKeywordIndex.js';
 import { semanticPassage } from '../domain/searchChunks.js';
-import { forgetOperation, forgetSurfaces } from '../../commands/forget.js';
+import { forgetOperation, forgetSurfaces } from '../../commands/protection/forget.js';
 import type { LedgerModule } from '../module.js';
 
 /** How long forgetting a document waits for the search indexes to drop its chunks. */

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { createHttpReranker } from '../../infra/reranking/httpReranker.js';
 import { createLocalReranker, DEFAULT_RERANKER_MODEL, type LocalReranker } from '../../infra/reranking/localReranker.js';
 import type { Config } from '../config.js';
-import type { SearchDeps } from '../../queries/searchDocuments.js';
+import type { SearchDeps } from '../../queries/search/searchDocuments.js';
 
 /** Where a local cross-encoder's folder is looked for, and where `ctx model fetch --reranker` puts it. */
 export const rerankerModelDir = ({ embeddings, reranker }: Config): string =>

@@ -1,7 +1,8 @@
 import type { Logger } from 'pino';
 import { createPgvectorIndex } from '../../infra/search/pgvectorIndex.js';
 import type { Database } from '../../infra/postgres/database.js';
-import { semanticIndexProjection, type CancelledWork } from '../../projections/semanticIndex.js';
+import { semanticIndexProjection } from '../../projections/search/semanticIndex.js';
+import { type CancelledWork } from '../ports/searchIndex.js';
 import type { Config } from '../config.js';
 import type { ContentStore } from '../ports/contentStore.js';
 import type { Embedder } from '../ports/embedder.js';

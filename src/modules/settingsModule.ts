@@ -1,6 +1,6 @@
-import { changeConfigOperation, changeConfigSurfaces } from '../../commands/changeConfig.js';
+import { changeConfigOperation, changeConfigSurfaces } from '../../commands/settings/changeConfig.js';
 import { createEventSourcedSettings } from '../../infra/settings/eventSourcedSettings.js';
-import { readConfigOperation, readConfigSurfaces } from '../../queries/readConfig.js';
+import { readConfigOperation, readConfigSurfaces } from '../../queries/settings/readConfig.js';
 import { defaultSettings } from '../domain/runtimeSettings.js';
 import type { LedgerModule } from '../module.js';
 

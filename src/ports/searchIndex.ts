@@ -111,3 +111,6 @@ export interface ChunkIndexProjection<Value> {
 export interface VectorIndexProjection extends ChunkIndexProjection<Float32Array> {
   readonly dimensions: number;
 }
+
+/** Of these work ids, those cancelled now, each with the key its chunks are set aside under. */
+export type CancelledWork = (workIds: readonly string[]) => Promise<Map<string, string>>;

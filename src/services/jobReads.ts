@@ -1,9 +1,11 @@
 import type { AsOf } from '../domain/asOf.js';
 import { streamId } from '../domain/events.js';
+import { isTerminal } from '../domain/jobs.js';
 import { jobViewFold, notFound, type JobView } from '../domain/jobView.js';
 import { loadAggregateAsOf } from '../engine/asOf.js';
 import type { EventStore } from '../ports/eventStore.js';
 import type { ReadModels } from '../ports/projections.js';
+import type { CancelledWork } from '../ports/searchIndex.js';
 
 export interface JobReadDeps {
   store: EventStore;
@@ -27,3 +29,20 @@ export const jobViewAsOf = async (store: EventStore, jobId: string, asOf: AsOf, 
   if (!job || (project !== undefined && job.project !== project)) throw notFound(jobId);
   return job;
 };
+
+/**
+ * The indexing jobs cancelled now, each with its repository: a job whose cancel is asked for counts
+ * as cancelled until it ends. Every event a job appends carries its id as correlation id, so a
+ * chunk's work is the job that stored it. `hasJobs` is false in a deployment without the jobs feature.
+ */
+export const cancelledJobs =
+  (readModels: ReadModels, hasJobs: () => boolean): CancelledWork =>
+  async (workIds) => {
+    if (!hasJobs()) return new Map();
+    const jobs = await readModels.getMany<JobView>('jobs', workIds);
+    return new Map(
+      [...jobs]
+        .filter(([, job]) => job.status === 'cancelled' || (job.cancelRequested && !isTerminal(job.status)))
+        .map(([id, job]) => [id, job.repoPath]),
+    );
+  };

@@ -106,3 +106,26 @@ export const jobStatusPrint = {
     estimated_time_remaining_seconds: '{estimated_time_remaining_seconds}',
   },
 } as const satisfies CliPrint;
+
+/** Index control's status: the project's running job, if any, and its last completed one. */
+export const IndexStatusResponseSchema = z.object({
+  status: z.enum(['running', 'idle']),
+  current_job: z
+    .object({
+      id: z.string(),
+      started_at: z.string().nullable(),
+      progress: z.object({
+        completed: z.number(),
+        total: z.number(),
+        current_connector: z.string().nullable(),
+      }),
+    })
+    .nullable(),
+  last_completed: z
+    .object({
+      finished_at: z.string().nullable(),
+      duration_minutes: z.number().nullable(),
+      documents_processed: z.number().int(),
+    })
+    .nullable(),
+});

@@ -3,7 +3,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { documentIdOf } from '../../src/domain/documents.js';
-import { removeDocument } from '../../commands/removeDocument.js';
+import { removeDocument } from '../../commands/search/removeDocument.js';
 import { loadConfig } from '../../src/config.js';
 import type { DomainEvent } from '../../src/domain/events.js';
 import { commandContext } from '../../src/engine/commands.js';

@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { pino } from 'pino';
-import { createApiKey } from '../../commands/createApiKey.js';
+import { createApiKey } from '../../commands/access/createApiKey.js';
 import { loadConfig } from '../../src/config.js';
 import { SCOPES, type Scope } from '../../src/domain/auth.js';
 import { commandContext } from '../../src/engine/commands.js';

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { revokeApiKey } from '../../commands/revokeApiKey.js';
+import { revokeApiKey } from '../../commands/access/revokeApiKey.js';
 import { commandContext } from '../../src/engine/commands.js';
-import { issueTokenPair } from '../../commands/rotateRefreshToken.js';
+import { issueTokenPair } from '../../commands/access/rotateRefreshToken.js';
 import { createJwtCodec } from '../../src/http/api/jwtCodec.js';
 import { ALL_SCOPES, craftToken, startApiServer, type ApiServer } from './apiServer.js';
 

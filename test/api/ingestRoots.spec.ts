@@ -3,7 +3,7 @@ import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { changeConnector } from '../../commands/changeConnector.js';
+import { changeConnector } from '../../commands/connectors/changeConnector.js';
 import type { Position } from '../../src/domain/position.js';
 import { commandContext } from '../../src/engine/commands.js';
 import { tempDataDir } from '../support/ledger.js';

@@ -12,6 +12,8 @@
  *   its reads through the ports) add the engine.
  * - `commands/`, `queries/`, `projections/` and `infra/` import the core and their own folder,
  *   never another of these folders and never anything else under `src/` (transports included).
+ *   Inside the first three, each feature has a folder (`commands/jobs/`, `queries/search/`, …), and
+ *   a slice imports only its own feature's: what features share lives in the core.
  * - Transports (`src/http`, `src/mcp`, `src/cli`) reach commands and queries only through the
  *   catalogue: they import no slice or projection.
  * - No import cycles anywhere in the shipped code; none between the folders of the core, the
@@ -50,6 +52,12 @@ const CORE_INWARD: Readonly<Record<string, readonly string[]>> = {
 };
 const TRANSPORTS = ['src/http/', 'src/mcp/', 'src/cli/'];
 const SLICES: readonly Layer[] = ['commands', 'queries', 'projections'];
+
+/** The feature a slice or projection belongs to: its folder inside `commands/`, `queries/` or `projections/`. */
+const featureOf = (file: string): string | undefined => {
+  const [top, feature, ...rest] = file.split('/');
+  return SLICES.includes(top as Layer) && rest.length > 0 ? feature : undefined;
+};
 const CORE_FILES = ['src/errors.ts', 'src/validation.ts', 'src/operations.ts'];
 
 const isTest = (file: string) => file.endsWith('.spec.ts') || file.endsWith('.d.ts');
@@ -166,6 +174,18 @@ describe('layering', () => {
         .map((target) => `${file} (${layerOf(file)}) imports ${target} (${layerOf(target)})`),
     );
     expect(violations).toEqual([]);
+  });
+
+  it("keeps a feature's slices to its own folder: a slice imports the core and its feature's folder", () => {
+    const violations = [...graph].flatMap(([file, imports]) => {
+      const feature = featureOf(file);
+      if (!feature) return [];
+      return imports
+        .filter((target) => layerOf(target) !== 'core' && featureOf(target) !== feature)
+        .map((target) => `${file} (${feature}) imports ${target}`);
+    });
+    expect(violations).toEqual([]);
+    expect([...graph.keys()].filter((file) => SLICES.includes(layerOf(file)) && !featureOf(file))).toEqual([]);
   });
 
   it('keeps the core importing inward: domain, then ports, then the engine and services', () => {

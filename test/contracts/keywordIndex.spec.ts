@@ -5,7 +5,7 @@ import { openPgliteThread } from '../../infra/postgres/threadedPglite.js';
 import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
 import { connectMeilisearch, createMeiliKeywordIndex } from '../../infra/search/meiliKeywordIndex.js';
 import { createPgTextsearchKeywordIndex } from '../../infra/search/pgTextsearchKeywordIndex.js';
-import { keywordIndexProjection } from '../../projections/keywordIndex.js';
+import { keywordIndexProjection } from '../../projections/search/keywordIndex.js';
 import { describeKeywordIndexContract } from './keywordIndex.contract.js';
 import { reachableMeilisearch } from './meiliServer.js';
 

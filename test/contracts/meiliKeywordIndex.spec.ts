@@ -17,7 +17,7 @@ import {
   translateMeiliError,
   type MeiliScoredChunk,
 } from '../../infra/search/meiliKeywordIndex.js';
-import { keywordIndexProjection } from '../../projections/keywordIndex.js';
+import { keywordIndexProjection } from '../../projections/search/keywordIndex.js';
 import { START, position } from '../../src/domain/position.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import { UnavailableError } from '../../src/errors.js';

@@ -2,7 +2,7 @@ import { openPglite } from '../../infra/postgres/database.js';
 import { openPgliteThread } from '../../infra/postgres/threadedPglite.js';
 import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
 import { createPgvectorIndex, openPgvectorSnapshot } from '../../infra/search/pgvectorIndex.js';
-import { semanticIndexProjection } from '../../projections/semanticIndex.js';
+import { semanticIndexProjection } from '../../projections/search/semanticIndex.js';
 import { describeVectorIndexContract, wordAxesEmbedder } from './vectorIndex.contract.js';
 
 // The PostgreSQL server on these machines has no pgvector: both adapters run on PGlite.

@@ -8,7 +8,7 @@ import { lockDataDir } from '../../infra/postgres/dataDirLock.js';
 import { readLiveCheckpoint } from '../../infra/postgres/checkpoints.js';
 import { postgresReadModels } from '../../infra/postgres/documentReadModels.js';
 import { createPostgresEventStore } from '../../infra/eventstore/postgresEventStore.js';
-import type { StreamSummary } from '../../projections/streamSummaries.js';
+import type { StreamSummary } from '../../projections/ledger/streamSummaries.js';
 
 const WORKER = path.resolve(import.meta.dirname, '../support/crashWorker.ts');
 

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openPglite, type Database } from '../../infra/postgres/database.js';
 import { postgresDocumentProjection, postgresReadModels } from '../../infra/postgres/documentReadModels.js';
 import { createPostgresEventStore } from '../../infra/eventstore/postgresEventStore.js';
-import { streamSummaries, type StreamSummary } from '../../projections/streamSummaries.js';
+import { streamSummaries, type StreamSummary } from '../../projections/ledger/streamSummaries.js';
 import { createProjectionRunner, ProjectionLagError, type RebuildProgress } from '../../src/engine/projectionRunner.js';
 import { DatabaseUnavailableError, IllegalStateError, NotFoundError } from '../../src/errors.js';
 import type { EventStore } from '../../src/ports/eventStore.js';

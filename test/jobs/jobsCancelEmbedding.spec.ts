@@ -3,7 +3,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EMBEDDING_PIECE } from '../../projections/semanticIndex.js';
+import { EMBEDDING_PIECE } from '../../projections/search/semanticIndex.js';
 import { ALL_SCOPES, startApiServer, type ApiServer } from '../api/apiServer.js';
 import { tempDataDir } from '../support/ledger.js';
 import { SLOW_EMBEDDER_DIMENSIONS, startSlowEmbedder } from '../support/slowEmbedder.js';

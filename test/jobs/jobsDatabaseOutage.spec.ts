@@ -4,7 +4,7 @@ import { pino } from 'pino';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
 import type { DocumentView } from '../../src/domain/documentView.js';
-import { documentsProjection } from '../../projections/documents.js';
+import { documentsProjection } from '../../projections/search/documents.js';
 import { loadConfig } from '../../src/config.js';
 import { streamId, type StoredEvent } from '../../src/domain/events.js';
 import type { JobEvent } from '../../src/domain/jobs.js';

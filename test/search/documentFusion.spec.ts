@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SearchOutput } from '../../queries/searchDocuments.js';
+import type { SearchOutput } from '../../queries/search/searchDocuments.js';
 import type { Ledger } from '../../src/main.js';
 import { type OperationContext } from '../../src/operations.js';
 import { DEFAULT_PROJECT } from '../../src/domain/workspace.js';

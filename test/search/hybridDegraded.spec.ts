@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SearchOutput } from '../../queries/searchDocuments.js';
+import type { SearchOutput } from '../../queries/search/searchDocuments.js';
 import { loadConfig } from '../../src/config.js';
 import { openLedger, type Ledger } from '../../src/main.js';
 import { type OperationContext } from '../../src/operations.js';

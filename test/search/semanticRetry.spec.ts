@@ -3,7 +3,7 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { SearchOutput } from '../../queries/searchDocuments.js';
+import type { SearchOutput } from '../../queries/search/searchDocuments.js';
 import { loadConfig } from '../../src/config.js';
 import { openLedger, type Ledger } from '../../src/main.js';
 import { type OperationContext } from '../../src/operations.js';

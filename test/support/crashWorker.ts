@@ -6,7 +6,7 @@ import { openPglite } from '../../infra/postgres/database.js';
 import { lockDataDir } from '../../infra/postgres/dataDirLock.js';
 import { postgresDocumentProjection } from '../../infra/postgres/documentReadModels.js';
 import { createPostgresEventStore } from '../../infra/eventstore/postgresEventStore.js';
-import { streamSummaries } from '../../projections/streamSummaries.js';
+import { streamSummaries } from '../../projections/ledger/streamSummaries.js';
 import { createProjectionRunner } from '../../src/engine/projectionRunner.js';
 import { silentLogger } from '../../src/ports/logger.js';
 import { newEvents } from './events.js';
