@@ -13,9 +13,12 @@ import {
   type ChunkTableSpec,
 } from './postgresChunkIndex.js';
 
+/** The table of the keyword index's chunks. */
+export const KEYWORD_CHUNK_TABLE = 'search_keyword';
+
 /** The keyword index's chunks as a BM25-indexed column of their title and text, with the words inside compound identifiers. */
 const KEYWORD_TABLE: ChunkTableSpec<string> = {
-  table: 'search_keyword',
+  table: KEYWORD_CHUNK_TABLE,
   valueType: 'text',
   // b = 1: full length normalisation. Code chunks vary in length far more than prose, and a long
   // function must not win by the sheer number of its words (SciFact is unchanged by it).

@@ -2,6 +2,7 @@ import type { ContentStore } from '../../src/ports/contentStore.js';
 import type { RunnableProjection } from '../../src/ports/projections.js';
 import type { VectorIndex, VectorIndexProjection } from '../../src/ports/searchIndex.js';
 import type { Database } from '../postgres/database.js';
+import { KEYWORD_CHUNK_TABLE } from './pgTextsearchKeywordIndex.js';
 import {
   filterConditions,
   openChunkTableSnapshot,
@@ -94,6 +95,15 @@ export const openPgvectorSnapshot = async (
   });
   return { ...snapshot, index: cosineSearch(db, snapshot.table) };
 };
+
+/** The semantic index's chunks, and the keyword index's less those set aside unembedded: how many it should hold. */
+export const embeddingBacklog = async (db: Database): Promise<{ rows: number; total: number }> =>
+  (
+    await db.query<{ rows: number; total: number }>(
+      `SELECT (SELECT count(*)::int FROM ${SEMANTIC_TABLE}) AS rows,
+              (SELECT count(*)::int FROM ${KEYWORD_CHUNK_TABLE}) - (SELECT count(*)::int FROM ${deferredTableOf(SEMANTIC_TABLE)}) AS total`,
+    )
+  )[0]!;
 
 /** How many chunks of `project` the semantic index holds unembedded, set aside for cancelled work. */
 export const countSetAside = async (db: Database, project: string): Promise<number> =>

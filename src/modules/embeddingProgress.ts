@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
 import { embeddingActivity } from '../../infra/embeddings/embeddingActivity.js';
-import type { Database } from '../../infra/postgres/database.js';
 import { embeddingMeter } from '../jobs/runIndexingJob.js';
 
 const EVERY_MS = 5_000;
@@ -14,38 +13,55 @@ export const embeddingProgressLine = (done: number, total: number, perSecond: nu
   `embedding: ${count(done)} / ${count(total)} chunks` +
   (perSecond > 0 ? `, ${count(Math.round(perSecond))} chunks/s, ${timeLeft((total - done) / perSecond)}` : '');
 
+/** The semantic index's chunks, and how many it should hold: the keyword index's, less those set aside. */
+export interface EmbeddingBacklog {
+  rows: number;
+  total: number;
+}
+
+export interface EmbeddingProgressSources {
+  /** Whether the semantic projection has events left to apply: cheap, read before any count. */
+  behind: () => Promise<boolean>;
+  backlog: () => Promise<EmbeddingBacklog>;
+  /** Vectors the model has made so far in this process. */
+  vectorsMade: () => number;
+  log: (line: string) => void;
+}
+
 /**
- * Logs, every few seconds while the semantic index is behind the keyword index, how many chunks are
- * embedded, how fast, and how long the rest should take. Chunks set aside unembedded (those of
- * cancelled jobs) are not waited for. Both are chunk tables in Postgres; with
- * Meilisearch as the keyword index there is nothing to compare with, and nothing is logged.
+ * One look at how embedding a backlog goes: while the semantic projection is behind, a line with
+ * how many chunks are embedded, how fast, and how long the rest should take; once it has caught up,
+ * one line saying so. The chunk tables are counted only then, never while nothing is behind (a
+ * count of a large index is a scan).
  */
-export const watchEmbeddingProgress = (db: Database, logger: Logger): (() => void) => {
+export const embeddingProgressCheck = ({ behind, backlog, vectorsMade, log }: EmbeddingProgressSources) => {
   // The rate an indexing job's time left is measured at: both say the same.
-  const meter = embeddingMeter(() => embeddingActivity.vectorsMade);
+  const meter = embeddingMeter(vectorsMade);
   /** The semantic table's rows, and the vectors made when it last grew: made since then are in a batch not yet written. */
   let stored = { rows: -1, madeBefore: 0 };
   let reported = false;
-  const check = async () => {
-    const [row] = await db.query<{ rows: number; total: number }>(
-      `SELECT (SELECT count(*)::int FROM search_semantic) AS rows,
-              (SELECT count(*)::int FROM search_keyword) - (SELECT count(*)::int FROM search_semantic_deferred) AS total`,
-    );
-    if (!row) return;
-    const made = embeddingActivity.vectorsMade;
+  return async () => {
+    if (!reported && !(await behind())) return;
+    const row = await backlog();
+    const made = vectorsMade();
     meter.sample();
     if (row.rows !== stored.rows) stored = { rows: row.rows, madeBefore: made };
     const done = Math.min(row.total, row.rows + made - stored.madeBefore);
     if (row.rows < row.total) {
-      logger.info(embeddingProgressLine(done, row.total, meter.perSecond()));
+      log(embeddingProgressLine(done, row.total, meter.perSecond()));
       reported = true;
     } else if (reported) {
-      logger.info(`embedding: all ${count(row.total)} chunks embedded`);
+      log(`embedding: all ${count(row.total)} chunks embedded`);
       reported = false;
     }
   };
+};
+
+/** Logs the embedding progress every few seconds (see `embeddingProgressCheck`); returns how to stop. */
+export const watchEmbeddingProgress = (sources: Pick<EmbeddingProgressSources, 'behind' | 'backlog'>, logger: Logger): (() => void) => {
+  const check = embeddingProgressCheck({ ...sources, vectorsMade: () => embeddingActivity.vectorsMade, log: (line) => logger.info(line) });
   const timer = setInterval(() => {
-    // Before the tables exist (or with Meilisearch, which has no BM25 table) there is nothing to report.
+    // Before the tables exist there is nothing to report.
     check().catch(() => undefined);
   }, EVERY_MS);
   timer.unref();

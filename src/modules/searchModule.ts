@@ -239,6 +239,7 @@ export const searchModule: LedgerModule = {
       logger,
       addProjection: (projection) => context.projections().add(projection),
       cancelled: cancelledJobs(readModels, () => context.features().jobs !== undefined),
+      semanticBehind: async () => (await context.projections().behind(await store.headPosition(), ['semantic'])) !== null,
     });
     const sources = configuredSources(config);
     const asOfSchemas = await createAsOfSchemas(

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { createPgvectorIndex } from '../../infra/search/pgvectorIndex.js';
+import { createPgvectorIndex, embeddingBacklog } from '../../infra/search/pgvectorIndex.js';
 import type { Database } from '../../infra/postgres/database.js';
 import { semanticIndexProjection } from '../../projections/search/semanticIndex.js';
 import { type CancelledWork } from '../ports/searchIndex.js';
@@ -40,6 +40,8 @@ export interface SemanticSearchDeps {
   addProjection(projection: RunnableProjection): Promise<void>;
   /** Whose chunks wait unembedded: those of cancelled work. */
   cancelled: CancelledWork;
+  /** Whether the semantic projection has events left to apply. */
+  semanticBehind: () => Promise<boolean>;
 }
 
 /**
@@ -60,7 +62,7 @@ export const createSemanticSearch = async (deps: SemanticSearchDeps): Promise<Se
   /** A server logs how embedding a backlog goes; with Meilisearch there is no chunk count to compare with. */
   const watchProgress = () => {
     if (serving && !stopWatching && config.search.keywordIndex === 'pg_textsearch')
-      stopWatching = watchEmbeddingProgress(db, logger);
+      stopWatching = watchEmbeddingProgress({ behind: deps.semanticBehind, backlog: () => embeddingBacklog(db) }, logger);
   };
 
   /** Loads the embedder and opens its index; on failure, the state says why. */
