@@ -8,7 +8,7 @@ import type { ChunkIndexProjection } from '../../src/ports/searchIndex.js';
  */
 export const keywordIndexProjection: ChunkIndexProjection<string> = {
   name: 'keyword',
-  version: 3,
+  version: 4,
   eventTypes: SEARCH_EVENT_TYPES,
   changes: searchChunkChanges,
   index: (pending, texts) => {

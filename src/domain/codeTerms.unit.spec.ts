@@ -4,11 +4,19 @@ import { codeAwareQuery, codeAwareText, identifierParts } from './codeTerms.js';
 describe('code-aware terms', () => {
   it('splits camelCase, PascalCase, snake_case, dotted paths and digits', () => {
     expect(identifierParts('getUserById')).toEqual(['get', 'user', 'by', 'id']);
-    expect(identifierParts('HTTPServer2Go')).toEqual(['http', 'server', '2', 'go']);
+    expect(identifierParts('HTTPServer2Go')).toEqual(['http', 'server', 'go']);
     expect(identifierParts('_process_and_sort')).toEqual(['process', 'and', 'sort']);
     expect(identifierParts('os.path.join')).toEqual(['os', 'path', 'join']);
-    expect(identifierParts('parse2json')).toEqual(['parse', '2', 'json']);
+    expect(identifierParts('parse2json')).toEqual(['parse', 'json']);
+    expect(identifierParts('int64ToUtf8')).toEqual(['int', '64', 'to', 'utf']);
     expect(identifierParts('plain')).toEqual([]);
+  });
+
+  it('leaves out parts of one character, which every identifier-dense text would repeat', () => {
+    expect(identifierParts('getX')).toEqual(['get']);
+    expect(identifierParts('w63z')).toEqual(['63']);
+    expect(codeAwareText('let p = vec3.x;')).toBe('let p = vec3.x;\nvec');
+    expect(codeAwareQuery('getX')).toBe('getX get');
   });
 
   it('keeps the text whole and appends the words of its identifiers', () => {
