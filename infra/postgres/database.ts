@@ -65,7 +65,14 @@ const mappingStorageErrors = async <T>(work: () => Promise<T>): Promise<T> => {
  *   ANALYZE (or that was never analyzed) is analyzed again: a few times over its life.
  */
 const CHECKPOINT_WAL_BYTES = 64 * 1024 * 1024;
-const WAL_LIMITS = ['-c', 'max_wal_size=64MB', '-c', 'min_wal_size=32MB'];
+/**
+ * Without full-page images: PGlite runs with fsync off (`-F`), so a power loss can lose what the
+ * operating system had not written whatever the log holds; a process that dies cannot tear a page
+ * the operating system holds, the failure those images repair. After each checkpoint the first
+ * change to every page would copy it whole into the log: at 100,000 documents, 43% of the log
+ * written (27.2 → 15.6 KB per document), a share that grows with the store.
+ */
+const WAL_LIMITS = ['-c', 'max_wal_size=64MB', '-c', 'min_wal_size=32MB', '-c', 'full_page_writes=off'];
 /**
  * The BM25 index keeps new rows in a memtable, written out as a segment once it holds this many
  * 8 KB pages (pg_textsearch's default is 64): fewer, larger spills and merges. Measured on 20,000
