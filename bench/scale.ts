@@ -41,11 +41,16 @@ import {
  * whose semantic index holds real embeddings (an evaluation's, say): a copy of it is measured alike,
  * with the queries of the BEIR folder CTX_BENCH_CORPUS (default SciFact) embedded by the model.
  * CTX_BENCH_DOCS=0 runs only the semantic index runs; CTX_BENCH_INGEST_ONLY=1 stops after the ingest,
- * keyword search and disk figures (no semantic index, hybrid search or rebuilds).
+ * keyword search and disk figures (no semantic index, hybrid search or rebuilds); CTX_BENCH_SEMANTIC=0
+ * leaves out the semantic index and hybrid search at the corpus's size, for the rebuilds alone.
+ * CTX_BENCH_DATA_DIR keeps the embedded database there (default: a new temporary directory); one
+ * that already holds CTX_BENCH_DOCS documents, as an earlier run left it, is measured without
+ * ingesting again, so that a long ingest is paid once for several measurements.
  */
 const DOCS = Number(process.env.CTX_BENCH_DOCS ?? 20_000);
 const BATCH = Number(process.env.CTX_BENCH_BATCH ?? 500);
 const INGEST_ONLY = process.env.CTX_BENCH_INGEST_ONLY === '1';
+const SEMANTIC = process.env.CTX_BENCH_SEMANTIC !== '0';
 const VECTOR_SIZES = (INGEST_ONLY ? '0' : (process.env.CTX_BENCH_VECTORS ?? '1000,10000'))
   .split(',')
   .map(Number)
@@ -140,6 +145,14 @@ const ingest = async (ledger: Ledger) => {
     await operation.run({ source: 'bench', documents }, context());
   }
   console.log(`  rerun of ${rerun} unchanged documents: ${(rerun / ((performance.now() - rerunStarted) / 1000)).toFixed(0)} documents/s`);
+};
+
+/** The bench's documents a ledger holds already: none in a new one. */
+const storedDocuments = async (ledger: Ledger) => {
+  const { sources } = (await callOperation(ledger.operation('sources'), {}, context())) as {
+    sources: { name: string; doc_count: number }[];
+  };
+  return sources.find((s) => s.name === 'bench')?.doc_count ?? 0;
 };
 
 const search = async (ledger: Ledger) => {
@@ -285,16 +298,18 @@ const measure = async (
   );
   const dataDir = 'dataDir' in storage ? storage.dataDir : null;
   let ledger = await openBench(storage, 'none');
-  let figures: SemanticFigures;
+  let figures: SemanticFigures | null = null;
   try {
     await ledger.projections.start();
-    await ingest(ledger);
+    const stored = await storedDocuments(ledger);
+    if (stored >= DOCS) console.log(`  ${stored} documents already stored in ${dataDir}: not ingested again`);
+    else await ingest(ledger);
     await search(ledger);
     await disk(ledger, dataDir);
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
     console.log(`  peak RSS ${mib(peakRss)}; load average ${load()}`);
     if (INGEST_ONLY) return null;
-    figures = await semantic(ledger, dataDir);
+    if (SEMANTIC) figures = await semantic(ledger, dataDir);
   } finally {
     await ledger.close();
   }
@@ -302,9 +317,9 @@ const measure = async (
   ledger = await openBench(storage, 'local');
   try {
     await ledger.catchUp();
-    const withModel = await hybrid(ledger);
+    const withModel = SEMANTIC && (await hybrid(ledger));
     await rebuildUnderSearch(ledger, withModel ? ['keyword', 'hybrid'] : ['keyword']);
-    console.log('  disk after the semantic index and the rebuilds:');
+    console.log(`  disk after ${SEMANTIC ? 'the semantic index and ' : ''}the rebuilds:`);
     await disk(ledger, dataDir);
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
     console.log(`  peak RSS ${mib(peakRss)}; load average ${load()}; ${((performance.now() - started) / 1000).toFixed(0)} s in all`);
@@ -318,7 +333,8 @@ export async function run(): Promise<void> {
   const semanticRuns: SemanticFigures[] = [];
   for (const n of VECTOR_SIZES.filter((n) => n < DOCS)) semanticRuns.push(await measureSyntheticIndex(n));
   if (DOCS > 0) {
-    const figures = await measure('embedded (PGlite)', { dataDir: mkdtempSync(path.join(tmpdir(), 'ctx-bench-scale-')) });
+    const dataDir = process.env.CTX_BENCH_DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'ctx-bench-scale-'));
+    const figures = await measure('embedded (PGlite)', { dataDir });
     if (figures) semanticRuns.push(figures);
   }
   for (const n of VECTOR_SIZES.filter((n) => n > DOCS)) semanticRuns.push(await measureSyntheticIndex(n));
