@@ -313,8 +313,9 @@ const measure = async (
   } finally {
     await ledger.close();
   }
-  // Opened again with the local model, whose semantic projection finds its index complete.
-  ledger = await openBench(storage, 'local');
+  // Opened again with the local model, whose semantic projection finds its index complete (without
+  // the semantic index, without the model: its projection would embed every chunk).
+  ledger = await openBench(storage, SEMANTIC ? 'local' : 'none');
   try {
     await ledger.catchUp();
     const withModel = SEMANTIC && (await hybrid(ledger));
