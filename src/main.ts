@@ -55,6 +55,8 @@ export interface Ledger extends Omit<ModuleContext, 'projections'> {
 export interface OpenLedgerOptions {
   logger?: PinoLogger;
   modules?: readonly LedgerModule[];
+  /** For one command, then closed: a read model built by an older version is served, not rebuilt. */
+  oneShot?: boolean;
 }
 
 // The embedded database runs in its own thread, so its statements never hold the one that answers requests.
@@ -112,7 +114,7 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
     const projections = createProjectionRunner(
       store,
       parts.flatMap((p) => p.projections ?? []),
-      { batchSize: config.projections.batchSize, logger, locks: replicaLocks },
+      { batchSize: config.projections.batchSize, logger, locks: replicaLocks, rebuildsOnVersionChange: !options.oneShot },
     );
     operations = parts.flatMap((p) => p.operations ?? []);
     features = parts.reduce<FeatureApis>((all, p) => ({ ...all, ...p.api }), {});

@@ -58,7 +58,7 @@ const serverOf = async (command: Command): Promise<ServerAccess | null> => {
 const openForCommand = (command: Command): Promise<Ledger> => {
   const config = configOf(command);
   const logger = cliLogger(config.log.level === 'info' ? 'warn' : config.log.level, 2);
-  return openLedger(config, { logger });
+  return openLedger(config, { logger, oneShot: true });
 };
 
 /**

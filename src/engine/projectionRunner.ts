@@ -100,6 +100,11 @@ export interface ProjectionRunnerOptions {
   logger: Logger;
   /** Replicas on one database run each projection in one of them at a time; the others read its checkpoint. */
   locks?: ReplicaLocks;
+  /**
+   * Whether a projection whose version changed is rebuilt by itself at start (the default). A
+   * one-shot command says no: it would end before most rebuilds do, so it only says so.
+   */
+  rebuildsOnVersionChange?: boolean;
 }
 
 /** Counting lag stops here: a status call must stay cheap however far behind a projection is. */
@@ -180,7 +185,13 @@ const boundedSlices = (events: readonly StoredEvent[], maxBytes: number): Stored
 export const createProjectionRunner = (
   store: EventStore,
   projections: readonly RunnableProjection[],
-  { batchSize = 500, maxBatchBytes = MAX_BATCH_BYTES, logger, locks = soleReplica }: ProjectionRunnerOptions,
+  {
+    batchSize = 500,
+    maxBatchBytes = MAX_BATCH_BYTES,
+    logger,
+    locks = soleReplica,
+    rebuildsOnVersionChange = true,
+  }: ProjectionRunnerOptions,
 ): ProjectionRunner => {
   const lockOf = (live: Live) => `projection:${live.projection.name}`;
   const liveFor = (projection: RunnableProjection): Live => ({
@@ -399,6 +410,12 @@ export const createProjectionRunner = (
       return { ...progress, ...estimated(progress), percent: 100, etaSeconds: 0 };
     } catch (error) {
       await shadow.discard().catch(() => undefined);
+      // Stopped with the ledger (a short command, say), not failed: the live copy serves on, and
+      // the next start rebuilds again.
+      if (!started) {
+        logger.info({ projection: name, events: progress.processedEvents }, 'projection rebuild stopped with the ledger');
+        throw error;
+      }
       live.lastError = { message: `Rebuild failed: ${(error as Error).message}`, at: new Date().toISOString() };
       logger.error({ projection: name, error: (error as Error).message }, 'projection rebuild failed');
       throw error;
@@ -475,13 +492,20 @@ export const createProjectionRunner = (
     starting.forEach((live, i) => {
       const version = built[i];
       if (version === null || version === undefined || version === live.projection.version) return;
+      if (!rebuildsOnVersionChange) {
+        logger.warn(
+          { projection: live.projection.name, from: version, to: live.projection.version },
+          `projection built by an older version, served as it is: a server rebuilds it by itself, or \`ctx projections rebuild ${live.projection.name}\` now`,
+        );
+        return;
+      }
       logger.info(
         { projection: live.projection.name, from: version, to: live.projection.version },
         'projection version changed; rebuilding beside the live copy',
       );
-      rebuild(live.projection.name).catch((error: unknown) =>
-        logger.error({ err: error, projection: live.projection.name }, 'automatic rebuild failed'),
-      );
+      rebuild(live.projection.name).catch((error: unknown) => {
+        if (started) logger.error({ err: error, projection: live.projection.name }, 'automatic rebuild failed');
+      });
     });
   };
 

@@ -442,6 +442,76 @@ describe('projection runner', () => {
     await second.stop();
   });
 
+  it('a version rebuild cut short by stopping, as a short command does, logs no error; the next start rebuilds', async () => {
+    await fill(3, 1);
+    const v1 = await postgresDocumentProjection(db, summariesAs('cut_short', 1));
+    const first = createProjectionRunner(store, [v1], { logger: silentLogger });
+    await first.start();
+    await first.waitFor(await store.headPosition());
+    await first.stop();
+
+    const v2 = await postgresDocumentProjection(db, summariesAs('cut_short', 2));
+    let closeDatabase!: () => void;
+    const closed = new Promise<void>((resolve) => (closeDatabase = resolve));
+    let shadowWrites = 0;
+    // Its shadow writes until the database under it closes, as the ledger's close does.
+    const cutShort: RunnableProjection = {
+      ...v2,
+      openShadow: async () => ({
+        ...(await v2.openShadow()),
+        apply: async () => {
+          shadowWrites++;
+          await closed;
+          throw new DatabaseUnavailableError('The embedded database has stopped');
+        },
+      }),
+    };
+    const logger = { ...silentLogger, info: vi.fn(), error: vi.fn() };
+    const second = createProjectionRunner(store, [cutShort], { logger });
+    await second.start();
+    await until(() => shadowWrites > 0, Boolean, { what: 'the rebuild to write' });
+    await second.stop();
+    closeDatabase();
+    await until(
+      () => logger.info.mock.calls.some(([, message]) => message === 'projection rebuild stopped with the ledger'),
+      Boolean,
+      { what: 'the rebuild to stop', timeoutMs: 10_000 },
+    );
+    expect(logger.error).not.toHaveBeenCalled();
+    expect(await v2.liveVersion()).toBe(1);
+
+    const third = createProjectionRunner(store, [v2], { logger: silentLogger });
+    await third.start();
+    await expect.poll(async () => v2.liveVersion(), { timeout: 20_000 }).toBe(2);
+    await third.stop();
+  });
+
+  it('for a one-shot command, serves a projection built by an older version as it is, and says so', async () => {
+    await fill(3, 1);
+    const v1 = await postgresDocumentProjection(db, summariesAs('one_shot', 1));
+    const first = createProjectionRunner(store, [v1], { logger: silentLogger });
+    await first.start();
+    await first.waitFor(await store.headPosition());
+    await first.stop();
+    const before = await snapshot('one_shot');
+
+    const v2 = await postgresDocumentProjection(db, summariesAs('one_shot', 2));
+    const logger = { ...silentLogger, warn: vi.fn() };
+    const oneShot = createProjectionRunner(store, [v2], { logger, rebuildsOnVersionChange: false });
+    await oneShot.start();
+    const [status] = await oneShot.status();
+    expect(status).toMatchObject({ name: 'one_shot', state: 'running', rebuild: null });
+    expect(logger.warn).toHaveBeenCalledWith(
+      { projection: 'one_shot', from: 1, to: 2 },
+      expect.stringContaining('`ctx projections rebuild one_shot`'),
+    );
+    // Asked for, the rebuild runs: nothing else holds it.
+    await expect(oneShot.rebuild('one_shot')).resolves.toMatchObject({ percent: 100 });
+    expect(await v2.liveVersion()).toBe(2);
+    expect(await snapshot('one_shot')).toEqual(before);
+    await oneShot.stop();
+  });
+
   it('refuses a second rebuild of a projection while one runs, and shows the one running', async () => {
     await fill(30, 2);
     const projection = await postgresDocumentProjection(db, summariesAs('rebuilt_once'));
