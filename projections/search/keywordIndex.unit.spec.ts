@@ -37,8 +37,8 @@ const held = (index: ReturnType<typeof memoryChunkIndex<string>>) => {
 };
 
 describe('the keyword index projection', () => {
-  it('is the keyword index at version 3, fed by document events only', () => {
-    expect(keywordIndexProjection).toMatchObject({ name: 'keyword', version: 3 });
+  it('is the keyword index at version 4, fed by document events only', () => {
+    expect(keywordIndexProjection).toMatchObject({ name: 'keyword', version: 4 });
     expect(keywordIndexProjection.eventTypes).toEqual(['DocumentIngested', 'DocumentRemoved', 'DocumentForgotten']);
     expect('resumes' in keywordIndexProjection).toBe(false);
   });
