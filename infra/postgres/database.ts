@@ -66,9 +66,9 @@ const mappingStorageErrors = async <T>(work: () => Promise<T>): Promise<T> => {
  */
 const CHECKPOINT_WAL_BYTES = 64 * 1024 * 1024;
 /**
- * Without full-page images: PGlite runs with fsync off (`-F`), so a power loss can lose what the
- * operating system had not written whatever the log holds; a process that dies cannot tear a page
- * the operating system holds, the failure those images repair. After each checkpoint the first
+ * Without full-page images, which repair a page torn by a power loss: PGlite runs with fsync off
+ * (`-F`), so what a power loss catches unwritten is lost with them or without; and a process that
+ * dies cannot tear a page the operating system already holds. After each checkpoint the first
  * change to every page would copy it whole into the log: at 100,000 documents, 43% of the log
  * written (27.2 → 15.6 KB per document), a share that grows with the store.
  */
