@@ -172,3 +172,51 @@ describe('a value index built in bulk', () => {
     }
   });
 });
+
+describe('a rebuild on the embedded database', () => {
+  let db: Database;
+  beforeAll(async () => {
+    db = await openPglite();
+  });
+  afterAll(() => db.close());
+
+  /** The database, recording every statement sent through it, in transactions too. */
+  const recording = (statements: string[]): Database => {
+    const record = (runner: Pick<Database, 'query'>): Pick<Database, 'query'> => ({
+      query: <R>(sql: string, params?: readonly unknown[]) => {
+        statements.push(sql);
+        return runner.query<R>(sql, params);
+      },
+    });
+    return {
+      ...db,
+      ...record(db),
+      exec: (script) => {
+        statements.push(script);
+        return db.exec(script);
+      },
+      transaction: (fn) => db.transaction((tx) => fn({ ...tx, ...record(tx) })),
+    };
+  };
+  const indexesOf = async (table: string) =>
+    (await db.query<{ indexname: string }>('SELECT indexname FROM pg_indexes WHERE tablename = $1', [table])).map((r) => r.indexname);
+
+  it('indexes its copy from the start, so that the swap builds no index while searches wait', async () => {
+    // One connection: a bulk build at the swap would hold every search for as long as it ran.
+    const statements: string[] = [];
+    const content = await createPostgresContentStore(db);
+    const projection = await postgresChunkIndexProjection(recording(statements), content, SLICED, TEXT_TABLE);
+    const shadow = await projection.openShadow();
+    expect(await indexesOf('sliced_text__shadow')).toContain('sliced_text__shadow_value');
+
+    const documentId = randomUUID();
+    const event = storedIngestion({ documentId, hashes: await content.put(['rebuilt text']), position: position(1, 1n) });
+    await shadow.apply([event], START, event.position);
+    statements.length = 0;
+    await shadow.promote();
+
+    expect(statements.filter((sql) => /CREATE INDEX/i.test(sql))).toEqual([]);
+    expect(await indexesOf('sliced_text')).toContain('sliced_text_value');
+    expect(await db.query('SELECT value FROM sliced_text WHERE document_id = $1', [documentId])).toEqual([{ value: 'rebuilt text' }]);
+  });
+});

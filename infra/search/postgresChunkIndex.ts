@@ -265,6 +265,16 @@ export const postgresChunkIndexProjection = async <Value>(
   const checkpoints = projectionCheckpoints(db, name, version);
   await checkpoints.register();
   const setsAside = projection.resumes !== undefined;
+  /**
+   * A rebuild's value index, built in bulk after the load (at promotion), takes a fraction of the
+   * time of row-by-row inserts: 59 s against 448 s for the HNSW graph of 115,749 real embeddings.
+   * But the embedded database has one connection, and every search waits behind that one statement:
+   * 64 s for that graph, 41 s for the BM25 index of 100,000 documents, minutes at a million. There
+   * the index is made first, on the empty table, and filled as the rows come: the rebuild takes
+   * longer, and a search waits for one slice of rows at most. On a server, other connections keep
+   * serving while the bulk build runs.
+   */
+  const indexFirst = db.engine === 'pglite';
   const deferredTables = (of: string) => (setsAside ? deferredColumns(of) : '');
   await db.exec(
     columns(table, spec.valueType) +
@@ -291,16 +301,16 @@ export const postgresChunkIndexProjection = async <Value>(
     liveVersion: () => checkpoints.liveVersion(),
     quarantined: () => checkpoints.quarantined(),
     openShadow: async (): Promise<ShadowSink> => {
-      // The value index is built after the bulk load, at promotion: much faster than row by row.
       await db.exec(
         `DROP TABLE IF EXISTS ${shadowTable}; DROP TABLE IF EXISTS ${deferredTableOf(shadowTable)};
-         ${columns(shadowTable, spec.valueType)} ${deferredTables(shadowTable)}`,
+         ${columns(shadowTable, spec.valueType)} ${deferredTables(shadowTable)}
+         ${indexFirst ? `${spec.valueIndex(shadowTable, valueIndexName(shadowTable))};` : ''}`,
       );
       await db.transaction((tx) => checkpoints.resetShadow(tx));
       return {
         ...sink(shadowTable, 'shadow'),
         promote: async () => {
-          await buildValueIndex(db, spec, shadowTable, valueIndexName(shadowTable));
+          if (!indexFirst) await buildValueIndex(db, spec, shadowTable, valueIndexName(shadowTable));
           await db.transaction(async (tx) => {
             await tx.query(`DROP TABLE ${table}`);
             await tx.query(`ALTER TABLE ${shadowTable} RENAME TO ${table}`);
