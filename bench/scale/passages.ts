@@ -5,15 +5,15 @@ import { loadBeir } from '../../eval/scifact.js';
 
 /**
  * Real text at scale for the semantic index: cuts the documents of BEIR folders into passages of
- * at most MAX_CHARS characters (whole sentences or lines, packed) and writes them as JSON lines
- * for `ctx ingest --jsonl`, one passage a document, so that each is one chunk. The five corpora of
- * `npm run eval -- --all` give about 116,000 passages of about 300 characters.
+ * whole sentences or lines packed up to MAX_CHARS characters (a longer one stays whole, alone) and
+ * writes them as JSON lines for `ctx ingest --jsonl`, one passage a document, so that each is one
+ * chunk. The five corpora of `npm run eval -- --all` give 115,705 passages of about 300 characters.
  *
  *   npx tsx bench/scale/passages.ts OUT.jsonl BEIR_DIR...
  */
 const MAX_CHARS = Number(process.env.CTX_BENCH_PASSAGE_CHARS ?? 400);
 
-export const passagesOf = (text: string, maxChars = MAX_CHARS): string[] => {
+const passagesOf = (text: string, maxChars = MAX_CHARS): string[] => {
   const passages: string[] = [];
   let current = '';
   for (const unit of text.split(/(?<=[.!?])\s+|\n+/)) {
