@@ -7,7 +7,7 @@ import { loadConfig } from '../src/config.js';
 import { openLedger, type Ledger } from '../src/main.js';
 import { semanticPassage } from '../src/domain/searchChunks.js';
 import type { DocumentView } from '../src/domain/documentView.js';
-import { createWorkerEmbedder } from '../infra/embeddings/workerEmbedder.js';
+import { localEmbedderFromConfig } from '../src/modules/embedderFromConfig.js';
 
 /**
  * Indexing with embeddings: ingests SciFact abstracts into a fresh embedded ledger with the local
@@ -40,13 +40,7 @@ export async function run(): Promise<void> {
         `${seconds.toFixed(1)} s = ${(documents.length / seconds).toFixed(1)} documents/s, ${(passages.length / seconds).toFixed(1)} chunks/s ingested and embedded; ` +
         `peak RSS ${(peakRss / 2 ** 20).toFixed(0)} MiB; load average after ${loadavg().map((l) => l.toFixed(2)).join(' ')}`,
     );
-    const embedder = await createWorkerEmbedder({
-      model: embeddings.model,
-      modelDir: embeddings.modelDir,
-      batchSize: embeddings.batchSize,
-      ...(embeddings.weights === 'auto' ? {} : { dtype: embeddings.weights }),
-      ...(embeddings.threads ? { intraOpThreads: embeddings.threads } : {}),
-    });
+    const embedder = await localEmbedderFromConfig(config);
     try {
       await embedder.embed([passages[0]!], 'document'); // loads the model
       const started = performance.now();

@@ -36,17 +36,22 @@ export const describeEmbedder = ({ embeddings }: Config, embedder: Embedder): st
   return `${model} (${dtype} weights, ${embedder.dimensions}-d) from ${path.join(embeddings.modelDir, embeddings.model)}`;
 };
 
+/** The configured local model in its worker, with no cache in front of it. */
+export const localEmbedderFromConfig = ({ embeddings }: Config): Promise<Embedder> =>
+  createWorkerEmbedder({
+    model: embeddings.model,
+    modelDir: embeddings.modelDir,
+    batchSize: embeddings.batchSize,
+    ...(embeddings.weights === 'auto' ? {} : { dtype: embeddings.weights }),
+    ...(embeddings.threads ? { intraOpThreads: embeddings.threads } : {}),
+  });
+
 /** The configured embedder behind the embedding cache; throws when it cannot be made now. */
-export const embedderFromConfig = async ({ embeddings }: Config, db: Database): Promise<Embedder> => {
+export const embedderFromConfig = async (config: Config, db: Database): Promise<Embedder> => {
+  const { embeddings } = config;
   const embedder =
     embeddings.provider === 'local'
-      ? await createWorkerEmbedder({
-          model: embeddings.model,
-          modelDir: embeddings.modelDir,
-          batchSize: embeddings.batchSize,
-          ...(embeddings.weights === 'auto' ? {} : { dtype: embeddings.weights }),
-          ...(embeddings.threads ? { intraOpThreads: embeddings.threads } : {}),
-        })
+      ? await localEmbedderFromConfig(config)
       : await createHttpEmbedder({
           url: embeddings.url!,
           model: embeddings.model,

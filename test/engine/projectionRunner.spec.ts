@@ -40,6 +40,15 @@ const fill = async (streams: number, eventsPerStream: number) => {
   return ids;
 };
 
+/** The read model `name` built from every event so far by its version 1, which then stops. */
+const builtAtVersionOne = async (name: string) => {
+  const v1 = await postgresDocumentProjection(db, summariesAs(name, 1));
+  const runner = createProjectionRunner(store, [v1], { logger: silentLogger });
+  await runner.start();
+  await runner.waitFor(await store.headPosition());
+  await runner.stop();
+};
+
 const snapshot = async (name: string) =>
   (await postgresReadModels(db).find<StreamSummary>(name, { orderBy: [{ field: 'streamId', direction: 'asc' }] }))
     .items;
@@ -420,11 +429,7 @@ describe('projection runner', () => {
 
   it('rebuilds by itself when the projection version changed', async () => {
     await fill(3, 1);
-    const v1 = await postgresDocumentProjection(db, summariesAs('versioned', 1));
-    const first = createProjectionRunner(store, [v1], { logger: silentLogger });
-    await first.start();
-    await first.waitFor(await store.headPosition());
-    await first.stop();
+    await builtAtVersionOne('versioned');
 
     const doubled: DocumentProjection<StreamSummary> = {
       ...summariesAs('versioned', 2),
@@ -444,11 +449,7 @@ describe('projection runner', () => {
 
   it('a version rebuild cut short by stopping, as a short command does, logs no error; the next start rebuilds', async () => {
     await fill(3, 1);
-    const v1 = await postgresDocumentProjection(db, summariesAs('cut_short', 1));
-    const first = createProjectionRunner(store, [v1], { logger: silentLogger });
-    await first.start();
-    await first.waitFor(await store.headPosition());
-    await first.stop();
+    await builtAtVersionOne('cut_short');
 
     const v2 = await postgresDocumentProjection(db, summariesAs('cut_short', 2));
     let closeDatabase!: () => void;
@@ -488,11 +489,7 @@ describe('projection runner', () => {
 
   it('for a one-shot command, serves a projection built by an older version as it is, and says so', async () => {
     await fill(3, 1);
-    const v1 = await postgresDocumentProjection(db, summariesAs('one_shot', 1));
-    const first = createProjectionRunner(store, [v1], { logger: silentLogger });
-    await first.start();
-    await first.waitFor(await store.headPosition());
-    await first.stop();
+    await builtAtVersionOne('one_shot');
     const before = await snapshot('one_shot');
 
     const v2 = await postgresDocumentProjection(db, summariesAs('one_shot', 2));
