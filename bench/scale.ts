@@ -45,12 +45,14 @@ import {
  * leaves out the semantic index and hybrid search at the corpus's size, for the rebuilds alone.
  * CTX_BENCH_DATA_DIR keeps the embedded database there (default: a new temporary directory); one
  * that already holds CTX_BENCH_DOCS documents, as an earlier run left it, is measured without
- * ingesting again, so that a long ingest is paid once for several measurements.
+ * ingesting again, so that a long ingest is paid once for several measurements. CTX_BENCH_EMBEDDED=0
+ * leaves out the embedded database, for the server's figures alone.
  */
 const DOCS = Number(process.env.CTX_BENCH_DOCS ?? 20_000);
 const BATCH = Number(process.env.CTX_BENCH_BATCH ?? 500);
 const INGEST_ONLY = process.env.CTX_BENCH_INGEST_ONLY === '1';
 const SEMANTIC = process.env.CTX_BENCH_SEMANTIC !== '0';
+const EMBEDDED = process.env.CTX_BENCH_EMBEDDED !== '0';
 const VECTOR_SIZES = (INGEST_ONLY ? '0' : (process.env.CTX_BENCH_VECTORS ?? '1000,10000'))
   .split(',')
   .map(Number)
@@ -334,7 +336,7 @@ const measure = async (
 export async function run(): Promise<void> {
   const semanticRuns: SemanticFigures[] = [];
   for (const n of VECTOR_SIZES.filter((n) => n < DOCS)) semanticRuns.push(await measureSyntheticIndex(n));
-  if (DOCS > 0) {
+  if (DOCS > 0 && EMBEDDED) {
     const dataDir = process.env.CTX_BENCH_DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'ctx-bench-scale-'));
     const figures = await measure('embedded (PGlite)', { dataDir });
     if (figures) semanticRuns.push(figures);

@@ -34,10 +34,16 @@ export const createAdvisoryLocks = (url: string, logger: Logger): ReplicaLocks =
     return client;
   };
 
-  // One 64-bit key per name; the server keeps advisory locks apart per database.
-  const run = async (sql: string, name: string): Promise<boolean> => {
-    const rows = await (await connection()).query<{ ok: boolean }>(`SELECT ${sql}(hashtextextended($1, 0)) AS ok`, [name]);
-    return rows.rows[0]?.ok === true;
+  // One query at a time on the connection (a client's own queue of concurrent queries is deprecated
+  // in pg), and one 64-bit key per name; the server keeps advisory locks apart per database.
+  let previous: Promise<unknown> = Promise.resolve();
+  const run = (sql: string, name: string): Promise<boolean> => {
+    const result = previous.then(async () => {
+      const rows = await (await connection()).query<{ ok: boolean }>(`SELECT ${sql}(hashtextextended($1, 0)) AS ok`, [name]);
+      return rows.rows[0]?.ok === true;
+    });
+    previous = result.catch(() => undefined);
+    return result;
   };
 
   return {
