@@ -8,7 +8,12 @@ const timestamp = z.iso.datetime({ offset: true });
 /** A read model's status as every surface shows it (MCP, `/tools`, `GET /api/v1/projections`, `ctx projections status --json`). */
 export const ProjectionStatusSchema = z.object({
   name: z.string(),
-  version: z.number().int(),
+  version: z.number().int().describe("The read model's version in the running code"),
+  built_version: z
+    .number()
+    .int()
+    .nullable()
+    .describe('The version that built the copy being served: below `version` until a rebuild swaps in; null before any'),
   state: z.enum(['running', 'stopped', 'rebuilding']),
   checkpoint: z.string().describe('Position of the last event applied'),
   head: z.string().describe('Position of the last event in $all'),
@@ -45,6 +50,7 @@ export type ProjectionStatusOutput = z.infer<typeof ProjectionStatusOutputSchema
 export const projectionStatusView = (s: ProjectionStatus): ProjectionStatusView => ({
   name: s.name,
   version: s.version,
+  built_version: s.builtVersion,
   state: s.state,
   checkpoint: s.checkpoint,
   head: s.head,
@@ -96,7 +102,10 @@ export const projectionStatusSurfaces = {
       table: {
         columns: {
           name: '{name}',
-          version: '{version}',
+          version: (s: ProjectionStatusView) =>
+            s.built_version === null || s.built_version === s.version
+              ? String(s.version)
+              : `${s.built_version} (rebuild for ${s.version})`,
           state: '{state}',
           'lag (events)': '{lag_events}',
           'lag (s)': (s: ProjectionStatusView) => s.lag_seconds.toFixed(1),

@@ -34,7 +34,10 @@ export const RebuildProgressSchema = z.object({
 
 export interface ProjectionStatus {
   name: string;
+  /** The projection's version in this code. */
   version: number;
+  /** The version that built the copy being served: below `version` until a rebuild swaps in; null before any. */
+  builtVersion: number | null;
   state: 'running' | 'stopped' | 'rebuilding';
   checkpoint: Position;
   head: Position;
@@ -530,9 +533,10 @@ export const createProjectionRunner = (
       const head = headEvent?.position ?? START;
       return Promise.all(
         [...lives.values()].map(async (live): Promise<ProjectionStatus> => {
-          const [stored, quarantined] = await Promise.all([
+          const [stored, quarantined, builtVersion] = await Promise.all([
             live.projection.live.checkpoint(),
             live.projection.quarantined(),
+            live.projection.liveVersion(),
           ]);
           const checkpoint = live.seen > stored ? live.seen : stored;
           const [next] = await store.readAll({ from: checkpoint, maxCount: 1 });
@@ -541,6 +545,7 @@ export const createProjectionRunner = (
           return {
             name: live.projection.name,
             version: live.projection.version,
+            builtVersion,
             state: live.rebuild ? 'rebuilding' : live.following ? 'running' : 'stopped',
             checkpoint,
             head,

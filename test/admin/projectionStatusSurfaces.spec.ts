@@ -33,7 +33,7 @@ describe('projection status on every surface', () => {
     const mcpBody = mcp.structuredContent as Listed;
     expect(fieldsOf(mcpBody)).toEqual(fieldsOf(restBody));
     expect(fieldsOf(restBody).streams).toBe(
-      'checkpoint,events_per_second,head,lag_events,lag_seconds,last_error,name,quarantined,rebuild,state,version',
+      'built_version,checkpoint,events_per_second,head,lag_events,lag_seconds,last_error,name,quarantined,rebuild,state,version',
     );
   });
 });

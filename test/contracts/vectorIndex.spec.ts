@@ -1,11 +1,12 @@
-import { openPglite } from '../../infra/postgres/database.js';
+import { describe, it } from 'vitest';
+import { connectPostgres, openPglite } from '../../infra/postgres/database.js';
 import { openPgliteThread } from '../../infra/postgres/threadedPglite.js';
 import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
 import { createPgvectorIndex, openPgvectorSnapshot } from '../../infra/search/pgvectorIndex.js';
 import { semanticIndexProjection } from '../../projections/search/semanticIndex.js';
 import { describeVectorIndexContract, wordAxesEmbedder } from './vectorIndex.contract.js';
+import { createTestDatabase, serverWith } from '../support/postgres.js';
 
-// The PostgreSQL server on these machines has no pgvector: both adapters run on PGlite.
 for (const [engine, open] of [
   ['PGlite', () => openPglite()],
   ['PGlite in its own thread', () => openPgliteThread()],
@@ -26,3 +27,27 @@ describeVectorIndexContract('pgvector snapshot (exact scan) on PGlite', async ()
   const snapshot = await openPgvectorSnapshot(db, content, semanticIndexProjection(wordAxesEmbedder), 'contract_snapshot');
   return { index: snapshot.index, sink: snapshot.sink, seal: () => snapshot.seal(), content, cleanup: () => db.close() };
 });
+
+const server = await serverWith('vector');
+if ('url' in server) {
+  describeVectorIndexContract('pgvector (HNSW) on a PostgreSQL server', async () => {
+    const database = await createTestDatabase(server.url);
+    const db = connectPostgres(database.url, { max: 4 });
+    const content = await createPostgresContentStore(db);
+    const { projection, index } = await createPgvectorIndex(db, content, semanticIndexProjection(wordAxesEmbedder));
+    return {
+      index,
+      sink: projection.live,
+      content,
+      cleanup: async () => {
+        await db.close();
+        await database.drop();
+      },
+    };
+  });
+} else {
+  console.log(`skipped: pgvector on a PostgreSQL server — ${server.skipped}`);
+  describe.skip(`VectorIndex contract: pgvector on a PostgreSQL server (skipped: ${server.skipped})`, () => {
+    it('needs a server with pgvector at CTX_TEST_PG_URL');
+  });
+}

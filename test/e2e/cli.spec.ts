@@ -4,6 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.js';
 import { STARTER_VOCABULARY } from '../../src/configTemplate.js';
+import { openPglite } from '../../infra/postgres/database.js';
 import { runCtx, spawnCtx } from '../support/cli.js';
 import { tempDataDir } from '../support/ledger.js';
 
@@ -116,9 +117,22 @@ describe('ctx CLI', () => {
     expect(JSON.parse(status.stdout)).toEqual(
       expect.arrayContaining([expect.objectContaining({ name: 'streams', lag_events: 0, state: 'running' })]),
     );
+    // As an older version left it: the stored copy says which version built it.
+    const streams = (JSON.parse(status.stdout) as { name: string; version: number }[]).find((p) => p.name === 'streams')!;
+    const db = await openPglite(path.join(dataDir, 'pgdata'));
+    await db.query(`UPDATE projection_checkpoints SET version = $1 WHERE name = 'streams' AND slot = 'live'`, [streams.version - 1]);
+    await db.close();
+    const older = await runCtx(['projections', 'status', '--data-dir', dataDir]);
+    expect(older.code).toBe(0);
+    expect(older.stdout).toMatch(new RegExp(`^streams +${streams.version - 1} \\(rebuild for ${streams.version}\\) `, 'm'));
+
     const rebuild = await runCtx(['projections', 'rebuild', 'streams', '--data-dir', dataDir]);
     expect(rebuild.code).toBe(0);
     expect(rebuild.stdout).toMatch(/rebuilt streams/);
+    const after = await runCtx(['projections', 'status', '--json', '--data-dir', dataDir]);
+    expect(JSON.parse(after.stdout)).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'streams', version: streams.version, built_version: streams.version })]),
+    );
     const unknown = await runCtx(['projections', 'rebuild', 'nope', '--data-dir', dataDir]);
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/No projection named 'nope'; projections: streams, documents, keyword, .*jobs/);

@@ -497,7 +497,7 @@ describe('projection runner', () => {
     const oneShot = createProjectionRunner(store, [v2], { logger, rebuildsOnVersionChange: false });
     await oneShot.start();
     const [status] = await oneShot.status();
-    expect(status).toMatchObject({ name: 'one_shot', state: 'running', rebuild: null });
+    expect(status).toMatchObject({ name: 'one_shot', version: 2, builtVersion: 1, state: 'running', rebuild: null });
     expect(logger.warn).toHaveBeenCalledWith(
       { projection: 'one_shot', from: 1, to: 2 },
       expect.stringContaining('`ctx projections rebuild one_shot`'),
@@ -505,6 +505,7 @@ describe('projection runner', () => {
     // Asked for, the rebuild runs: nothing else holds it.
     await expect(oneShot.rebuild('one_shot')).resolves.toMatchObject({ percent: 100 });
     expect(await v2.liveVersion()).toBe(2);
+    expect((await oneShot.status())[0]).toMatchObject({ version: 2, builtVersion: 2 });
     expect(await snapshot('one_shot')).toEqual(before);
     await oneShot.stop();
   });

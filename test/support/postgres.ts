@@ -36,3 +36,17 @@ export const createTestDatabase = async (serverUrl: string, prefix = 'ctx_test')
     },
   };
 };
+
+/**
+ * The test server when it can install `extension`, or why its tests are skipped. Debian 12's
+ * PostgreSQL 15, which `.ci/run` starts, has neither pgvector nor pg_textsearch (which needs
+ * PostgreSQL 17 or 18); a server that has them runs the adapters' contracts against it.
+ */
+export const serverWith = async (extension: string): Promise<{ url: string } | { skipped: string }> => {
+  const url = testPostgresUrl();
+  if (!url) return { skipped: 'no PostgreSQL server (set CTX_TEST_PG_URL)' };
+  const rows = await withAdmin(url, (client) =>
+    client.query('SELECT 1 FROM pg_available_extensions WHERE name = $1', [extension]),
+  );
+  return rows.rowCount ? { url } : { skipped: `the PostgreSQL server at CTX_TEST_PG_URL has no ${extension}` };
+};
