@@ -8,7 +8,13 @@ import type { ChunkIndexProjection } from '../../src/ports/searchIndex.js';
 import { chunkIdsOf, storedIngestion } from '../../test/support/events.js';
 import { openPglite, type Database } from '../postgres/database.js';
 import { createPostgresContentStore } from '../postgres/postgresContentStore.js';
-import { buildValueIndex, postgresChunkIndexProjection, WRITE_SLICE, type ChunkTableSpec } from './postgresChunkIndex.js';
+import {
+  buildValueIndex,
+  openChunkTableSnapshot,
+  postgresChunkIndexProjection,
+  WRITE_SLICE,
+  type ChunkTableSpec,
+} from './postgresChunkIndex.js';
 
 /** A chunk table whose value is the chunk's text, indexed by nothing but its key. */
 const TEXT_TABLE: ChunkTableSpec<string> = {
@@ -198,8 +204,10 @@ describe('a rebuild on the embedded database', () => {
       transaction: (fn) => db.transaction((tx) => fn({ ...tx, ...record(tx) })),
     };
   };
-  const indexesOf = async (table: string) =>
-    (await db.query<{ indexname: string }>('SELECT indexname FROM pg_indexes WHERE tablename = $1', [table])).map((r) => r.indexname);
+  const indexesOf = async (table: string, schema = 'public') =>
+    (
+      await db.query<{ indexname: string }>('SELECT indexname FROM pg_indexes WHERE tablename = $1 AND schemaname = $2', [table, schema])
+    ).map((r) => r.indexname);
 
   it('indexes its copy from the start, so that the swap builds no index while searches wait', async () => {
     // One connection: a bulk build at the swap would hold every search for as long as it ran.
@@ -218,5 +226,23 @@ describe('a rebuild on the embedded database', () => {
     expect(statements.filter((sql) => /CREATE INDEX/i.test(sql))).toEqual([]);
     expect(await indexesOf('sliced_text')).toContain('sliced_text_value');
     expect(await db.query('SELECT value FROM sliced_text WHERE document_id = $1', [documentId])).toEqual([{ value: 'rebuilt text' }]);
+  });
+
+  it('indexes a time-travel snapshot as it loads too, so that sealing it builds no index while searches wait', async () => {
+    const statements: string[] = [];
+    const content = await createPostgresContentStore(db);
+    await db.exec('CREATE SCHEMA snapshot_indexed');
+    const snapshot = await openChunkTableSnapshot(recording(statements), content, SLICED, TEXT_TABLE, 'snapshot_indexed', {
+      valueIndex: true,
+    });
+    expect(await indexesOf('sliced_text', 'snapshot_indexed')).toContain('sliced_text_value');
+
+    const event = storedIngestion({ documentId: randomUUID(), hashes: await content.put(['text as it was']), position: position(1, 1n) });
+    await snapshot.sink.apply([event], START, event.position);
+    statements.length = 0;
+    await snapshot.seal();
+
+    expect(statements.filter((sql) => /CREATE INDEX/i.test(sql))).toEqual([]);
+    expect(await db.query(`SELECT value FROM ${snapshot.table}`)).toEqual([{ value: 'text as it was' }]);
   });
 });

@@ -4,7 +4,7 @@ import { START, type Position } from '../domain/position.js';
 import { IllegalStateError, NotFoundError, UnavailableError } from '../errors.js';
 import type { EventStore, Subscription } from '../ports/eventStore.js';
 import type { Logger } from '../ports/logger.js';
-import type { ProjectionSink, QuarantinedEvent, RunnableProjection } from '../ports/projections.js';
+import type { ProjectionSink, QuarantinedEvent, RunnableProjection, ShadowSink } from '../ports/projections.js';
 import { soleReplica, type ReplicaLocks } from '../ports/replicaLocks.js';
 import { inBackground } from '../ports/database.js';
 import { applyBatch, type OnQuarantine } from './applyBatch.js';
@@ -394,10 +394,11 @@ export const createProjectionRunner = (
 
   const fillAndSwap = async (live: Live, progress: RebuildProgress, onProgress?: (p: RebuildProgress) => void) => {
     const name = live.projection.name;
-    progress.head = await store.headPosition();
-    progress.totalEvents = await countAfter(START, Number.POSITIVE_INFINITY);
-    const shadow = await live.projection.openShadow();
+    let shadow: ShadowSink | null = null;
     try {
+      progress.head = await store.headPosition();
+      progress.totalEvents = await countAfter(START, Number.POSITIVE_INFINITY);
+      shadow = await live.projection.openShadow();
       await catchUp(name, shadow, progress, onProgress);
       // The live copy stops only for the last few events and the swap.
       const wasFollowing = live.following;
@@ -412,7 +413,7 @@ export const createProjectionRunner = (
       logger.info({ projection: name, events: progress.processedEvents }, 'projection rebuilt');
       return { ...progress, ...estimated(progress), percent: 100, etaSeconds: 0 };
     } catch (error) {
-      await shadow.discard().catch(() => undefined);
+      await shadow?.discard().catch(() => undefined);
       // Stopped with the ledger (a short command, say), not failed: the live copy serves on, and
       // the next start rebuilds again.
       if (!started) {
@@ -506,9 +507,8 @@ export const createProjectionRunner = (
         { projection: live.projection.name, from: version, to: live.projection.version },
         'projection version changed; rebuilding beside the live copy',
       );
-      rebuild(live.projection.name).catch((error: unknown) => {
-        if (started) logger.error({ err: error, projection: live.projection.name }, 'automatic rebuild failed');
-      });
+      // A failure is logged, and shown as the projection's last error, where the rebuild ends.
+      rebuild(live.projection.name).catch(() => undefined);
     });
   };
 

@@ -447,6 +447,29 @@ describe('projection runner', () => {
     await second.stop();
   });
 
+  it('a version rebuild that fails is logged once and shown as the last error, the older copy serving on', async () => {
+    await fill(3, 1);
+    await builtAtVersionOne('unbuildable');
+    const before = await snapshot('unbuildable');
+
+    const v2 = await postgresDocumentProjection(db, summariesAs('unbuildable', 2));
+    const failing = { ...v2, openShadow: () => Promise.reject(new Error('no space left on device')) };
+    const logger = { ...silentLogger, error: vi.fn() };
+    const runner = createProjectionRunner(store, [failing], { logger });
+    await runner.start();
+    await expect.poll(async () => (await runner.status())[0]!.lastError?.message, { timeout: 20_000 }).toBe(
+      'Rebuild failed: no space left on device',
+    );
+    expect((await runner.status())[0]).toMatchObject({ state: 'running', version: 2, builtVersion: 1 });
+    expect(logger.error).toHaveBeenCalledTimes(1);
+    expect(logger.error).toHaveBeenCalledWith(
+      { projection: 'unbuildable', error: 'no space left on device' },
+      'projection rebuild failed',
+    );
+    expect(await snapshot('unbuildable')).toEqual(before);
+    await runner.stop();
+  });
+
   it('a version rebuild cut short by stopping, as a short command does, logs no error; the next start rebuilds', async () => {
     await fill(3, 1);
     await builtAtVersionOne('cut_short');
