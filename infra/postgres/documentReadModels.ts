@@ -13,7 +13,7 @@ import {
 import { projectionCheckpoints } from './checkpoints.js';
 import { writingProjection } from './dataErrors.js';
 import type { Sql } from '../../src/ports/database.js';
-import type { Database } from './database.js';
+import { indexesCopiesFirst, type Database } from './database.js';
 
 const COLLECTION = /^[a-z][a-z0-9_]{0,40}$/;
 const FIELD = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
@@ -26,9 +26,12 @@ const checked = (pattern: RegExp, name: string): string => {
 const tableOf = (collection: string) => `rm_${checked(COLLECTION, collection)}`;
 const SHADOW = '__shadow';
 
+/** The index that answers `find`'s containment filters. */
+const docIndex = (table: string) => `CREATE INDEX IF NOT EXISTS ${table}_doc ON ${table} USING gin (doc jsonb_path_ops)`;
+
 const createTable = (table: string) => `
 CREATE TABLE IF NOT EXISTS ${table} (id text PRIMARY KEY, doc jsonb NOT NULL);
-CREATE INDEX IF NOT EXISTS ${table}_doc ON ${table} USING gin (doc jsonb_path_ops);`;
+${docIndex(table)};`;
 
 /**
  * Applies a batch to a document table: loads every touched document once, and writes each once
@@ -106,21 +109,27 @@ export const postgresDocumentProjection = async <Doc>(
     liveVersion: () => checkpoints.liveVersion(),
     quarantined: () => checkpoints.quarantined(),
     openShadow: async (): Promise<ShadowSink> => {
+      // The copy's containment index is built before the swap, never in it: the swap's transaction
+      // holds the live table, and every read of it would wait (20 s for a million documents).
+      const indexFirst = indexesCopiesFirst(db);
       await db.transaction(async (tx) => {
         await tx.query(`DROP TABLE IF EXISTS ${shadow}`);
         await tx.query(`CREATE TABLE ${shadow} (id text PRIMARY KEY, doc jsonb NOT NULL)`);
+        if (indexFirst) await tx.query(docIndex(shadow));
         await checkpoints.resetShadow(tx);
       });
       return {
         ...sink(shadow, 'shadow'),
-        promote: () =>
-          db.transaction(async (tx) => {
+        promote: async () => {
+          if (!indexFirst) await db.exec(docIndex(shadow));
+          await db.transaction(async (tx) => {
             await tx.query(`DROP TABLE ${live}`);
             await tx.query(`ALTER TABLE ${shadow} RENAME TO ${live}`);
             await tx.query(`ALTER INDEX ${shadow}_pkey RENAME TO ${live}_pkey`);
-            await tx.query(`CREATE INDEX IF NOT EXISTS ${live}_doc ON ${live} USING gin (doc jsonb_path_ops)`);
+            await tx.query(`ALTER INDEX ${shadow}_doc RENAME TO ${live}_doc`);
             await checkpoints.promoteShadow(tx);
-          }),
+          });
+        },
         discard: () =>
           db.transaction(async (tx) => {
             await tx.query(`DROP TABLE IF EXISTS ${shadow}`);

@@ -6,6 +6,7 @@ import { CheckpointMovedError, type RunnableProjection } from '../../src/ports/p
 import { keywordIndexProjection } from '../../projections/search/keywordIndex.js';
 import type { ChunkIndexProjection } from '../../src/ports/searchIndex.js';
 import { chunkIdsOf, storedIngestion } from '../../test/support/events.js';
+import { indexBuilds, recordingDatabase, type Recorded } from '../../test/support/recordingDatabase.js';
 import { openPglite, type Database } from '../postgres/database.js';
 import { createPostgresContentStore } from '../postgres/postgresContentStore.js';
 import {
@@ -186,24 +187,6 @@ describe('a rebuild on the embedded database', () => {
   });
   afterAll(() => db.close());
 
-  /** The database, recording every statement sent through it, in transactions too. */
-  const recording = (statements: string[]): Database => {
-    const record = (runner: Pick<Database, 'query'>): Pick<Database, 'query'> => ({
-      query: <R>(sql: string, params?: readonly unknown[]) => {
-        statements.push(sql);
-        return runner.query<R>(sql, params);
-      },
-    });
-    return {
-      ...db,
-      ...record(db),
-      exec: (script) => {
-        statements.push(script);
-        return db.exec(script);
-      },
-      transaction: (fn) => db.transaction((tx) => fn({ ...tx, ...record(tx) })),
-    };
-  };
   const indexesOf = async (table: string, schema = 'public') =>
     (
       await db.query<{ indexname: string }>('SELECT indexname FROM pg_indexes WHERE tablename = $1 AND schemaname = $2', [table, schema])
@@ -211,9 +194,9 @@ describe('a rebuild on the embedded database', () => {
 
   it('indexes its copy from the start, so that the swap builds no index while searches wait', async () => {
     // One connection: a bulk build at the swap would hold every search for as long as it ran.
-    const statements: string[] = [];
+    const statements: Recorded[] = [];
     const content = await createPostgresContentStore(db);
-    const projection = await postgresChunkIndexProjection(recording(statements), content, SLICED, TEXT_TABLE);
+    const projection = await postgresChunkIndexProjection(recordingDatabase(db, statements), content, SLICED, TEXT_TABLE);
     const shadow = await projection.openShadow();
     expect(await indexesOf('sliced_text__shadow')).toContain('sliced_text__shadow_value');
 
@@ -223,16 +206,16 @@ describe('a rebuild on the embedded database', () => {
     statements.length = 0;
     await shadow.promote();
 
-    expect(statements.filter((sql) => /CREATE INDEX/i.test(sql))).toEqual([]);
+    expect(indexBuilds(statements)).toEqual([]);
     expect(await indexesOf('sliced_text')).toContain('sliced_text_value');
     expect(await db.query('SELECT value FROM sliced_text WHERE document_id = $1', [documentId])).toEqual([{ value: 'rebuilt text' }]);
   });
 
   it('indexes a time-travel snapshot as it loads too, so that sealing it builds no index while searches wait', async () => {
-    const statements: string[] = [];
+    const statements: Recorded[] = [];
     const content = await createPostgresContentStore(db);
     await db.exec('CREATE SCHEMA snapshot_indexed');
-    const snapshot = await openChunkTableSnapshot(recording(statements), content, SLICED, TEXT_TABLE, 'snapshot_indexed', {
+    const snapshot = await openChunkTableSnapshot(recordingDatabase(db, statements), content, SLICED, TEXT_TABLE, 'snapshot_indexed', {
       valueIndex: true,
     });
     expect(await indexesOf('sliced_text', 'snapshot_indexed')).toContain('sliced_text_value');
@@ -242,7 +225,7 @@ describe('a rebuild on the embedded database', () => {
     statements.length = 0;
     await snapshot.seal();
 
-    expect(statements.filter((sql) => /CREATE INDEX/i.test(sql))).toEqual([]);
+    expect(indexBuilds(statements)).toEqual([]);
     expect(await db.query(`SELECT value FROM ${snapshot.table}`)).toEqual([{ value: 'text as it was' }]);
   });
 });
