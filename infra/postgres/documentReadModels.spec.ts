@@ -3,10 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { position, START } from '../../src/domain/position.js';
 import type { DocumentProjection } from '../../src/ports/projections.js';
 import { storedIngestion } from '../../test/support/events.js';
-import { createTestDatabase, testPostgresUrl } from '../../test/support/postgres.js';
+import { connectTestDatabase, testPostgresUrl } from '../../test/support/postgres.js';
 import { indexBuilds, recordingDatabase, type Recorded } from '../../test/support/recordingDatabase.js';
 import { describeWith, POSTGRES_SERVER } from '../../test/support/requirements.js';
-import { connectPostgres, openPglite, type Database } from './database.js';
+import { openPglite, type Database } from './database.js';
 import { postgresDocumentProjection, postgresReadModels } from './documentReadModels.js';
 
 interface Titled {
@@ -58,8 +58,7 @@ describe('a document read model rebuilt on the embedded database', () => {
 
 describeWith(POSTGRES_SERVER, 'a document read model rebuilt on a PostgreSQL server', () => {
   it('builds its copy’s index in bulk before the swap, outside the swap’s transaction', async () => {
-    const database = await createTestDatabase(testPostgresUrl()!);
-    const db = connectPostgres(database.url, { max: 2 });
+    const { db, close } = await connectTestDatabase(testPostgresUrl()!, 2);
     try {
       const { statements, indexes, found } = await rebuildRecorded(db, 'titles_server');
       const builds = indexBuilds(statements);
@@ -68,8 +67,7 @@ describeWith(POSTGRES_SERVER, 'a document read model rebuilt on a PostgreSQL ser
       expect(indexes).toEqual(['rm_titles_server_doc', 'rm_titles_server_pkey']);
       expect(found).toEqual([{ title: 'Rebuilt' }]);
     } finally {
-      await db.close();
-      await database.drop();
+      await close();
     }
   });
 });

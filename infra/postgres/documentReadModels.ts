@@ -90,6 +90,9 @@ export const postgresDocumentProjection = async <Doc>(
   const checkpoints = projectionCheckpoints(db, name, version);
   await checkpoints.register();
   await db.exec(createTable(live));
+  // A copy's containment index is built before the swap, never in it: the swap's transaction holds
+  // the live table, and every read of it would wait (20 s for a million documents).
+  const indexFirst = indexesCopiesFirst(db);
 
   const sink = (table: string, slot: 'live' | 'shadow'): ProjectionSink => ({
     checkpoint: () => checkpoints.read(slot),
@@ -109,9 +112,6 @@ export const postgresDocumentProjection = async <Doc>(
     liveVersion: () => checkpoints.liveVersion(),
     quarantined: () => checkpoints.quarantined(),
     openShadow: async (): Promise<ShadowSink> => {
-      // The copy's containment index is built before the swap, never in it: the swap's transaction
-      // holds the live table, and every read of it would wait (20 s for a million documents).
-      const indexFirst = indexesCopiesFirst(db);
       await db.transaction(async (tx) => {
         await tx.query(`DROP TABLE IF EXISTS ${shadow}`);
         await tx.query(`CREATE TABLE ${shadow} (id text PRIMARY KEY, doc jsonb NOT NULL)`);

@@ -16,7 +16,7 @@ const SEMANTIC_TABLE = 'search_semantic';
 
 /**
  * maintenance_work_mem for an HNSW build in bulk (a rebuild on a PostgreSQL server, a time-travel
- * snapshot; see `indexFirst` in postgresChunkIndex.ts): the graph of 100,000 384-dimension vectors
+ * snapshot; see `indexesCopiesFirst` in infra/postgres/database.ts): the graph of 100,000 384-dimension vectors
  * takes about 200 MB, and outgrew the embedded database's default 64 MB at some 30,000 (then the
  * build goes to disk and takes many times longer). Beyond what it holds, the build still completes,
  * on disk.

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, it } from 'vitest';
-import { connectPostgres, openPglite } from '../../infra/postgres/database.js';
+import { openPglite } from '../../infra/postgres/database.js';
 import { openPgliteThread } from '../../infra/postgres/threadedPglite.js';
 import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
 import { connectMeilisearch, createMeiliKeywordIndex } from '../../infra/search/meiliKeywordIndex.js';
@@ -8,7 +8,7 @@ import { createPgTextsearchKeywordIndex } from '../../infra/search/pgTextsearchK
 import { keywordIndexProjection } from '../../projections/search/keywordIndex.js';
 import { describeKeywordIndexContract } from './keywordIndex.contract.js';
 import { reachableMeilisearch } from './meiliServer.js';
-import { createTestDatabase, serverWith } from '../support/postgres.js';
+import { connectTestDatabase, serverWith } from '../support/postgres.js';
 
 for (const [engine, open] of [
   ['PGlite', () => openPglite()],
@@ -26,19 +26,10 @@ const server = await serverWith('pg_textsearch');
 if ('url' in server) {
   // On a server the copy a rebuild fills gets its BM25 index in bulk at the swap, not as it loads.
   describeKeywordIndexContract('pg_textsearch on a PostgreSQL server', async () => {
-    const database = await createTestDatabase(server.url);
-    const db = connectPostgres(database.url, { max: 4 });
+    const { db, close } = await connectTestDatabase(server.url);
     const content = await createPostgresContentStore(db);
     const { projection, index } = await createPgTextsearchKeywordIndex(db, content, keywordIndexProjection);
-    return {
-      projection,
-      index,
-      content,
-      cleanup: async () => {
-        await db.close();
-        await database.drop();
-      },
-    };
+    return { projection, index, content, cleanup: close };
   });
 } else {
   console.log(`skipped: pg_textsearch on a PostgreSQL server — ${server.skipped}`);

@@ -1,8 +1,8 @@
 import { describe, it } from 'vitest';
-import { connectPostgres, openPglite } from '../../infra/postgres/database.js';
+import { openPglite } from '../../infra/postgres/database.js';
 import { openPgliteThread } from '../../infra/postgres/threadedPglite.js';
 import { postgresDocumentProjection, postgresReadModels } from '../../infra/postgres/documentReadModels.js';
-import { createTestDatabase, testPostgresUrl } from '../support/postgres.js';
+import { connectTestDatabase, testPostgresUrl } from '../support/postgres.js';
 import { POSTGRES_SERVER } from '../support/requirements.js';
 import { describeProjectionSinkContract } from './projectionSink.contract.js';
 
@@ -19,16 +19,8 @@ for (const [engine, open] of [
 const serverUrl = testPostgresUrl();
 if (serverUrl) {
   describeProjectionSinkContract('postgres document read models on a PostgreSQL server', async () => {
-    const database = await createTestDatabase(serverUrl);
-    const db = connectPostgres(database.url, { max: 4 });
-    return {
-      run: (projection) => postgresDocumentProjection(db, projection),
-      readModels: postgresReadModels(db),
-      cleanup: async () => {
-        await db.close();
-        await database.drop();
-      },
-    };
+    const { db, close } = await connectTestDatabase(serverUrl);
+    return { run: (projection) => postgresDocumentProjection(db, projection), readModels: postgresReadModels(db), cleanup: close };
   });
 } else {
   describe.skip(`ProjectionSink contract: PostgreSQL server (skipped: ${POSTGRES_SERVER.missing})`, () => {

@@ -1,11 +1,11 @@
 import { describe, it } from 'vitest';
-import { connectPostgres, openPglite } from '../../infra/postgres/database.js';
+import { openPglite } from '../../infra/postgres/database.js';
 import { openPgliteThread } from '../../infra/postgres/threadedPglite.js';
 import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
 import { createPgvectorIndex, openPgvectorSnapshot } from '../../infra/search/pgvectorIndex.js';
 import { semanticIndexProjection } from '../../projections/search/semanticIndex.js';
 import { describeVectorIndexContract, wordAxesEmbedder } from './vectorIndex.contract.js';
-import { createTestDatabase, serverWith } from '../support/postgres.js';
+import { connectTestDatabase, serverWith } from '../support/postgres.js';
 
 for (const [engine, open] of [
   ['PGlite', () => openPglite()],
@@ -31,19 +31,10 @@ describeVectorIndexContract('pgvector snapshot (exact scan) on PGlite', async ()
 const server = await serverWith('vector');
 if ('url' in server) {
   describeVectorIndexContract('pgvector (HNSW) on a PostgreSQL server', async () => {
-    const database = await createTestDatabase(server.url);
-    const db = connectPostgres(database.url, { max: 4 });
+    const { db, close } = await connectTestDatabase(server.url);
     const content = await createPostgresContentStore(db);
     const { projection, index } = await createPgvectorIndex(db, content, semanticIndexProjection(wordAxesEmbedder));
-    return {
-      index,
-      sink: projection.live,
-      content,
-      cleanup: async () => {
-        await db.close();
-        await database.drop();
-      },
-    };
+    return { index, sink: projection.live, content, cleanup: close };
   });
 } else {
   console.log(`skipped: pgvector on a PostgreSQL server — ${server.skipped}`);

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
+import { connectPostgres, type Database } from '../../infra/postgres/database.js';
 
 /** The PostgreSQL server tests may use, or undefined when none is configured. */
 export const testPostgresUrl = (): string | undefined => process.env.CTX_TEST_PG_URL || undefined;
@@ -33,6 +34,19 @@ export const createTestDatabase = async (serverUrl: string, prefix = 'ctx_test')
       await withAdmin(serverUrl, (client) =>
         client.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`),
       );
+    },
+  };
+};
+
+/** A fresh database on the server at `serverUrl`, connected; `close` disconnects and drops it. */
+export const connectTestDatabase = async (serverUrl: string, max = 4): Promise<{ db: Database; close: () => Promise<void> }> => {
+  const database = await createTestDatabase(serverUrl);
+  const db = connectPostgres(database.url, { max });
+  return {
+    db,
+    close: async () => {
+      await db.close();
+      await database.drop();
     },
   };
 };
