@@ -11,6 +11,7 @@ import { loadBeir, SCIFACT_DIR } from '../eval/scifact.js';
 import type { Database } from '../infra/postgres/database.js';
 import { embedderFromConfig } from '../src/modules/embedderFromConfig.js';
 import {
+  cacheIndexVectors,
   dirBytes,
   fillFromKeywordIndex,
   load,
@@ -34,7 +35,10 @@ import {
  * Then the semantic index at that size, without a model: one random unit vector per chunk (see
  * scale/semantic.ts), its HNSW build, search latency and recall@10 against the exact scan; hybrid
  * search through the search operation with the local model embedding the queries (timed apart);
- * and rebuilds of the keyword index and the documents read model with searches served throughout.
+ * and rebuilds of the keyword index, the documents read model and (with the model) the semantic
+ * index, with searches served throughout; the semantic rebuild finds every vector in the embedding
+ * cache, as a rebuild of chunks the model has embedded once does, and the bench says how many it
+ * embedded.
  * CTX_BENCH_VECTORS (comma-separated, default 1000,10000; 0 for none) adds runs of the semantic
  * index alone, each in a fresh embedded database, at those sizes; CTX_BENCH_QUERIES (default 100)
  * sets the number of recall queries. CTX_BENCH_VECTORS_LEDGER names the data directory of a ledger
@@ -238,8 +242,23 @@ const hybrid = async (ledger: Ledger): Promise<boolean> => {
   return true;
 };
 
-/** Rebuilds the keyword index and the documents read model through the operation, searching every 100 ms meanwhile. */
-const rebuildUnderSearch = async (ledger: Ledger, modes: readonly Search['mode'][]) => {
+/** Document vectors in the embedding cache (query vectors are kept apart, under `model#query`). */
+const cachedDocumentVectors = async (db: Database) =>
+  (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM embedding_cache WHERE model NOT LIKE '%#query'`))[0]!.n;
+
+/** Caches the semantic index's vectors as the loaded model's, so that its rebuild embeds none; returns the cache's size. */
+const cacheForRebuild = async (db: Database) => {
+  const embedder = await embedderFromConfig(loadConfig({ env: { ...process.env, CTX_EMBEDDINGS__PROVIDER: 'local' } }), db);
+  const model = embedder.model;
+  await embedder.close();
+  const started = performance.now();
+  const cached = await cacheIndexVectors(db, model);
+  console.log(`  ${cached} vectors put in the embedding cache as ${model}'s in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  return cachedDocumentVectors(db);
+};
+
+/** Rebuilds the named projections through the operation, one after the other, searching every 100 ms meanwhile. */
+const rebuildUnderSearch = async (ledger: Ledger, names: readonly string[], modes: readonly Search['mode'][]) => {
   console.log(`  rebuild with searches served throughout (${modes.join(' and ')}, one every 100 ms); load average ${load()}`);
   const took = new Map(modes.map((mode) => [mode, [] as number[]]));
   const failures: string[] = [];
@@ -259,7 +278,7 @@ const rebuildUnderSearch = async (ledger: Ledger, modes: readonly Search['mode']
     }
   })();
   try {
-    for (const name of ['keyword', 'documents']) {
+    for (const name of names) {
       const started = performance.now();
       const progress = (await callOperation(ledger.operation('projections.rebuild'), { name }, context())) as {
         processedEvents: number;
@@ -322,7 +341,13 @@ const measure = async (
   try {
     await ledger.catchUp();
     const withModel = SEMANTIC && (await hybrid(ledger));
-    await rebuildUnderSearch(ledger, withModel ? ['keyword', 'hybrid'] : ['keyword']);
+    const cachedBefore = withModel ? await cacheForRebuild(ledger.db) : 0;
+    await rebuildUnderSearch(
+      ledger,
+      withModel ? ['keyword', 'documents', 'semantic'] : ['keyword', 'documents'],
+      withModel ? ['keyword', 'hybrid'] : ['keyword'],
+    );
+    if (withModel) console.log(`  chunks the model embedded during the rebuilds: ${(await cachedDocumentVectors(ledger.db)) - cachedBefore}`);
     console.log(`  disk after ${SEMANTIC ? 'the semantic index and ' : ''}the rebuilds:`);
     await disk(ledger, dataDir);
     peakRss = Math.max(peakRss, process.memoryUsage().rss);

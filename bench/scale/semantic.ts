@@ -100,6 +100,31 @@ export const fillFromKeywordIndex = (db: Database) =>
     );
   });
 
+/**
+ * Puts each chunk's vector in the embedding cache under `model`, keyed as the cached embedder keys
+ * the passage it would embed (the document's title and the chunk's text; see semanticPassage), so
+ * that a rebuild of the semantic index finds every vector there and embeds nothing, as a rebuild
+ * of a ledger whose chunks the model has embedded once does. Returns the vectors cached.
+ */
+export const cacheIndexVectors = async (db: Database, model: string): Promise<number> => {
+  const [cached] = await db.query<{ n: number }>(
+    `WITH cached AS (
+       INSERT INTO embedding_cache (model, content_hash, vector)
+       SELECT $1, encode(sha256(convert_to(concat_ws(E'\\n', NULLIF(e.data->>'title', ''), NULLIF(b.content, '')), 'UTF8')), 'hex'),
+              s.value::real[]
+       FROM ledger_events AS e
+       CROSS JOIN LATERAL json_array_elements(e.data->'chunks') AS c
+       JOIN content_blobs AS b ON b.hash = c->>'textHash'
+       JOIN ${TABLE} AS s ON s.chunk_id = c->>'id'
+       WHERE e.event_type = 'DocumentIngested'
+       ON CONFLICT (model, content_hash) DO NOTHING
+       RETURNING 1)
+     SELECT count(*)::int AS n FROM cached`,
+    [model],
+  );
+  return cached!.n;
+};
+
 export const percentile = (values: readonly number[], p: number) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
