@@ -1,5 +1,3 @@
-import { withoutStatistics } from '../postgres/statistics.js';
-
 /** Tables and the append functions of the Postgres event store; every statement is idempotent. */
 export const EVENT_STORE_SCHEMA = `
 CREATE TABLE IF NOT EXISTS ledger_events (
@@ -51,8 +49,6 @@ DO $$ BEGIN
 END $$;
 CREATE UNIQUE INDEX IF NOT EXISTS ledger_events_first_event_id ON ledger_events (first_event_id)
   WHERE first_event_id IS NOT NULL;
-${withoutStatistics('ledger_events', 'data')}
-${withoutStatistics('ledger_events', 'metadata')}
 
 CREATE TABLE IF NOT EXISTS ledger_streams (
   stream_id text PRIMARY KEY,

@@ -3,10 +3,8 @@ import type { ContentErasure } from '../../src/ports/contentErasure.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import type { Sql } from '../../src/ports/database.js';
 import type { Database } from './database.js';
-import { withoutStatistics } from './statistics.js';
 
-const SCHEMA = `CREATE TABLE IF NOT EXISTS content_blobs (hash text PRIMARY KEY, content text NOT NULL);
-${withoutStatistics('content_blobs', 'content')}`;
+const SCHEMA = `CREATE TABLE IF NOT EXISTS content_blobs (hash text PRIMARY KEY, content text NOT NULL)`;
 
 export const createPostgresContentStore = async (db: Database): Promise<ContentStore> => {
   await db.exec(SCHEMA);

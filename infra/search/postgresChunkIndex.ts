@@ -13,7 +13,6 @@ import type { ChunkIndexProjection, PendingChunk, Resumption, SearchFilters } fr
 import type { Sql } from '../../src/ports/database.js';
 import { indexesCopiesFirst, type Database } from '../postgres/database.js';
 import { projectionCheckpoints } from '../postgres/checkpoints.js';
-import { withoutStatistics } from '../postgres/statistics.js';
 import { writingProjection } from '../postgres/dataErrors.js';
 import { lastChanges } from './chunkChanges.js';
 
@@ -50,8 +49,7 @@ const columns = (table: string, valueType: string) => `
 CREATE TABLE IF NOT EXISTS ${table} (${CHUNK_COLUMNS},
   value ${valueType} NOT NULL
 );
-CREATE INDEX IF NOT EXISTS ${unqualified(table)}_document ON ${table} (document_id);
-${withoutStatistics(table, 'value')}`;
+CREATE INDEX IF NOT EXISTS ${unqualified(table)}_document ON ${table} (document_id);`;
 
 /** The chunks of `table` set aside without a value, with what computing it later needs. */
 export const deferredTableOf = (table: string) => `${table}_deferred`;
