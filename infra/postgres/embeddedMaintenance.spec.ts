@@ -66,43 +66,4 @@ describe('the embedded database’s own maintenance', { timeout: 300_000 }, () =
       await db.close();
     }
   });
-
-  // Its ANALYZE has the BM25 index write out its memtable and merge segments: seconds, at scale,
-  // with every search waiting.
-  it('analyzes a table with a BM25 index once, and a lookup of many keys in it grown tenfold still uses its index', async () => {
-    const db = await openPglite(await mkdtemp(join(tmpdir(), 'ctx-analyze-bm25-')));
-    try {
-      await db.exec(`CREATE EXTENSION IF NOT EXISTS pg_textsearch;
-        CREATE TABLE plain (id text NOT NULL, value text NOT NULL);
-        CREATE TABLE texts (id text NOT NULL, value text NOT NULL);
-        CREATE INDEX texts_id ON texts (id);
-        CREATE INDEX texts_value ON texts USING bm25 (value) WITH (text_config = 'english')`);
-      let rows = 0;
-      const grow = async (more: number) => {
-        for (const table of ['plain', 'texts'])
-          await db.exec(`INSERT INTO ${table} SELECT 'item-' || n, 'row ' || n || ' ' || repeat('word ', 40)
-            FROM generate_series(${rows + 1}, ${rows + more}) n`);
-        rows += more;
-      };
-      const analyzedRows = async (table: string) =>
-        (await db.query<{ n: number }>(`SELECT reltuples::float8 AS n FROM pg_class WHERE relname = '${table}'`))[0]!.n;
-      const analyzedAt = async (table: string, n: number) => {
-        // The maintenance runs every few seconds.
-        while ((await analyzedRows(table)) !== n) await new Promise((resolve) => setTimeout(resolve, 250));
-      };
-      await grow(2_000);
-      await analyzedAt('plain', 2_000);
-      await analyzedAt('texts', 2_000);
-      await grow(28_000);
-      await analyzedAt('plain', 30_000);
-      // A round later, the BM25 table, fifteen times as large, is still as it was first analyzed.
-      await new Promise((resolve) => setTimeout(resolve, 6_000));
-      expect(await analyzedRows('texts')).toBe(2_000);
-      const ids = Array.from({ length: 500 }, (_, i) => `item-${i * 59 + 1}`);
-      const plan = await db.query<{ 'QUERY PLAN': string }>('EXPLAIN SELECT * FROM texts WHERE id = ANY($1::text[])', [ids]);
-      expect(plan.map((row) => row['QUERY PLAN']).join('\n')).toMatch(/Index Scan|Bitmap Index Scan/);
-    } finally {
-      await db.close();
-    }
-  });
 });
