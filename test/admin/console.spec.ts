@@ -130,6 +130,9 @@ describeWith(CHROMIUM, 'the admin console in Chromium', () => {
     });
 
     it('steps an annotation session back through its history with the slider', async () => {
+      // The previous test left this stream open: a change of hash alone would open it again in the
+      // background, and its latest revision could land after the slider has moved.
+      await page.goto('about:blank');
       await page.goto(`${api.server.url}/admin#stream/annotation-${seeded.sessionId}`);
       await page.waitForFunction(() =>
         document.querySelector('#stream-state')?.textContent?.includes('second-pass'),
