@@ -8,6 +8,7 @@ import { loadConfig } from '../src/config.js';
 import { openLedger, type Ledger } from '../src/main.js';
 import { type OperationContext } from '../src/operations.js';
 import { DEFAULT_PROJECT } from '../src/domain/workspace.js';
+import { cachedDocumentVectors } from './embeddingCache.js';
 
 /**
  * Ingests BEIR SciFact into a fresh embedded ledger (which warms the embedding cache), then prints
@@ -33,14 +34,6 @@ const load = () =>
   loadavg()
     .map((l) => l.toFixed(2))
     .join(' ');
-
-/** Chunks in the embedding cache: a rebuild that embeds nothing leaves the count as it was. */
-const cachedChunks = async (ledger: Ledger) =>
-  (
-    await ledger.db.query<{ n: number }>(
-      `SELECT count(*)::int AS n FROM embedding_cache WHERE model NOT LIKE '%#query'`,
-    )
-  )[0]?.n ?? 0;
 
 /** The position of the middle document event: half the corpus ingested. */
 const middlePosition = async (ledger: Ledger): Promise<Position> => {
@@ -116,10 +109,10 @@ export async function run(): Promise<void> {
     console.log('\nrebuild                    time      events    events/s');
     await rebuild(ledger, 'keyword');
     if (semantic) {
-      const before = await cachedChunks(ledger);
+      const before = await cachedDocumentVectors(ledger.db);
       await rebuild(ledger, 'semantic');
       console.log(
-        `  (semantic: ${(await cachedChunks(ledger)) - before} chunks embedded; the rest from the cache)`,
+        `  (semantic: ${(await cachedDocumentVectors(ledger.db)) - before} chunks embedded; the rest from the cache)`,
       );
     } else console.log('semantic: skipped (set CTX_EMBEDDINGS__MODEL_DIR)');
     const views = (await ledger.projections.status())
@@ -135,10 +128,10 @@ export async function run(): Promise<void> {
     );
     await asOfLatency(ledger, queries, middle, 'keyword');
     if (semantic) {
-      const before = await cachedChunks(ledger);
+      const before = await cachedDocumentVectors(ledger.db);
       await asOfLatency(ledger, queries, middle, 'semantic');
       await asOfLatency(ledger, queries, middle, 'hybrid');
-      console.log(`  (as-of semantic: ${(await cachedChunks(ledger)) - before} chunks embedded)`);
+      console.log(`  (as-of semantic: ${(await cachedDocumentVectors(ledger.db)) - before} chunks embedded)`);
     }
     console.log(`load average at the end ${load()}`);
   } finally {

@@ -10,6 +10,7 @@ import { createTestDatabase } from '../test/support/postgres.js';
 import { loadBeir, SCIFACT_DIR } from '../eval/scifact.js';
 import type { Database } from '../infra/postgres/database.js';
 import { embedderFromConfig } from '../src/modules/embedderFromConfig.js';
+import { cachedDocumentVectors } from './embeddingCache.js';
 import {
   cacheIndexVectors,
   dirBytes,
@@ -242,11 +243,10 @@ const hybrid = async (ledger: Ledger): Promise<boolean> => {
   return true;
 };
 
-/** Document vectors in the embedding cache (query vectors are kept apart, under `model#query`). */
-const cachedDocumentVectors = async (db: Database) =>
-  (await db.query<{ n: number }>(`SELECT count(*)::int AS n FROM embedding_cache WHERE model NOT LIKE '%#query'`))[0]!.n;
-
-/** Caches the semantic index's vectors as the loaded model's, so that its rebuild embeds none; returns the cache's size. */
+/**
+ * Caches the semantic index's vectors as the local model's, so that its rebuild embeds none; returns
+ * the cache's size. The model is loaded for its name: the cache knows it with its weights' type.
+ */
 const cacheForRebuild = async (db: Database) => {
   const embedder = await embedderFromConfig(loadConfig({ env: { ...process.env, CTX_EMBEDDINGS__PROVIDER: 'local' } }), db);
   const model = embedder.model;
