@@ -50,16 +50,22 @@ export interface HandleOptions {
   retries?: number;
 }
 
-export interface RunOptions extends HandleOptions {
+export type RunOptions = {
   /** `any`: append whatever the stream holds, for records no decision depends on (audit trails, sync cursors). */
   expected?: 'any';
-  /**
-   * Lets a decision too large for one append land in several, each within the store's size limit
-   * and expecting the revision the previous one left: only for a command whose readers wait for its
-   * last event. Without it, such a decision is refused whole.
-   */
-  batched?: boolean;
-}
+} & (
+  | (HandleOptions & { batched?: false })
+  | {
+      /**
+       * Lets a decision too large for one append land in several, each within the store's size limit
+       * and expecting the revision the previous one left: only for a command whose readers wait for its
+       * last event. Without it, such a decision is refused whole. Never retried: after a conflict on a
+       * later part, deciding again would append the parts already stored a second time.
+       */
+      batched: true;
+      retries?: 0;
+    }
+);
 
 /** Where an event goes: its stream, the revision the append expects, and its place in the append. */
 interface EventSlot {
