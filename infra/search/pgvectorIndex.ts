@@ -1,6 +1,6 @@
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import type { RunnableProjection } from '../../src/ports/projections.js';
-import type { VectorIndex, VectorIndexProjection } from '../../src/ports/searchIndex.js';
+import type { EmbeddingBacklog, VectorIndex, VectorIndexProjection } from '../../src/ports/searchIndex.js';
 import type { Database } from '../postgres/database.js';
 import { KEYWORD_CHUNK_TABLE } from './pgTextsearchKeywordIndex.js';
 import {
@@ -99,9 +99,9 @@ export const openPgvectorSnapshot = async (
 };
 
 /** The semantic index's chunks, and the keyword index's less those set aside unembedded: how many it should hold. */
-export const embeddingBacklog = async (db: Database): Promise<{ rows: number; total: number }> =>
+export const embeddingBacklog = async (db: Database): Promise<EmbeddingBacklog> =>
   (
-    await db.query<{ rows: number; total: number }>(
+    await db.query<EmbeddingBacklog>(
       `SELECT (SELECT count(*)::int FROM ${SEMANTIC_TABLE}) AS rows,
               (SELECT count(*)::int FROM ${KEYWORD_CHUNK_TABLE}) - (SELECT count(*)::int FROM ${deferredTableOf(SEMANTIC_TABLE)}) AS total`,
     )

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { embeddingActivity } from '../../infra/embeddings/embeddingActivity.js';
 import { embeddingMeter } from '../jobs/runIndexingJob.js';
+import type { EmbeddingBacklog } from '../ports/searchIndex.js';
 
 const EVERY_MS = 5_000;
 const count = (n: number) => n.toLocaleString('en-US');
@@ -12,12 +13,6 @@ const timeLeft = (seconds: number) =>
 export const embeddingProgressLine = (done: number, total: number, perSecond: number): string =>
   `embedding: ${count(done)} / ${count(total)} chunks` +
   (perSecond > 0 ? `, ${count(Math.round(perSecond))} chunks/s, ${timeLeft((total - done) / perSecond)}` : '');
-
-/** The semantic index's chunks, and how many it should hold: the keyword index's, less those set aside. */
-export interface EmbeddingBacklog {
-  rows: number;
-  total: number;
-}
 
 export interface EmbeddingProgressSources {
   /** Whether the semantic projection has events left to apply: cheap, read before any count. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { embeddingProgressCheck, embeddingProgressLine, type EmbeddingBacklog } from './embeddingProgress.js';
+import type { EmbeddingBacklog } from '../ports/searchIndex.js';
+import { embeddingProgressCheck, embeddingProgressLine } from './embeddingProgress.js';
 
 describe('embedding progress line', () => {
   it('says how many chunks are embedded, how fast, and about how long the rest takes', () => {

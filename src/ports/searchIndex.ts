@@ -114,3 +114,9 @@ export interface VectorIndexProjection extends ChunkIndexProjection<Float32Array
 
 /** Of these work ids, those cancelled now, each with the key its chunks are set aside under. */
 export type CancelledWork = (workIds: readonly string[]) => Promise<Map<string, string>>;
+
+/** The semantic index's chunks, and how many it should hold: the keyword index's, less those set aside. */
+export interface EmbeddingBacklog {
+  rows: number;
+  total: number;
+}
