@@ -9,13 +9,8 @@ import { chunkIdsOf, storedIngestion } from '../../test/support/events.js';
 import { indexBuilds, recordingDatabase, type Recorded } from '../../test/support/recordingDatabase.js';
 import { openPglite, type Database } from '../postgres/database.js';
 import { createPostgresContentStore } from '../postgres/postgresContentStore.js';
-import {
-  buildValueIndex,
-  openChunkTableSnapshot,
-  postgresChunkIndexProjection,
-  WRITE_SLICE,
-  type ChunkTableSpec,
-} from './postgresChunkIndex.js';
+import { buildValueIndex, openChunkTableSnapshot, postgresChunkIndexProjection, type ChunkTableSpec } from './postgresChunkIndex.js';
+import { WRITE_SLICE } from './writeSlices.js';
 
 /** A chunk table whose value is the chunk's text, indexed by nothing but its key. */
 const TEXT_TABLE: ChunkTableSpec<string> = {
@@ -77,7 +72,8 @@ describe('chunk tables written in slices', () => {
     const event = await ingested(documentId, texts(WRITE_SLICE * 3 + 5, 'large'));
     const before = seen.transactions;
     await apply([event]);
-    expect(seen.transactions - before).toBe(4);
+    // Four, or more on a machine so busy that rows cost more than the slices' target (see writeSlices).
+    expect(seen.transactions - before).toBeGreaterThanOrEqual(4);
     expect(await rowsOf(documentId)).toHaveLength(WRITE_SLICE * 3 + 5);
     expect(await projection.live.checkpoint()).toBe(event.position);
   });

@@ -15,6 +15,7 @@ import { indexesCopiesFirst, type Database } from '../postgres/database.js';
 import { projectionCheckpoints } from '../postgres/checkpoints.js';
 import { writingProjection } from '../postgres/dataErrors.js';
 import { lastChanges } from './chunkChanges.js';
+import { writeSlices, type WriteSlices } from './writeSlices.js';
 
 /** How one chunk table stores a projection's values, and how it indexes them. */
 export interface ChunkTableSpec<Value> {
@@ -92,14 +93,6 @@ export const buildValueIndex = (
       );
     await tx.query(spec.valueIndex(table, index));
   });
-
-/**
- * Rows written per transaction. A BM25 or vector-graph insert costs up to a millisecond a row while
- * indexing keeps the machine busy, and on the embedded database's one connection a search waits for
- * the transaction in progress: a large document (thousands of chunks) is written in slices, so that
- * no search waits for long.
- */
-export const WRITE_SLICE = 32;
 
 const COLUMNS = ['document_id', 'project', 'source', 'source_id', 'title', 'tags', 'updated_at', 'chunk_index', 'value'];
 
@@ -198,7 +191,7 @@ interface BatchCheckpoint {
 
 /**
  * Applies a batch to a chunk table. Values are computed first (embedding can be slow); then the rows
- * are written in slices of WRITE_SLICE, each in its own transaction: the first checks the
+ * are written in slices (`writeSlices`), each in its own transaction: the first checks the
  * checkpoint, so that a batch another runner has applied writes nothing, and the last moves it.
  * Every slice is idempotent, so a batch cut short by a crash is written again whole from its
  * checkpoint; until then a search may see part of a document's new chunks beside its old ones.
@@ -213,6 +206,7 @@ const applyChanges = async <Value>(
   target: string,
   events: readonly StoredEvent[],
   checkpoint: BatchCheckpoint,
+  slices: WriteSlices,
 ) => {
   const setsAside = projection.resumes !== undefined;
   const deferredTable = deferredTableOf(target);
@@ -228,24 +222,29 @@ const applyChanges = async <Value>(
   const present = pending.filter((p) => texts.has(p.chunk.textHash));
   const { indexed, values, setAside } = await projection.index(present, texts, resumes);
   const sqlValues = indexed.map((chunk, i) => spec.sqlValue(chunk, values[i]!));
-  const slices = Math.max(1, Math.ceil(indexed.length / WRITE_SLICE));
-  for (let slice = 0; slice < slices; slice++) {
-    const rows = indexed.slice(slice * WRITE_SLICE, (slice + 1) * WRITE_SLICE);
+  for (let start = 0; ; ) {
+    const end = Math.min(indexed.length, start + slices.next());
+    const [first, last] = [start === 0, end === indexed.length];
+    const rows = indexed.slice(start, end);
     await writingProjection(() =>
       db.transaction(async (tx) => {
-        await (slice === slices - 1 ? checkpoint.advance(tx) : slice === 0 ? checkpoint.check(tx) : undefined);
-        if (slice === 0 && changes.size > 0)
+        await (last ? checkpoint.advance(tx) : first ? checkpoint.check(tx) : undefined);
+        if (first && changes.size > 0)
           await deleteStale(tx, target, documents, indexed.map((c) => c.chunkId));
-        if (slice === 0 && setsAside) {
+        if (first && setsAside) {
           if (changes.size > 0)
             await tx.query(`DELETE FROM ${deferredTable} WHERE document_id = ANY($1::text[])`, [documents]);
           await upsertDeferred(tx, deferredTable, setAside);
         }
-        await upsert(tx, target, spec.valueType, rows, sqlValues.slice(slice * WRITE_SLICE, (slice + 1) * WRITE_SLICE));
+        const writing = performance.now();
+        await upsert(tx, target, spec.valueType, rows, sqlValues.slice(start, end));
+        slices.took(rows.length, performance.now() - writing);
         if (setsAside && rows.length > 0)
           await tx.query(`DELETE FROM ${deferredTable} WHERE chunk_id = ANY($1::text[])`, [rows.map((c) => c.chunkId)]);
       }),
     );
+    if (last) return;
+    start = end;
   }
 };
 
@@ -275,15 +274,27 @@ export const postgresChunkIndexProjection = async <Value>(
       `;${deferredTables(table)}`,
   );
 
-  const sink = (target: string, slot: 'live' | 'shadow'): ProjectionSink => ({
-    checkpoint: () => checkpoints.read(slot),
-    apply: (events, from, to) =>
-      applyChanges(db, content, projection, spec, target, events, {
-        check: (tx) => checkpoints.advance(tx, slot, from, from),
-        advance: (tx) => checkpoints.advance(tx, slot, from, to),
-      }),
-    quarantine: (event, error, from, to) => checkpoints.quarantine(slot, event, error, from, to),
-  });
+  const sink = (target: string, slot: 'live' | 'shadow'): ProjectionSink => {
+    const slices = writeSlices(db.engine === 'pglite');
+    return {
+      checkpoint: () => checkpoints.read(slot),
+      apply: (events, from, to) =>
+        applyChanges(
+          db,
+          content,
+          projection,
+          spec,
+          target,
+          events,
+          {
+            check: (tx) => checkpoints.advance(tx, slot, from, from),
+            advance: (tx) => checkpoints.advance(tx, slot, from, to),
+          },
+          slices,
+        ),
+      quarantine: (event, error, from, to) => checkpoints.quarantine(slot, event, error, from, to),
+    };
+  };
 
   return {
     name,
@@ -360,6 +371,7 @@ export const openChunkTableSnapshot = async <Value>(
     columns(table, spec.valueType) + (indexFirst ? `${spec.valueIndex(table, unqualified(valueIndexName(table)))};` : ''),
   );
   let checkpoint = START;
+  const slices = writeSlices(db.engine === 'pglite');
   return {
     table,
     sink: {
@@ -367,7 +379,7 @@ export const openChunkTableSnapshot = async <Value>(
       apply: async (events, from, to) => {
         if (from !== checkpoint)
           throw new CheckpointMovedError(`Snapshot of '${projection.name}' is at ${checkpoint}, not ${from}`);
-        await applyChanges(db, content, projection, spec, table, events, { check: async () => {}, advance: async () => {} });
+        await applyChanges(db, content, projection, spec, table, events, { check: async () => {}, advance: async () => {} }, slices);
         checkpoint = to;
       },
       // A snapshot is thrown away after use: what it skipped is only logged by its builder.
