@@ -22,8 +22,8 @@ export interface WriteSlices {
 
 /**
  * WRITE_SLICE rows a slice, or fewer where transactions hold searches back (the embedded database)
- * and rows have been costing more than SLICE_TARGET_MS a slice: the cost a row is the mean of the
- * last measure and those before, halved each time, so one slow slice does not decide alone. A
+ * and rows have been costing more than SLICE_TARGET_MS a slice. A row's cost is a running mean that
+ * halves the weight of older measures at each new one, so one slow slice does not decide alone. A
  * server's searches read beside a transaction, so its slices stay whole.
  */
 export const writeSlices = (holdsSearches: boolean): WriteSlices => {
