@@ -29,7 +29,10 @@ const asParams = (params?: readonly unknown[]): unknown[] | undefined =>
  * indexes are made first and filled as the rows come: the copy takes longer, and a search waits for
  * one batch at most. On a server, other connections keep serving while a bulk build runs.
  */
-export const indexesCopiesFirst = (db: Pick<Database, 'engine'>): boolean => db.engine === 'pglite';
+export const indexesCopiesFirst = (db: Pick<Database, 'engine'>): boolean => searchesWaitForWrites(db);
+
+/** Whether a search waits for a write in progress: the embedded database has one connection. */
+export const searchesWaitForWrites = (db: Pick<Database, 'engine'>): boolean => db.engine === 'pglite';
 
 /** The extensions every embedded database is opened with: its settings name them from the first start. */
 export const PGLITE_EXTENSIONS = { vector, pg_textsearch };

@@ -11,7 +11,7 @@ import {
 } from '../../src/ports/projections.js';
 import type { ChunkIndexProjection, PendingChunk, Resumption, SearchFilters } from '../../src/ports/searchIndex.js';
 import type { Sql } from '../../src/ports/database.js';
-import { indexesCopiesFirst, type Database } from '../postgres/database.js';
+import { indexesCopiesFirst, searchesWaitForWrites, type Database } from '../postgres/database.js';
 import { projectionCheckpoints } from '../postgres/checkpoints.js';
 import { writingProjection } from '../postgres/dataErrors.js';
 import { lastChanges } from './chunkChanges.js';
@@ -257,6 +257,7 @@ export const postgresChunkIndexProjection = async <Value>(
   content: ContentStore,
   projection: ChunkIndexProjection<Value>,
   spec: ChunkTableSpec<Value>,
+  slicing: () => WriteSlices = () => writeSlices(searchesWaitForWrites(db)),
 ): Promise<RunnableProjection> => {
   const { name, version } = projection;
   const { table } = spec;
@@ -275,7 +276,7 @@ export const postgresChunkIndexProjection = async <Value>(
   );
 
   const sink = (target: string, slot: 'live' | 'shadow'): ProjectionSink => {
-    const slices = writeSlices(db.engine === 'pglite');
+    const slices = slicing();
     return {
       checkpoint: () => checkpoints.read(slot),
       apply: (events, from, to) =>
@@ -371,7 +372,7 @@ export const openChunkTableSnapshot = async <Value>(
     columns(table, spec.valueType) + (indexFirst ? `${spec.valueIndex(table, unqualified(valueIndexName(table)))};` : ''),
   );
   let checkpoint = START;
-  const slices = writeSlices(db.engine === 'pglite');
+  const slices = writeSlices(searchesWaitForWrites(db));
   return {
     table,
     sink: {
