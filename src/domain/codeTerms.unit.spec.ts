@@ -10,6 +10,8 @@ describe('code-aware terms', () => {
     expect(identifierParts('parse2json')).toEqual(['parse', 'json']);
     expect(identifierParts('int64ToUtf8')).toEqual(['int', '64', 'to', 'utf']);
     expect(identifierParts('plain')).toEqual([]);
+    expect(identifierParts('$scope.userId')).toEqual(['scope', 'user', 'id']);
+    expect(identifierParts('HTTP')).toEqual([]);
   });
 
   it('leaves out parts of one character, which every identifier-dense text would repeat', () => {
