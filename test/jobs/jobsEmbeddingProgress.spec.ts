@@ -55,6 +55,9 @@ describe('an indexing job while its chunks are embedded', () => {
   it('moves its percentage chunk by chunk, with a time left measured from the embedding rate', async () => {
     const call = async (name: string, args: Record<string, unknown>) =>
       (await client.callTool({ name, arguments: args })) as { structuredContent: Record<string, unknown> };
+    // Held until the files are chunked, so that every chunk is embedded in the embedding phase
+    // however fast the machine chunks them.
+    embedder.hold();
     const { job_id } = (await call('start_indexing_background', { repo_path: freshRepo(240, 'ctx-embed-progress-') }))
       .structuredContent as { job_id: string };
 
@@ -62,7 +65,10 @@ describe('an indexing job while its chunks are embedded', () => {
     for (let s: Status | null = null; s?.status !== 'completed'; await new Promise((r) => setTimeout(r, 50))) {
       s = (await call('get_job_status', { job_id })).structuredContent as unknown as Status;
       expect(['pending', 'running']).toContain(s.status === 'completed' ? 'running' : s.status);
-      if (s.status === 'running' && s.progress_message.startsWith('Generating embeddings')) embedding.push(s);
+      if (s.status === 'running' && s.progress_message.startsWith('Generating embeddings')) {
+        embedding.push(s);
+        embedder.release();
+      }
     }
 
     const percentages = embedding.map((s) => s.progress_percentage);
