@@ -179,8 +179,10 @@ export const rotateRefreshToken = async (
 ): Promise<RefreshGrant> => {
   const familyId = familyOf(input.refreshToken);
   const revoked = await revokedBecause(readModels, { tokenFamily: familyId });
-  // An unknown family is answered by the stream below; one whose issuer was revoked ends here.
-  if (revoked && revoked !== 'unknown token family') throw new AuthenticationError(`Refresh token refused: ${revoked}`);
+  // The family itself is judged by its stream below, which the read model may lag: the same answer
+  // either way. A family whose issuer was revoked ends here.
+  if (revoked && revoked !== 'unknown token family' && revoked !== 'token revoked')
+    throw new AuthenticationError(`Refresh token refused: ${revoked}`);
   const refreshToken = newRefreshToken(familyId);
   // A concurrent use of the same token loses the race, is re-decided, and counts as reuse.
   const result = await handleCommand(

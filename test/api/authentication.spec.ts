@@ -121,7 +121,9 @@ describe('authentication of /api/v1', () => {
         body: { refresh_token: first.refresh_token },
       });
       expect(replay.status).toBe(401);
-      // The thief replayed; the owner's newer token dies with the family.
+      // The thief replayed; the owner's newer token dies with the family, with the same answer
+      // once the read models know it.
+      await api.ledger.projections.waitFor(await api.ledger.store.headPosition(), { timeoutMs: 10_000 });
       const owner = await api.call('POST', '/auth/refresh', {
         body: { refresh_token: second.body.refresh_token },
       });
