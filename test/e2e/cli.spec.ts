@@ -8,8 +8,7 @@ import { openPglite } from '../../infra/postgres/database.js';
 import { runCtx, spawnCtx } from '../support/cli.js';
 import { tempDataDir } from '../support/ledger.js';
 
-// Each `ctx` here is a process of its own that opens the embedded database: 5 to 8 s on a loaded two-core machine.
-describe('ctx CLI', { timeout: 180_000 }, () => {
+describe('ctx CLI', () => {
   it('exits 2 with every problem listed when the configuration is invalid', async () => {
     const dir = tempDataDir();
     const file = path.join(dir, 'ctx.toml');
