@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import { AuthenticationError, type AuthEvent, type Credential, type Scope } from '../../src/domain/auth.js';
-import { revokedBecause } from '../../src/services/credentials.js';
+import { issuerRevokedBecause } from '../../src/services/credentials.js';
 import { streamId, type StoredEvent } from '../../src/domain/events.js';
 import { newId, UUID_PATTERN } from '../../src/domain/ids.js';
 import { commandContext, handleCommand, type CommandContext, type Decider } from '../../src/engine/commands.js';
@@ -178,11 +178,10 @@ export const rotateRefreshToken = async (
   context: CommandContext,
 ): Promise<RefreshGrant> => {
   const familyId = familyOf(input.refreshToken);
-  const revoked = await revokedBecause(readModels, { tokenFamily: familyId });
-  // The family itself is judged by its stream below, which the read model may lag: the same answer
-  // either way. A family whose issuer was revoked ends here.
-  if (revoked && revoked !== 'unknown token family' && revoked !== 'token revoked')
-    throw new AuthenticationError(`Refresh token refused: ${revoked}`);
+  // A family whose issuer was revoked ends here; the family itself is judged by its stream below,
+  // which the read model may lag, so that its answer never depends on the lag.
+  const revoked = await issuerRevokedBecause(readModels, familyId);
+  if (revoked) throw new AuthenticationError(`Refresh token refused: ${revoked}`);
   const refreshToken = newRefreshToken(familyId);
   // A concurrent use of the same token loses the race, is re-decided, and counts as reuse.
   const result = await handleCommand(

@@ -130,8 +130,11 @@ describe('what only the operator may do, with authentication on', () => {
       expect((await search(second.access_token)).status).toBe(401);
       const refreshed = await refresh(first.refresh_token);
       expect(refreshed.status).toBe(401);
-      expect(refreshed.body).toMatchObject({ error: { code: 'AUTHENTICATION_ERROR' } });
-      expect((await refresh(second.refresh_token)).status).toBe(401);
+      const issuerRevoked = 'Refresh token refused: the API key that issued it was revoked';
+      expect(refreshed.body).toMatchObject({ error: { code: 'AUTHENTICATION_ERROR', detail: issuerRevoked } });
+      const refreshedSecond = await refresh(second.refresh_token);
+      expect(refreshedSecond.status).toBe(401);
+      expect(refreshedSecond.body).toMatchObject({ error: { code: 'AUTHENTICATION_ERROR', detail: issuerRevoked } });
     });
 
     it('revokes a family with tokens.revoke, over REST and MCP, within its tenant', async () => {
