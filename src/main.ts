@@ -10,7 +10,6 @@ import { keepDataDirPrivate } from '../infra/postgres/privateFiles.js';
 import { postgresReadModels } from '../infra/postgres/documentReadModels.js';
 import { createPostgresContentStore } from '../infra/postgres/postgresContentStore.js';
 import { createPostgresEventStore } from '../infra/eventstore/postgresEventStore.js';
-import { connectEsdb, createEsdbEventStore } from '../infra/eventstore/esdbEventStore.js';
 import { createPostgresKeyring, hasDataKeys } from '../infra/postgres/postgresKeyring.js';
 import { checkPostgresExtensions } from '../infra/deploy/postgresExtensions.js';
 import { embeddingActivity } from '../infra/embeddings/embeddingActivity.js';
@@ -28,6 +27,7 @@ import { MODULES } from './modules/index.js';
 import { countAppends } from './observability/countAppends.js';
 import { createLedgerMetrics, type LedgerMetrics } from './observability/ledgerMetrics.js';
 import { mountMetrics } from './observability/metricsRoute.js';
+import type { EventStore } from './ports/eventStore.js';
 import { soleReplica } from './ports/replicaLocks.js';
 
 /** A one-shot command waits this long at most for the read models (embedding a large tree takes a while). */
@@ -65,6 +65,13 @@ const openDatabase = async (config: Config): Promise<Database> =>
     ? connectPostgres(config.storage.postgresUrl)
     : openPgliteThread(path.join(config.storage.dataDir, 'pgdata'));
 
+/** The configured event store; EventStoreDB's client (gRPC and all) is loaded only when it is the one. */
+const openEventStore = async (config: Config, db: Database): Promise<EventStore> => {
+  if (config.storage.eventStore !== 'eventstoredb') return createPostgresEventStore(db);
+  const { connectEsdb, createEsdbEventStore } = await import('../infra/eventstore/esdbEventStore.js');
+  return createEsdbEventStore(connectEsdb(config.storage.eventstoreUrl!));
+};
+
 /** The composition root: opens the stores, then lets every module wire itself in. */
 export const openLedger = async (config: Config, options: OpenLedgerOptions = {}): Promise<Ledger> => {
   const logger = options.logger ?? pino({ level: config.log.level });
@@ -85,12 +92,7 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
     const opened = db;
     await ensureSecretsKeyFile(config, () => hasDataKeys(opened));
     const metrics = createLedgerMetrics();
-    const store = countAppends(
-      config.storage.eventStore === 'eventstoredb'
-        ? createEsdbEventStore(connectEsdb(config.storage.eventstoreUrl!))
-        : await createPostgresEventStore(db),
-      metrics.eventsAppended,
-    );
+    const store = countAppends(await openEventStore(config, db), metrics.eventsAppended);
     let operations: Operation[] = [];
     let features: FeatureApis = {};
     const secrets = createSecretBox(config);

@@ -1,4 +1,3 @@
-import { Octokit } from '@octokit/rest';
 import {
   ConnectorAccessError,
   ConnectorNotConfiguredError,
@@ -8,6 +7,7 @@ import {
   type RemoteSource,
 } from '../../src/ports/remoteSource.js';
 import { connectorFailureIn, networkCodeIn } from './endpointGuard.js';
+import { onFirstUse } from './onFirstUse.js';
 import { flag, optionalString, requiredString } from './settings.js';
 
 export interface GitHubSourceOptions {
@@ -79,13 +79,16 @@ export const createGitHubSource = (settings: Record<string, unknown>, options: G
   const includeIssues = flag(settings, 'include_issues', true);
   const includePrs = flag(settings, 'include_prs', true);
   const token = optionalString(settings, 'token');
-  const octokit = new Octokit({
-    ...(token ? { auth: token } : {}),
-    baseUrl: optionalString(settings, 'api_url') ?? 'https://api.github.com',
-    request: { fetch: options.fetch },
-    userAgent: 'context-ledger',
-    // Failures become connector errors recorded on the job; the client's own console lines add nothing.
-    log: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
+  const connect = onFirstUse(async () => {
+    const { Octokit } = await import('@octokit/rest');
+    return new Octokit({
+      ...(token ? { auth: token } : {}),
+      baseUrl: optionalString(settings, 'api_url') ?? 'https://api.github.com',
+      request: { fetch: options.fetch },
+      userAgent: 'context-ledger',
+      // Failures become connector errors recorded on the job; the client's own console lines add nothing.
+      log: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined },
+    });
   });
   // GitHub serves at most 100 items a page.
   const pageSize = settings.page_size;
@@ -93,8 +96,10 @@ export const createGitHubSource = (settings: Record<string, unknown>, options: G
   const wanted = (issue: Issue) => (issue.pull_request ? includePrs : includeIssues);
   const idOf = (issue: Issue) => `${issue.pull_request ? 'pulls' : 'issues'}/${issue.number}`;
 
-  const reviewComments = async (number: number): Promise<ReviewComment[]> =>
-    (await octokit.paginate(octokit.rest.pulls.listReviewComments, { owner, repo, pull_number: number, per_page: perPage }));
+  const reviewComments = async (number: number): Promise<ReviewComment[]> => {
+    const octokit = await connect();
+    return octokit.paginate(octokit.rest.pulls.listReviewComments, { owner, repo, pull_number: number, per_page: perPage });
+  };
 
   const itemOf = (issue: Issue, comments: ReviewComment[]): RemoteItem => {
     const kind = issue.pull_request ? 'pull_request' : 'issue';
@@ -121,8 +126,9 @@ export const createGitHubSource = (settings: Record<string, unknown>, options: G
     };
   };
 
-  const listing = (since: string | undefined) =>
-    octokit.paginate.iterator(octokit.rest.issues.listForRepo, {
+  const listing = async function* (since: string | undefined) {
+    const octokit = await connect();
+    yield* octokit.paginate.iterator(octokit.rest.issues.listForRepo, {
       owner,
       repo,
       state: 'all',
@@ -131,6 +137,7 @@ export const createGitHubSource = (settings: Record<string, unknown>, options: G
       per_page: perPage,
       ...(since ? { since } : {}),
     });
+  };
 
   return {
     async *changes(cursor) {

@@ -1,4 +1,4 @@
-import { GetObjectCommand, ListObjectsV2Command, S3Client, type _Object } from '@aws-sdk/client-s3';
+import type { _Object } from '@aws-sdk/client-s3';
 import {
   ConnectorAccessError,
   ConnectorServiceError,
@@ -8,6 +8,7 @@ import {
 } from '../../src/ports/remoteSource.js';
 import type { EndpointPolicy } from '../../src/domain/connectorEndpoints.js';
 import { checkRequest, connectorFailureIn, networkCodeIn, type ConnectorAgents } from './endpointGuard.js';
+import { onFirstUse } from './onFirstUse.js';
 import { flag, optionalString, requiredString } from './settings.js';
 
 const MAX_OBJECT_BYTES = 1024 * 1024;
@@ -61,29 +62,35 @@ export const createS3Source = (settings: Record<string, unknown>, { endpoints, a
   const endpoint = optionalString(settings, 'endpoint');
   const accessKeyId = optionalString(settings, 'access_key_id');
   const secretAccessKey = optionalString(settings, 'secret_access_key');
-  const client = new S3Client({
-    region: optionalString(settings, 'region') ?? 'us-east-1',
-    ...(endpoint ? { endpoint } : {}),
-    requestHandler: { httpAgent: agents.http, httpsAgent: agents.https },
-    forcePathStyle: flag(settings, 'force_path_style', endpoint !== undefined),
-    ...(accessKeyId && secretAccessKey
-      ? { credentials: { accessKeyId, secretAccessKey, ...(optionalString(settings, 'session_token') ? { sessionToken: optionalString(settings, 'session_token')! } : {}) } }
-      : {}),
-  });
-  // Wherever the endpoint comes from (the setting, or the region the SDK builds one from), each request is checked before it is sent.
-  client.middlewareStack.add(
-    (next) => (args) => {
-      const { protocol, hostname, port } = args.request as { protocol?: string; hostname?: string; port?: number };
-      checkRequest('s3', `${protocol ?? 'https:'}//${hostname ?? ''}${port ? `:${port}` : ''}/`, endpoints);
-      return next(args);
-    },
-    { step: 'finalizeRequest', name: 'connectorEndpointCheck' },
+  const connect = onFirstUse(() =>
+    import('@aws-sdk/client-s3').then((sdk) => {
+      const client = new sdk.S3Client({
+        region: optionalString(settings, 'region') ?? 'us-east-1',
+        ...(endpoint ? { endpoint } : {}),
+        requestHandler: { httpAgent: agents.http, httpsAgent: agents.https },
+        forcePathStyle: flag(settings, 'force_path_style', endpoint !== undefined),
+        ...(accessKeyId && secretAccessKey
+          ? { credentials: { accessKeyId, secretAccessKey, ...(optionalString(settings, 'session_token') ? { sessionToken: optionalString(settings, 'session_token')! } : {}) } }
+          : {}),
+      });
+      // Wherever the endpoint comes from (the setting, or the region the SDK builds one from), each request is checked before it is sent.
+      client.middlewareStack.add(
+        (next) => (args) => {
+          const { protocol, hostname, port } = args.request as { protocol?: string; hostname?: string; port?: number };
+          checkRequest('s3', `${protocol ?? 'https:'}//${hostname ?? ''}${port ? `:${port}` : ''}/`, endpoints);
+          return next(args);
+        },
+        { step: 'finalizeRequest', name: 'connectorEndpointCheck' },
+      );
+      return { sdk, client };
+    }),
   );
   const pageSize = typeof settings.page_size === 'number' ? Math.min(1000, Math.max(1, settings.page_size)) : 1000;
 
   const download = async (object: _Object): Promise<RemoteItem | null> => {
     if ((object.Size ?? 0) > MAX_OBJECT_BYTES) return null;
-    const got = await client.send(new GetObjectCommand({ Bucket: bucket, Key: object.Key! }));
+    const { sdk, client } = await connect();
+    const got = await client.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: object.Key! }));
     const text = asText((await got.Body?.transformToByteArray()) ?? new Uint8Array());
     if (text === null) return null;
     const modified = (object.LastModified ?? new Date(0)).toISOString();
@@ -108,9 +115,10 @@ export const createS3Source = (settings: Record<string, unknown>, { endpoints, a
       const seen = new Set<string>();
       let token: string | undefined;
       try {
+        const { sdk, client } = await connect();
         do {
           const listed = await client.send(
-            new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, MaxKeys: pageSize, FetchOwner: true, ...(token ? { ContinuationToken: token } : {}) }),
+            new sdk.ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, MaxKeys: pageSize, FetchOwner: true, ...(token ? { ContinuationToken: token } : {}) }),
           );
           const items: RemoteItem[] = [];
           for (const object of listed.Contents ?? []) {

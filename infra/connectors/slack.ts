@@ -1,4 +1,4 @@
-import { LogLevel, WebClient, type WebClientOptions } from '@slack/web-api';
+import type { WebClientOptions } from '@slack/web-api';
 import {
   ConnectorAccessError,
   ConnectorNotConfiguredError,
@@ -7,6 +7,7 @@ import {
   type RemoteSource,
 } from '../../src/ports/remoteSource.js';
 import { connectorFailureIn, networkCodeIn } from './endpointGuard.js';
+import { onFirstUse } from './onFirstUse.js';
 import { optionalString, requiredString, stringList } from './settings.js';
 
 interface Message {
@@ -58,14 +59,17 @@ export const createSlackSource = (settings: Record<string, unknown>, options: { 
     throw new ConnectorNotConfiguredError("The slack connector needs the 'channels' setting: the channels to sync", { field: 'channels' });
   const workspace = optionalString(settings, 'workspace');
   const apiUrl = optionalString(settings, 'api_url');
-  const client = new WebClient(token, {
-    // The client's own type of fetch describes the same function, with fewer header methods.
-    fetch: options.fetch as unknown as NonNullable<WebClientOptions['fetch']>,
-    allowAbsoluteUrls: false,
-    ...(apiUrl ? { slackApiUrl: apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/` } : {}),
-    logLevel: LogLevel.ERROR,
-    logger: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined, setLevel: () => undefined, getLevel: () => LogLevel.ERROR, setName: () => undefined },
-    retryConfig: { retries: 5, factor: 2, minTimeout: 200, maxTimeout: 30_000 },
+  const connect = onFirstUse(async () => {
+    const { LogLevel, WebClient } = await import('@slack/web-api');
+    return new WebClient(token, {
+      // The client's own type of fetch describes the same function, with fewer header methods.
+      fetch: options.fetch as unknown as NonNullable<WebClientOptions['fetch']>,
+      allowAbsoluteUrls: false,
+      ...(apiUrl ? { slackApiUrl: apiUrl.endsWith('/') ? apiUrl : `${apiUrl}/` } : {}),
+      logLevel: LogLevel.ERROR,
+      logger: { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined, setLevel: () => undefined, getLevel: () => LogLevel.ERROR, setName: () => undefined },
+      retryConfig: { retries: 5, factor: 2, minTimeout: 200, maxTimeout: 30_000 },
+    });
   });
   const limit = typeof settings.page_size === 'number' ? Math.min(200, Math.max(1, settings.page_size)) : 200;
 
@@ -75,6 +79,7 @@ export const createSlackSource = (settings: Record<string, unknown>, options: { 
     const names = channels.filter((c) => !isChannelId(c)).map((c) => c.replace(/^#/, ''));
     for (const id of channels.filter(isChannelId)) ids.set(id, id);
     if (names.length === 0) return ids;
+    const client = await connect();
     let cursor: string | undefined;
     do {
       const page = await client.conversations.list({ limit, types: 'public_channel,private_channel', ...(cursor ? { cursor } : {}) });
@@ -89,6 +94,7 @@ export const createSlackSource = (settings: Record<string, unknown>, options: { 
   const threadOf = async (channel: string, parent: Message): Promise<RemoteItem> => {
     const replies: Message[] = [];
     if (parent.reply_count) {
+      const client = await connect();
       let cursor: string | undefined;
       do {
         const page = await client.conversations.replies({ channel, ts: parent.ts!, limit, ...(cursor ? { cursor } : {}) });
@@ -114,6 +120,7 @@ export const createSlackSource = (settings: Record<string, unknown>, options: { 
     async *changes(cursor) {
       const latest = { ...((cursor?.latest ?? {}) as Record<string, string>) };
       try {
+        const client = await connect();
         for (const [, channel] of await channelIds()) {
           const oldest = latest[channel];
           let newest = oldest;
@@ -140,6 +147,7 @@ export const createSlackSource = (settings: Record<string, unknown>, options: { 
     async liveIds() {
       const live = new Set<string>();
       try {
+        const client = await connect();
         for (const [, channel] of await channelIds()) {
           let page: string | undefined;
           do {

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { AutoConfig, env, pipeline } from '@huggingface/transformers';
 import type { DataType, FeatureExtractionPipeline } from '@huggingface/transformers';
 import { UnavailableError, ValidationError } from '../../src/errors.js';
 import type { Embedder, EmbeddingKind } from '../../src/ports/embedder.js';
@@ -51,6 +51,18 @@ const declaredPooling = (modelFolder: string): Pooling | undefined => {
   return undefined;
 };
 
+/** The width of a model's vectors, from its configuration (read as transformers.js reads it, without loading the library). */
+const hiddenSizeIn = async (modelFolder: string, model: string): Promise<number> => {
+  let config: { hidden_size?: unknown };
+  try {
+    config = JSON.parse(await readFile(join(modelFolder, 'config.json'), 'utf8')) as { hidden_size?: unknown };
+  } catch (cause) {
+    throw new UnavailableError(`cannot read the configuration of model ${model}: ${(cause as Error).message}`, { cause });
+  }
+  if (typeof config.hidden_size !== 'number') throw new ValidationError(`Model '${model}' declares no hidden_size`);
+  return config.hidden_size;
+};
+
 /**
  * The name of the vector space a model's weights embed into: the model id for its published fp32
  * weights, qualified otherwise, since a quantised export embeds a little differently and its
@@ -85,8 +97,6 @@ export const createLocalEmbedder = async (options: LocalEmbedderOptions): Promis
 
   const folder = join(options.modelDir, model);
   if (!existsSync(join(folder, 'config.json'))) throw new ValidationError(`no model files in ${folder}`);
-  env.allowRemoteModels = false;
-  env.localModelPath = options.modelDir;
   const dtype = options.dtype ?? onnxDtypeIn(folder);
   const pooling = options.pooling ?? declaredPooling(folder);
   const family = familyDefaults(model);
@@ -96,19 +106,22 @@ export const createLocalEmbedder = async (options: LocalEmbedderOptions): Promis
     documentPrefix: options.documentPrefix,
   };
 
-  const config = await AutoConfig.from_pretrained(model).catch((cause: unknown) => {
-    throw new UnavailableError(`cannot read the configuration of model ${model}: ${(cause as Error).message}`, { cause });
-  });
-  const dimensions = (config as unknown as { hidden_size?: unknown }).hidden_size;
-  if (typeof dimensions !== 'number') throw new ValidationError(`Model '${model}' declares no hidden_size`);
+  const dimensions = await hiddenSizeIn(folder, model);
 
   let loading: Promise<FeatureExtractionPipeline> | undefined;
   const extractor = (): Promise<FeatureExtractionPipeline> => {
     const session_options = options.intraOpThreads ? { intraOpNumThreads: options.intraOpThreads } : {};
-    loading ??= pipeline('feature-extraction', model, { dtype, session_options }).catch((cause: unknown) => {
-      loading = undefined;
-      throw new UnavailableError(`cannot load the weights of model ${model}: ${(cause as Error).message}`, { cause });
-    });
+    // The library (a second of loading on a small machine) comes with the first texts to embed.
+    loading ??= import('@huggingface/transformers')
+      .then(({ env, pipeline }) => {
+        env.allowRemoteModels = false;
+        env.localModelPath = options.modelDir;
+        return pipeline('feature-extraction', model, { dtype, session_options });
+      })
+      .catch((cause: unknown) => {
+        loading = undefined;
+        throw new UnavailableError(`cannot load the weights of model ${model}: ${(cause as Error).message}`, { cause });
+      });
     return loading;
   };
 
