@@ -88,16 +88,32 @@ export interface LocalEmbedder extends Embedder {
   embed(texts: readonly string[], kind: EmbeddingKind, stopping?: AbortSignal): Promise<Float32Array[]>;
 }
 
+/** A local model as its folder describes it: where it is, its weights' type, the name of its vector space and its width. */
+export interface LocalModel {
+  id: string;
+  folder: string;
+  dtype: DataType;
+  /** The vector space's name (see `vectorSpaceName`). */
+  model: string;
+  dimensions: number;
+}
+
+/** Reads what a model's folder says of it, without loading the model; throws when the folder holds no model. */
+export const localModelOf = async (options: Pick<LocalEmbedderOptions, 'model' | 'modelDir' | 'dtype'>): Promise<LocalModel> => {
+  const id = options.model ?? DEFAULT_LOCAL_MODEL;
+  const folder = join(options.modelDir, id);
+  if (!existsSync(join(folder, 'config.json'))) throw new ValidationError(`no model files in ${folder}`);
+  const dtype = options.dtype ?? onnxDtypeIn(folder);
+  return { id, folder, dtype, model: vectorSpaceName(id, dtype), dimensions: await hiddenSizeIn(folder, id) };
+};
+
 export const createLocalEmbedder = async (options: LocalEmbedderOptions): Promise<LocalEmbedder> => {
-  const model = options.model ?? DEFAULT_LOCAL_MODEL;
   const batchSize = options.batchSize ?? 32;
   const batchChars = options.batchChars ?? DEFAULT_BATCH_CHARS;
   if (!Number.isInteger(batchSize) || batchSize < 1)
     throw new ValidationError('batchSize must be a positive integer');
 
-  const folder = join(options.modelDir, model);
-  if (!existsSync(join(folder, 'config.json'))) throw new ValidationError(`no model files in ${folder}`);
-  const dtype = options.dtype ?? onnxDtypeIn(folder);
+  const { id: model, folder, dtype, dimensions, model: vectorSpace } = await localModelOf(options);
   const pooling = options.pooling ?? declaredPooling(folder);
   const family = familyDefaults(model);
   const resolvedPooling = pooling ?? family.pooling;
@@ -105,8 +121,6 @@ export const createLocalEmbedder = async (options: LocalEmbedderOptions): Promis
     queryPrefix: options.queryPrefix ?? family.queryPrefix,
     documentPrefix: options.documentPrefix,
   };
-
-  const dimensions = await hiddenSizeIn(folder, model);
 
   let loading: Promise<FeatureExtractionPipeline> | undefined;
   const extractor = (): Promise<FeatureExtractionPipeline> => {
@@ -132,7 +146,7 @@ export const createLocalEmbedder = async (options: LocalEmbedderOptions): Promis
   };
 
   return {
-    model: vectorSpaceName(model, dtype),
+    model: vectorSpace,
     dimensions,
     /** Given `stopping`, gives up between two passes of the model once it is aborted: its caller stops waiting. */
     async embed(texts: readonly string[], kind: EmbeddingKind, stopping?: AbortSignal): Promise<Float32Array[]> {

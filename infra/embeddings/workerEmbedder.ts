@@ -3,7 +3,7 @@ import type { Embedder, EmbeddingKind } from '../../src/ports/embedder.js';
 import { openWorkerRpc, type WorkerRpc } from '../workers/workerRpc.js';
 import { embeddingActivity } from './embeddingActivity.js';
 import type { EmbedderWorkerData } from './embedderWorker.js';
-import type { LocalEmbedderOptions } from './localEmbedder.js';
+import { localModelOf, type LocalEmbedderOptions } from './localEmbedder.js';
 
 type Lane = WorkerRpc<{ texts: readonly string[]; kind: EmbeddingKind }, Float32Array[], { model: string; dimensions: number }>;
 
@@ -16,23 +16,20 @@ const DOCUMENT_LANE_NICENESS = 10;
  * The local model run in worker threads, so that tokenizing and running it never holds the event
  * loop that answers requests. Documents and queries have a thread each: a search embeds its query
  * without waiting behind a batch of passages being indexed, and the documents' thread runs at a
- * lower priority than every other. The query thread starts on first use.
+ * lower priority than every other. The model's folder is read here; each thread starts on its
+ * first use, so a process that embeds nothing starts none.
  */
 export const createWorkerEmbedder = async (options: LocalEmbedderOptions): Promise<Embedder> => {
-  const openDocuments = () => openLane({ embedder: options, niceness: DOCUMENT_LANE_NICENESS });
-  let documents: Lane | undefined = openDocuments();
+  const { model, dimensions } = await localModelOf(options);
+  let documents: Lane | undefined;
   let queries: Lane | undefined;
   let closed = false;
-  const { model, dimensions } = await documents.ready.catch(async (error: unknown) => {
-    await documents?.close();
-    throw error;
-  });
   /** A lane whose thread ended is started again on the next call. */
   const lane = (kind: EmbeddingKind): Lane => {
     if (closed) throw new UnavailableError('The embedder is closed');
     if (documents && !documents.alive()) documents = undefined;
     if (queries && !queries.alive()) queries = undefined;
-    if (kind === 'document') return (documents ??= openDocuments());
+    if (kind === 'document') return (documents ??= openLane({ embedder: options, niceness: DOCUMENT_LANE_NICENESS }));
     return (queries ??= openLane({ embedder: { ...options, intraOpThreads: 1 }, niceness: 0 }));
   };
   return {
