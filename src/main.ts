@@ -17,16 +17,14 @@ import { jobsProjection } from '../projections/jobs/jobs.js';
 import { ConfigError, type Config } from './config.js';
 import { createProjectionRunner, type ProjectionRunner } from './engine/projectionRunner.js';
 import { NotFoundError } from './errors.js';
+import { onFirstUse } from './engine/onFirstUse.js';
 import { createSecretBox, ensureSecretsKeyFile } from '../infra/crypto/secretBox.js';
-import { buildApp } from './http/app.js';
-import { mountServerProof } from './http/serverProof.js';
-import { createMcpServerFactory } from './mcp/server.js';
+import type { McpServerFactory } from './mcp/server.js';
 import type { FeatureApis, LedgerModule, ModuleContext, ModuleParts } from './module.js';
 import { operationNamed, type Operation } from './operations.js';
 import { MODULES } from './modules/index.js';
 import { countAppends } from './observability/countAppends.js';
 import { createLedgerMetrics, type LedgerMetrics } from './observability/ledgerMetrics.js';
-import { mountMetrics } from './observability/metricsRoute.js';
 import type { EventStore } from './ports/eventStore.js';
 import { soleReplica } from './ports/replicaLocks.js';
 
@@ -45,7 +43,8 @@ export interface Ledger extends Omit<ModuleContext, 'projections'> {
   catchUp(options?: { embeddings?: boolean }): Promise<void>;
   operation(name: string): Operation;
   parts: readonly ModuleParts[];
-  createMcpServer: ReturnType<typeof createMcpServerFactory>;
+  /** Builds an MCP server for a caller; loads the MCP SDK on the first call, which only a process serving MCP makes. */
+  mcpServers(): Promise<McpServerFactory>;
   metrics: LedgerMetrics;
   /** Starts projections and every module's background work. */
   start(): Promise<void>;
@@ -137,11 +136,17 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
         if (!found) throw new NotFoundError(`No operation named '${name}'`);
         return found;
       },
-      createMcpServer: createMcpServerFactory({
-        ...PRODUCT,
-        operations,
-        logger,
-        extend: (server, actor, scopes) => parts.forEach((part) => part.mcp?.(server, actor, scopes)),
+      mcpServers: onFirstUse(async () => {
+        const [{ createMcpServerFactory }, extensions] = await Promise.all([
+          import('./mcp/server.js'),
+          Promise.all(parts.flatMap((part) => (part.mcp ? [part.mcp()] : []))),
+        ]);
+        return createMcpServerFactory({
+          ...PRODUCT,
+          operations,
+          logger,
+          extend: (server, actor, scopes) => extensions.forEach((extend) => extend(server, actor, scopes)),
+        });
       }),
       catchUp: async ({ embeddings = true } = {}) => {
         await projections.start();
@@ -187,10 +192,17 @@ export interface RunningServer {
 }
 
 export const startServer = async (ledger: Ledger): Promise<RunningServer> => {
+  // The HTTP stack is loaded by the processes that serve, not by every one-shot command.
+  const [{ buildApp }, { mountServerProof }, { mountMetrics }, createMcpServer] = await Promise.all([
+    import('./http/app.js'),
+    import('./http/serverProof.js'),
+    import('./observability/metricsRoute.js'),
+    ledger.mcpServers(),
+  ]);
   const app = await buildApp({
     logger: ledger.logger,
     bodyLimitBytes: ledger.config.server.bodyLimitBytes,
-    createMcpServer: ledger.createMcpServer,
+    createMcpServer,
     browsers: ledger.config.server,
     rateLimits: ledger.config.server,
   });

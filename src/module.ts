@@ -93,6 +93,9 @@ export interface FeatureApis {
   access?: AccessApi;
 }
 
+/** Adds to an MCP server what is not an operation, for a caller with these scopes (null: all). */
+export type McpExtension = (server: McpServer, actor: Actor, scopes: readonly string[] | null) => void;
+
 export interface ModuleParts {
   projections?: RunnableProjection[];
   operations?: Operation[];
@@ -100,8 +103,11 @@ export interface ModuleParts {
   api?: FeatureApis;
   /** Routes beyond the generic ones, for surfaces with their own shapes. */
   routes?(app: FastifyInstance): void | Promise<void>;
-  /** Adds to each MCP server beyond the operations' tools (e.g. prompts, resources), for a caller with these scopes (null: all). */
-  mcp?(server: McpServer, actor: Actor, scopes: readonly string[] | null): void;
+  /**
+   * Loads what this module adds to each MCP server beyond the operations' tools (e.g. prompts,
+   * resources): called by the processes that serve MCP, so that the others never load its SDK.
+   */
+  mcp?(): Promise<McpExtension>;
   /** Background work that runs while the server does (e.g. a process manager). */
   start?(): Promise<void>;
   close?(): Promise<void>;

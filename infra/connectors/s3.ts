@@ -8,7 +8,7 @@ import {
 } from '../../src/ports/remoteSource.js';
 import type { EndpointPolicy } from '../../src/domain/connectorEndpoints.js';
 import { checkRequest, connectorFailureIn, networkCodeIn, type ConnectorAgents } from './endpointGuard.js';
-import { onFirstUse } from './onFirstUse.js';
+import { onFirstUse } from '../../src/engine/onFirstUse.js';
 import { flag, optionalString, requiredString } from './settings.js';
 
 const MAX_OBJECT_BYTES = 1024 * 1024;

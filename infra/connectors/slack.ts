@@ -7,7 +7,7 @@ import {
   type RemoteSource,
 } from '../../src/ports/remoteSource.js';
 import { connectorFailureIn, networkCodeIn } from './endpointGuard.js';
-import { onFirstUse } from './onFirstUse.js';
+import { onFirstUse } from '../../src/engine/onFirstUse.js';
 import { optionalString, requiredString, stringList } from './settings.js';
 
 interface Message {

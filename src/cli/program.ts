@@ -1,14 +1,12 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Argument, Command, CommanderError, Option } from 'commander';
-import { serveStdio } from '@modelcontextprotocol/server/stdio';
 import { discoverConfigFile, loadConfig, type Config } from '../config.js';
 import { configTemplate } from '../configTemplate.js';
 import { ValidationError } from '../errors.js';
 import { ensureFreeAddress } from './freePort.js';
-import { relayStdioTo } from './mcpBridge.js';
 import { openLedger, startServer, PRODUCT, type Ledger } from '../main.js';
-import { deploymentAccess } from '../mcp/server.js';
+import { deploymentAccess } from '../mcp/access.js';
 import type { WithLedger } from '../module.js';
 import { MODULES } from '../modules/index.js';
 import { migrateCli } from '../migration/migrateCli.js';
@@ -212,6 +210,7 @@ export const buildCli = (): Command => {
       if (server) {
         if (options.toolsets || options.readOnly)
           process.stderr.write(`ctx mcp: relaying to the server at ${server.url}, whose own [mcp] settings decide the tools\n`);
+        const { relayStdioTo } = await import('./mcpBridge.js');
         const relay = await relayStdioTo(server);
         const stop = stopWithParent(() => relay.close());
         process.stdin.on('end', () => stop());
@@ -228,7 +227,8 @@ export const buildCli = (): Command => {
       const http = config.storage.postgresUrl ? null : await startServer(ledger);
       if (!http) await ledger.start();
       const access = deploymentAccess(config.mcp);
-      const connection = serveStdio(() => ledger.createMcpServer({ subject: 'local', tenant: null, via: 'mcp' }, access));
+      const [{ serveStdio }, createMcpServer] = await Promise.all([import('@modelcontextprotocol/server/stdio'), ledger.mcpServers()]);
+      const connection = serveStdio(() => createMcpServer({ subject: 'local', tenant: null, via: 'mcp' }, access));
       const stop = stopWithParent(async () => {
         await connection.close();
         await (http ? http.close() : ledger.close());

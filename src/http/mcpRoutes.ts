@@ -4,19 +4,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthInfo, McpServer } from '@modelcontextprotocol/server';
 import type { Actor } from '../domain/metadata.js';
 import { AppError } from '../errors.js';
-import { FULL_ACCESS, type McpAccess } from '../mcp/server.js';
+import { FULL_ACCESS, type McpAccess } from '../mcp/access.js';
+import { authenticatorOf, callers, type McpAuthenticate, type McpCaller } from './mcpCallers.js';
 import type { Logger } from '../ports/logger.js';
 import { SELF_AUTHENTICATING } from './api/guardOtherSurfaces.js';
 import { jsonRpcErrorBody } from './surfaceErrors.js';
-
-/** Who calls over MCP, and what they may see and call. */
-export interface McpCaller {
-  actor: Actor;
-  access: McpAccess;
-}
-
-/** Resolves the caller of a request; throws a 401 AppError when credentials are required and bad. */
-export type McpAuthenticate = (request: FastifyRequest) => Promise<McpCaller>;
 
 export interface McpRouteOptions {
   createServer: (actor: Actor, access?: McpAccess) => McpServer;
@@ -24,19 +16,6 @@ export interface McpRouteOptions {
   maxRequestBodySize: number;
   authenticate?: McpAuthenticate;
 }
-
-const authenticators = new WeakMap<FastifyInstance, McpAuthenticate>();
-
-/** The authenticated caller of each MCP request. */
-const callers = new WeakMap<FastifyRequest, McpCaller>();
-
-/** Who calls over MCP, once authenticated; undefined when MCP needs no credentials. */
-export const mcpCallerOf = (request: FastifyRequest): McpCaller | undefined => callers.get(request);
-
-/** Lets a module that owns authentication put MCP over HTTP behind it. */
-export const authenticateMcpWith = (app: FastifyInstance, authenticate: McpAuthenticate) => {
-  authenticators.set(app, authenticate);
-};
 
 /**
  * Streamable HTTP at `/mcp`, serving both protocol eras from one handler. `POST /` answers too, so
@@ -56,7 +35,7 @@ export const mountMcp = (app: FastifyInstance, { createServer, logger, maxReques
 
   // Before the rate limit, which counts per caller.
   const onRequest = async (request: FastifyRequest, reply: FastifyReply) => {
-    const authenticateCaller = authenticate ?? authenticators.get(app);
+    const authenticateCaller = authenticate ?? authenticatorOf(app);
     if (!authenticateCaller) return;
     try {
       callers.set(request, await authenticateCaller(request));

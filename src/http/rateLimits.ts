@@ -5,7 +5,7 @@ import { rateClassOf, type Operation, type RateClass } from '../operations.js';
 import { DEFAULT_PROJECT } from '../domain/workspace.js';
 import { budgetUnder, type Budget, type ClassLimits } from './api/endpointRateLimits.js';
 import { callerContext } from './api/guardOtherSurfaces.js';
-import { mcpCallerOf } from './mcpRoutes.js';
+import { mcpCallerOf } from './mcpCallers.js';
 import { createTokenBuckets, type Taken } from './tokenBuckets.js';
 
 export interface CallerRateLimits {

@@ -1,9 +1,9 @@
 import { McpServer } from '@modelcontextprotocol/server';
 import type { z } from 'zod';
 import { newId } from '../domain/ids.js';
-import type { Credential } from '../domain/auth.js';
 import type { Actor } from '../domain/metadata.js';
-import { callOperation, isTool, type Operation, type Toolset } from '../operations.js';
+import { callOperation, isTool, type Operation } from '../operations.js';
+import { FULL_ACCESS, type McpAccess, type ToolsetChoice } from './access.js';
 import { DEFAULT_PROJECT } from '../domain/workspace.js';
 import type { Logger } from '../ports/logger.js';
 import { toolFailure, toolSuccess } from './toolResult.js';
@@ -16,9 +16,6 @@ export interface McpServerOptions {
   /** Adds what is not an operation (prompts, resources) to each server, for a caller with these scopes (null: all). */
   extend?: (server: McpServer, actor: Actor, scopes: readonly string[] | null) => void;
 }
-
-/** What `[mcp] toolsets` may name: operation groups, `default` (the agent's essentials) and `all`. */
-export type ToolsetChoice = Toolset | 'default' | 'all';
 
 /**
  * The default toolset: what an agent needs to find and read context, small enough to keep in its
@@ -41,33 +38,6 @@ const SUBSUMED = new Set(['search']);
 
 /** An operation's name as an MCP tool. */
 export const mcpToolName = (operation: Operation) => MCP_NAMES[operation.name] ?? operation.name;
-
-/** What one caller sees and may call over MCP. */
-export interface McpAccess {
-  /** Scopes of an authenticated caller; null when every scope is allowed. */
-  scopes: readonly string[] | null;
-  /** Tool groups the deployment exposes; null for all. */
-  toolsets: readonly ToolsetChoice[] | null;
-  /** Hides every tool that writes. */
-  readOnly: boolean;
-  /** The key or token family the caller authenticated with, when it did. */
-  credential?: Credential;
-  /** The caller reached the server over HTTP while its authentication is off. */
-  unauthenticated?: true;
-  /** Counts a tool call against the caller's rate limit; throws over it. */
-  limit?: (operation: Operation) => void;
-}
-
-export const FULL_ACCESS: McpAccess = { scopes: null, toolsets: null, readOnly: false };
-
-/** What the deployment's `[mcp]` settings expose (the default toolset when unset), to a caller with these scopes (null: all). */
-export const deploymentAccess = (
-  settings: { toolsets?: readonly ToolsetChoice[] | undefined; readOnly: boolean },
-  scopes: readonly string[] | null = null,
-): McpAccess => {
-  const toolsets = settings.toolsets ?? ['default'];
-  return { scopes, toolsets: toolsets.includes('all') ? null : toolsets, readOnly: settings.readOnly };
-};
 
 /** The deployment's own Lua tools are in the default toolset: whoever wrote them meant agents to use them. */
 const isDefaultTool = (operation: Operation) =>
@@ -121,9 +91,12 @@ const listed = (schema: z.ZodObject, acceptAnything = false): z.ZodObject => {
   } as unknown as z.ZodObject;
 };
 
+/** A fresh MCP server for a caller; the SDK asks for one per request or connection. */
+export type McpServerFactory = (actor: Actor, access?: McpAccess) => McpServer;
+
 /** Builds a fresh MCP server with every operation as a tool; the SDK calls this per request or connection. */
 export const createMcpServerFactory =
-  ({ name, version, operations, logger, extend }: McpServerOptions) =>
+  ({ name, version, operations, logger, extend }: McpServerOptions): McpServerFactory =>
   (actor: Actor, access: McpAccess = FULL_ACCESS): McpServer => {
     // Prompts (agents) may be none, yet prompts/list answers, as clients expect.
     const server = new McpServer({ name, version }, { capabilities: { tools: {}, prompts: {} } });

@@ -24,9 +24,9 @@ import { guardOtherSurfaces } from '../http/api/guardOtherSurfaces.js';
 import { createJwtCodec } from '../http/api/jwtCodec.js';
 import { buildOpenApiDocument } from '../http/api/openApiDocument.js';
 import { PRODUCT_VERSION } from '../http/api/version.js';
-import { authenticateMcpWith } from '../http/mcpRoutes.js';
+import { authenticateMcpWith } from '../http/mcpCallers.js';
 import { limitClassesWith, rateLimitsOf } from '../http/rateLimits.js';
-import { deploymentAccess } from '../mcp/server.js';
+import { deploymentAccess } from '../mcp/access.js';
 import type { LedgerModule } from '../module.js';
 import { callOperation, isTool, operationNamed, rateClassOf, requiredScope } from '../operations.js';
 

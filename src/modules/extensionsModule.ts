@@ -36,9 +36,8 @@ export interface ExtensionsModuleOptions {
   documentSink?: DocumentSink;
 }
 
-/** Extra parts this module offers: MCP prompts for agents, registered on each MCP server. */
+/** Extra parts this module offers: the Lua tools, to call from other modules. */
 export interface ExtensionsParts extends ModuleParts {
-  mcp(server: McpServer, actor: Actor, scopes: readonly string[] | null): void;
   tools: ToolCaller;
 }
 
@@ -220,7 +219,7 @@ const setupExtensions = async (context: ModuleContext, options: ExtensionsModule
   return {
     operations: [...luaToolOperations, syncOperation],
     routes,
-    mcp,
+    mcp: () => Promise.resolve(mcp),
     tools,
     close: async () => {
       registry.close();

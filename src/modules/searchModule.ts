@@ -30,7 +30,6 @@ import type { WorkContextSearchDeps } from '../../queries/search/searchWithWorkC
 import { createPinnedRankings } from '../../infra/postgres/pinnedRankings.js';
 import { commandContext } from '../engine/commands.js';
 import { NotConfiguredError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
-import { registerFileResources } from '../http/api/fileResources.js';
 import { mountOperation } from '../http/operationRoute.js';
 import { ingestFiles } from '../ingestion/ingestFiles.js';
 import { readableRootsOf } from '../ingestion/readableRoots.js';
@@ -324,8 +323,10 @@ export const searchModule: LedgerModule = {
         ...(await workContextSearch(context, search)),
       ],
       api: { search: api },
-      mcp: (server, actor) =>
-        registerFileResources(server, actor.tenant ?? DEFAULT_PROJECT, { readModels, content }),
+      mcp: async () => {
+        const { registerFileResources } = await import('../http/api/fileResources.js');
+        return (server, actor) => registerFileResources(server, actor.tenant ?? DEFAULT_PROJECT, { readModels, content });
+      },
       routes: (app) => {
         // The tool API's search answer is fixed field by field: which mode ran is for the other surfaces.
         mountOperation(app, 'POST', '/tools/search', search, ({ mode: _mode, mode_notice: _notice, ...answer }: SearchOutput) => answer);

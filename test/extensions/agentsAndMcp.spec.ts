@@ -112,7 +112,7 @@ describe('agents, MCP and Lua connectors', () => {
     });
 
     it('serves agents as prompts', async () => {
-      const mcpServer = ledger.createMcpServer({ subject: 'e2e', tenant: null, via: 'mcp' });
+      const mcpServer = (await ledger.mcpServers())({ subject: 'e2e', tenant: null, via: 'mcp' });
       const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
       await mcpServer.connect(serverSide);
       const promptClient = new Client({ name: 'prompts', version: '1.0.0' });

@@ -23,7 +23,7 @@ export const connectMcpInProcess = async (
 ): Promise<Client> => {
   const client = new Client({ name, version: '1.0.0' });
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  await ledger.createMcpServer(actor).connect(serverSide);
+  await (await ledger.mcpServers())(actor).connect(serverSide);
   await client.connect(clientSide);
   return client;
 };

@@ -1,5 +1,3 @@
-import fastifyJwt from '@fastify/jwt';
-import Fastify from 'fastify';
 import type { Config } from '../../config.js';
 
 export interface AccessClaims {
@@ -19,11 +17,13 @@ export interface JwtCodec {
 
 /**
  * @fastify/jwt on a private instance: the API plugin, MCP over HTTP and the CLI share one verifier
- * without depending on where the plugin is registered. Null when no key is configured.
+ * without depending on where the plugin is registered. Null when no key is configured; then neither
+ * library is loaded.
  */
 export const createJwtCodec = async (auth: Config['auth']): Promise<JwtCodec | null> => {
   const key = auth.algorithm === 'HS256' ? auth.jwtSecret : auth.jwtPublicKey;
   if (!key) return null;
+  const [{ default: Fastify }, { default: fastifyJwt }] = await Promise.all([import('fastify'), import('@fastify/jwt')]);
   const holder = Fastify({ logger: false });
   await holder.register(fastifyJwt, {
     secret: auth.algorithm === 'HS256' ? key : { public: key },
