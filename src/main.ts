@@ -71,6 +71,26 @@ const openEventStore = async (config: Config, db: Database): Promise<EventStore>
   return createEsdbEventStore(connectEsdb(config.storage.eventstoreUrl!));
 };
 
+/**
+ * What serving takes beyond the ledger (fastify and the routes, the MCP SDK): loaded by
+ * `startServer`, not by one-shot commands. A ledger opened to serve starts loading it at once, while
+ * its database opens.
+ */
+const servingStack = onFirstUse(async () => {
+  const [app, serverProof, metricsRoute, mcp] = await Promise.all([
+    import('./http/app.js'),
+    import('./http/serverProof.js'),
+    import('./observability/metricsRoute.js'),
+    import('./mcp/server.js'),
+  ]);
+  return {
+    buildApp: app.buildApp,
+    mountServerProof: serverProof.mountServerProof,
+    mountMetrics: metricsRoute.mountMetrics,
+    createMcpServerFactory: mcp.createMcpServerFactory,
+  };
+});
+
 /** The composition root: opens the stores, then lets every module wire itself in. */
 export const openLedger = async (config: Config, options: OpenLedgerOptions = {}): Promise<Ledger> => {
   const logger = options.logger ?? pino({ level: config.log.level });
@@ -79,6 +99,8 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
   // Replicas on one server share its projections and jobs; the embedded database has one process.
   const replicaLocks = config.storage.postgresUrl ? createAdvisoryLocks(config.storage.postgresUrl, logger) : soleReplica;
   const parts: ModuleParts[] = [];
+  // Its failure, if any, is startServer's to report.
+  if (!options.oneShot) servingStack().catch(() => undefined);
   try {
     db = await openDatabase(config);
     // The embedded database has just made its files, readable by all.
@@ -138,7 +160,7 @@ export const openLedger = async (config: Config, options: OpenLedgerOptions = {}
       },
       mcpServers: onFirstUse(async () => {
         const [{ createMcpServerFactory }, extensions] = await Promise.all([
-          import('./mcp/server.js'),
+          servingStack(),
           Promise.all(parts.flatMap((part) => (part.mcp ? [part.mcp()] : []))),
         ]);
         return createMcpServerFactory({
@@ -192,11 +214,8 @@ export interface RunningServer {
 }
 
 export const startServer = async (ledger: Ledger): Promise<RunningServer> => {
-  // The HTTP stack is loaded by the processes that serve, not by every one-shot command.
-  const [{ buildApp }, { mountServerProof }, { mountMetrics }, createMcpServer] = await Promise.all([
-    import('./http/app.js'),
-    import('./http/serverProof.js'),
-    import('./observability/metricsRoute.js'),
+  const [{ buildApp, mountServerProof, mountMetrics }, createMcpServer] = await Promise.all([
+    servingStack(),
     ledger.mcpServers(),
   ]);
   const app = await buildApp({
