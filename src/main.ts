@@ -43,7 +43,7 @@ export interface Ledger extends Omit<ModuleContext, 'projections'> {
   catchUp(options?: { embeddings?: boolean }): Promise<void>;
   operation(name: string): Operation;
   parts: readonly ModuleParts[];
-  /** Builds an MCP server for a caller; loads the MCP SDK on the first call, which only a process serving MCP makes. */
+  /** What builds an MCP server for each caller; the first call loads the MCP SDK, and only a process serving MCP makes it. */
   mcpServers(): Promise<McpServerFactory>;
   metrics: LedgerMetrics;
   /** Starts projections and every module's background work. */

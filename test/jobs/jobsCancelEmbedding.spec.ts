@@ -94,10 +94,14 @@ describe('cancelling an indexing job stops the embedding of its chunks', () => {
     server.ledger.db.query<{ chunk_id: string; value: string }>(`SELECT chunk_id, value::text AS value FROM search_semantic ORDER BY chunk_id`);
 
   it('sends none of the job’s chunks to the embedder once it is cancelled; keyword search keeps them, and every mode answers', async () => {
+    // Held until the cancel, so that most chunks are still unembedded then, however slowly the
+    // machine chunks the files (the semantic index embeds them as they are stored).
+    embedder.hold();
     const { job_id } = (await call('start_indexing_background', { repo_path: repo })) as { job_id: string };
     // Every file is chunked and stored, and the job waits for their embeddings.
     await until(async () => ((await call('get_job_status', { job_id })) as { progress_message: string }).progress_message.startsWith('Generating embeddings'));
     const cancel = (await call('cancel_job', { job_id })) as { status: string };
+    embedder.release();
     expect(['cancelled', 'cancelling']).toContain(cancel.status);
     await until(async () => (await status(job_id)).status === 'cancelled');
     const sentAtCancel = passages().length;
