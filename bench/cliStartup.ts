@@ -12,6 +12,9 @@ import { BIN, ensureBuilt } from '../test/support/builtCli.js';
  */
 const RUNS = Number(process.env.CTX_BENCH_RUNS ?? 9);
 
+/** The CLI's module graph, which `bin/ctx.js` loads before running anything. */
+const PROGRAM = path.resolve(path.dirname(BIN), '../dist/src/cli/program.js');
+
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? 0;
 const seconds = (ms: number) => `${(ms / 1000).toFixed(2)} s`;
 
@@ -55,7 +58,7 @@ export const run = async (): Promise<void> => {
   try {
     const loadOnly = Array.from({ length: RUNS }, () => {
       const started = performance.now();
-      spawnSync(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(path.resolve(BIN, '../../dist/src/cli/program.js'))})`]);
+      spawnSync(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(PROGRAM)})`]);
       return performance.now() - started;
     });
     report('node and the CLI loaded, nothing run', loadOnly);

@@ -17,7 +17,12 @@ const authenticators = new WeakMap<FastifyInstance, McpAuthenticate>();
 export const authenticatorOf = (app: FastifyInstance): McpAuthenticate | undefined => authenticators.get(app);
 
 /** The authenticated caller of each MCP request. */
-export const callers = new WeakMap<FastifyRequest, McpCaller>();
+const callers = new WeakMap<FastifyRequest, McpCaller>();
+
+/** Records who an MCP request comes from, once authenticated. */
+export const rememberMcpCaller = (request: FastifyRequest, caller: McpCaller) => {
+  callers.set(request, caller);
+};
 
 /** Who calls over MCP, once authenticated; undefined when MCP needs no credentials. */
 export const mcpCallerOf = (request: FastifyRequest): McpCaller | undefined => callers.get(request);

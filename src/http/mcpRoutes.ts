@@ -5,7 +5,7 @@ import type { AuthInfo, McpServer } from '@modelcontextprotocol/server';
 import type { Actor } from '../domain/metadata.js';
 import { AppError } from '../errors.js';
 import { FULL_ACCESS, type McpAccess } from '../mcp/access.js';
-import { authenticatorOf, callers, type McpAuthenticate, type McpCaller } from './mcpCallers.js';
+import { authenticatorOf, mcpCallerOf, rememberMcpCaller, type McpAuthenticate, type McpCaller } from './mcpCallers.js';
 import type { Logger } from '../ports/logger.js';
 import { SELF_AUTHENTICATING } from './api/guardOtherSurfaces.js';
 import { jsonRpcErrorBody } from './surfaceErrors.js';
@@ -38,7 +38,7 @@ export const mountMcp = (app: FastifyInstance, { createServer, logger, maxReques
     const authenticateCaller = authenticate ?? authenticatorOf(app);
     if (!authenticateCaller) return;
     try {
-      callers.set(request, await authenticateCaller(request));
+      rememberMcpCaller(request, await authenticateCaller(request));
     } catch (error) {
       if (!(error instanceof AppError) || error.code !== 'AUTHENTICATION_ERROR') throw error;
       return reply.status(401).header('www-authenticate', 'Bearer').send(jsonRpcErrorBody(-32001, error.message));
@@ -46,7 +46,7 @@ export const mountMcp = (app: FastifyInstance, { createServer, logger, maxReques
   };
 
   const handle = async (request: FastifyRequest, reply: FastifyReply) => {
-    const caller = callers.get(request);
+    const caller = mcpCallerOf(request);
     if (caller) {
       const auth: AuthInfo = { token: '', clientId: caller.actor.subject, scopes: [...(caller.access.scopes ?? [])], extra: { caller } };
       (request.raw as typeof request.raw & { auth?: AuthInfo }).auth = auth;
