@@ -29,7 +29,7 @@ import {
 /**
  * Ingest at scale, embeddings off: N synthetic documents of about 1 KB (CTX_BENCH_DOCS, default
  * 20,000; 100000 or 1000000 for the larger runs) in batches of CTX_BENCH_BATCH (default 500),
- * through the bulk operation. Prints documents/s per tenth of the load, keyword search p50/p95,
+ * through the bulk operation, CTX_BENCH_IN_FLIGHT of them at a time (default 1, as `ctx ingest --jsonl` sends them). Prints documents/s per tenth of the load, keyword search p50/p95,
  * disk by table and the write-ahead log, and RSS; on the embedded database, and on a PostgreSQL
  * server too when CTX_TEST_PG_URL names one.
  *
@@ -55,6 +55,7 @@ import {
  */
 const DOCS = Number(process.env.CTX_BENCH_DOCS ?? 20_000);
 const BATCH = Number(process.env.CTX_BENCH_BATCH ?? 500);
+const IN_FLIGHT = Math.max(1, Number(process.env.CTX_BENCH_IN_FLIGHT ?? 1));
 const INGEST_ONLY = process.env.CTX_BENCH_INGEST_ONLY === '1';
 const SEMANTIC = process.env.CTX_BENCH_SEMANTIC !== '0';
 const EMBEDDED = process.env.CTX_BENCH_EMBEDDED !== '0';
@@ -112,10 +113,17 @@ const ingest = async (ledger: Ledger) => {
   const started = mark;
   const cpuAtStart = process.cpuUsage();
   const walAtStart = await walPosition(ledger);
+  /** Batches sent and not yet answered, oldest first; each resolves to its number of documents. */
+  const inFlight: Promise<number>[] = [];
+  let sent = 0;
   for (let done = 0; done < DOCS; ) {
-    const documents = Array.from({ length: Math.min(BATCH, DOCS - done) }, (_, k) => documentOf(done + k));
-    await operation.run({ source: 'bench', documents }, context());
-    done += documents.length;
+    while (inFlight.length < IN_FLIGHT && sent < DOCS) {
+      const first = sent;
+      const documents = Array.from({ length: Math.min(BATCH, DOCS - first) }, (_, k) => documentOf(first + k));
+      sent += documents.length;
+      inFlight.push(operation.run({ source: 'bench', documents }, context()).then(() => documents.length));
+    }
+    done += await inFlight.shift()!;
     peakRss = Math.max(peakRss, process.memoryUsage().rss);
     if (done - markDone >= tenth || done === DOCS) {
       const now = performance.now();
@@ -316,7 +324,8 @@ const measure = async (
 ): Promise<SemanticFigures | null> => {
   const started = performance.now();
   console.log(
-    `${label}: ${DOCS} documents of about 1 KB${PROSE ? ' (prose words)' : ''}, batches of ${BATCH}, embeddings off; load average ${load()}`,
+    `${label}: ${DOCS} documents of about 1 KB${PROSE ? ' (prose words)' : ''}, batches of ${BATCH}` +
+      `${IN_FLIGHT > 1 ? `, ${IN_FLIGHT} at a time` : ''}, embeddings off; load average ${load()}`,
   );
   const dataDir = 'dataDir' in storage ? storage.dataDir : null;
   let ledger = await openBench(storage, 'none');
