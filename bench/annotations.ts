@@ -1,6 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
 import { openLedger } from '../src/main.js';
@@ -8,6 +5,7 @@ import { annotationsModule } from '../src/modules/annotationsModule.js';
 import { ledgerModule } from '../src/modules/ledgerModule.js';
 import { type OperationContext } from '../src/operations.js';
 import { DEFAULT_PROJECT } from '../src/domain/workspace.js';
+import { scratchDir } from './scratchDir.js';
 
 /**
  * A 10,000-chunk annotation session on embedded PGlite, annotated in batches of 100: latency of
@@ -34,7 +32,7 @@ const timed = async <T>(work: () => Promise<T>): Promise<[T, number]> => {
 };
 
 export async function run(): Promise<void> {
-  const dataDir = await mkdtemp(join(tmpdir(), 'ctx-bench-annotations-'));
+  const dataDir = scratchDir('ctx-bench-annotations-');
   const ledger = await openLedger(
     loadConfig({ env: {}, overrides: { storage: { dataDir }, server: { bind: '127.0.0.1:0' } } }),
     { logger: pino({ level: 'silent' }), modules: [ledgerModule, annotationsModule] },
@@ -123,6 +121,5 @@ export async function run(): Promise<void> {
     );
   } finally {
     await ledger.close();
-    await rm(dataDir, { recursive: true, force: true });
   }
 }

@@ -1,9 +1,9 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { DEFAULT_MODEL_DIR } from '../src/config.js';
 import { BIN, ensureBuilt } from '../test/support/builtCli.js';
+import { scratchDir } from './scratchDir.js';
 
 /**
  * What a person waits for at the terminal: the built `ctx` (as `npx ctx` runs it) from spawn to
@@ -52,25 +52,21 @@ const report = (what: string, times: number[]) => {
 
 export const run = async (): Promise<void> => {
   await ensureBuilt();
-  const home = mkdtempSync(path.join(tmpdir(), 'ctx-bench-startup-'));
+  const home = scratchDir('ctx-bench-startup-');
   const env = { ...process.env, HOME: home, CTX_EMBEDDINGS__MODEL_DIR: DEFAULT_MODEL_DIR };
   console.log(`models from ${DEFAULT_MODEL_DIR}${existsSync(DEFAULT_MODEL_DIR) ? '' : ' (none there: semantic search is off)'}`);
-  try {
-    const loadOnly = Array.from({ length: RUNS }, () => {
-      const started = performance.now();
-      spawnSync(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(PROGRAM)})`]);
-      return performance.now() - started;
-    });
-    report('node and the CLI loaded, nothing run', loadOnly);
-    report('ctx --help', Array.from({ length: RUNS }, () => timed(['--help'], env)));
-    console.log(`${'first command, which makes the data directory'.padEnd(44)} ${seconds(timed(['projections', 'status'], env))}`);
-    report('ctx projections status', Array.from({ length: RUNS }, () => timed(['projections', 'status'], env)));
-    report('ctx search "parse config" --mode keyword', Array.from({ length: RUNS }, () => timed(['search', 'parse config', '--mode', 'keyword'], env)));
-    const port = 17_000 + Math.floor(Math.random() * 10_000);
-    const serving: number[] = [];
-    for (let i = 0; i < Math.min(RUNS, 5); i++) serving.push(await serveUntilHealthy(env, port));
-    report('ctx serve until /health answers', serving);
-  } finally {
-    rmSync(home, { recursive: true, force: true });
-  }
+  const loadOnly = Array.from({ length: RUNS }, () => {
+    const started = performance.now();
+    spawnSync(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(PROGRAM)})`]);
+    return performance.now() - started;
+  });
+  report('node and the CLI loaded, nothing run', loadOnly);
+  report('ctx --help', Array.from({ length: RUNS }, () => timed(['--help'], env)));
+  console.log(`${'first command, which makes the data directory'.padEnd(44)} ${seconds(timed(['projections', 'status'], env))}`);
+  report('ctx projections status', Array.from({ length: RUNS }, () => timed(['projections', 'status'], env)));
+  report('ctx search "parse config" --mode keyword', Array.from({ length: RUNS }, () => timed(['search', 'parse config', '--mode', 'keyword'], env)));
+  const port = 17_000 + Math.floor(Math.random() * 10_000);
+  const serving: number[] = [];
+  for (let i = 0; i < Math.min(RUNS, 5); i++) serving.push(await serveUntilHealthy(env, port));
+  report('ctx serve until /health answers', serving);
 };

@@ -1,6 +1,4 @@
-import { mkdtempSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import path from 'node:path';
+import { loadavg } from 'node:os';
 import { pino } from 'pino';
 import { loadScifact, ingestCorpus } from '../eval/scifact.js';
 import { loadConfig } from '../src/config.js';
@@ -8,6 +6,7 @@ import { openLedger, type Ledger } from '../src/main.js';
 import { semanticPassage } from '../src/domain/searchChunks.js';
 import type { DocumentView } from '../src/domain/documentView.js';
 import { localEmbedderFromConfig } from '../src/modules/embedderFromConfig.js';
+import { scratchDir } from './scratchDir.js';
 
 /**
  * Indexing with embeddings: ingests SciFact abstracts into a fresh embedded ledger with the local
@@ -25,7 +24,7 @@ export async function run(): Promise<void> {
   const documents = corpus.documents.slice(0, limit);
   const config = loadConfig({
     env: { CTX_LOG__LEVEL: 'silent', ...process.env },
-    overrides: { storage: { dataDir: mkdtempSync(path.join(tmpdir(), 'ctx-bench-embed-')) } },
+    overrides: { storage: { dataDir: scratchDir('ctx-bench-embed-') } },
   });
   const ledger = await openLedger(config, { logger: pino({ level: 'silent' }) });
   let peakRss = process.memoryUsage().rss;

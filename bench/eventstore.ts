@@ -1,6 +1,4 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { cpus, loadavg } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import { createPostgresEventStore } from '../infra/eventstore/postgresEventStore.js';
 import { connectPostgres, openPglite, type Database } from '../infra/postgres/database.js';
@@ -13,6 +11,7 @@ import { silentLogger } from '../src/ports/logger.js';
 import type { EventStore } from '../src/ports/eventStore.js';
 import { newEvents } from '../test/support/events.js';
 import { createTestDatabase } from '../test/support/postgres.js';
+import { scratchDir } from './scratchDir.js';
 
 /**
  * Event store throughput on each engine: single-event appends (1 and 8 writers on distinct
@@ -173,28 +172,22 @@ const TARGETS: Target[] = [
   {
     name: 'PGlite (data dir)',
     open: async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'ctx-bench-'));
+      const dir = scratchDir('ctx-bench-eventstore-');
       const db = await openPglite(dir);
       return {
         db,
-        dispose: async () => {
-          await db.close();
-          await rm(dir, { recursive: true, force: true });
-        },
+        dispose: () => db.close(),
       };
     },
   },
   {
     name: 'PGlite (data dir, own thread)',
     open: async () => {
-      const dir = await mkdtemp(join(tmpdir(), 'ctx-bench-'));
+      const dir = scratchDir('ctx-bench-eventstore-');
       const db = await openPgliteThread(dir);
       return {
         db,
-        dispose: async () => {
-          await db.close();
-          await rm(dir, { recursive: true, force: true });
-        },
+        dispose: () => db.close(),
       };
     },
   },

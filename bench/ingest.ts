@@ -1,5 +1,3 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { scanFilesystem, type ScannedFile, type SkippedFile } from '../infra/connectors/index.js';
@@ -8,6 +6,7 @@ import { openLedger } from '../src/main.js';
 import { ingestFiles } from '../src/ingestion/ingestFiles.js';
 import { commandContext } from '../src/engine/commands.js';
 import { treeSitterChunker } from '../infra/chunking/chunker.js';
+import { scratchDir } from './scratchDir.js';
 
 /**
  * Ingests a large real code tree (this repository's node_modules unless CTX_BENCH_TREE names
@@ -31,7 +30,7 @@ let peakRss = 0;
 const sampler = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 100);
 
 const measure = async (label: string, files: number, embeddings: boolean) => {
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'ctx-bench-ingest-'));
+  const dataDir = scratchDir('ctx-bench-ingest-');
   const env = embeddings ? process.env : { ...process.env, CTX_EMBEDDINGS__PROVIDER: 'none' };
   const ledger = await openLedger(loadConfig({ env, overrides: { storage: { dataDir } } }), {
     logger: pino({ level: 'warn' }),

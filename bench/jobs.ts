@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
@@ -9,6 +9,7 @@ import { openLedger, type Ledger } from '../src/main.js';
 import type { OperationContext } from '../src/operations.js';
 import { makeRepo } from '../test/jobs/jobsSupport.js';
 import { run as runUnderLoad } from './jobsUnderLoad.js';
+import { scratchDir } from './scratchDir.js';
 
 /**
  * Indexing jobs on embedded PGlite: creation latency (queued, and started on a free slot), status
@@ -33,7 +34,7 @@ const timed = async <T>(work: () => Promise<T>): Promise<[T, number]> => {
   return [result, performance.now() - startedAt];
 };
 const sleep = (msToWait: number) => new Promise((resolve) => setTimeout(resolve, msToWait));
-const dataDir = () => mkdtempSync(path.join(tmpdir(), 'ctx-bench-jobs-'));
+const dataDir = () => scratchDir('ctx-bench-jobs-');
 
 const context: OperationContext = {
   actor: { subject: 'bench', tenant: null, via: 'system' },

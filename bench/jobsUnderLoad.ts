@@ -1,4 +1,4 @@
-import { mkdtempSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
@@ -9,6 +9,7 @@ import { pino } from 'pino';
 import { loadConfig } from '../src/config.js';
 import { openLedger, startServer } from '../src/main.js';
 import { makeRepo } from '../test/jobs/jobsSupport.js';
+import { scratchDir } from './scratchDir.js';
 
 /**
  * Serving while indexing: three jobs index large real trees with the configured embedder (the local
@@ -49,7 +50,7 @@ interface JobStatus {
 const serve = async (env: NodeJS.ProcessEnv) => {
   const config = loadConfig({
     env: { CTX_LOG__LEVEL: 'silent', CTX_MCP__TOOLSETS: 'all', CTX_INGEST__ROOTS: [tmpdir(), repoRoot, SCAN_TREE, ...TREES].join(','), ...process.env, ...env },
-    overrides: { storage: { dataDir: mkdtempSync(path.join(tmpdir(), 'ctx-bench-load-')) }, server: { bind: '127.0.0.1:0' } },
+    overrides: { storage: { dataDir: scratchDir('ctx-bench-load-') }, server: { bind: '127.0.0.1:0' } },
   });
   const ledger = await openLedger(config, { logger: pino({ level: 'silent' }) });
   const server = await startServer(ledger);

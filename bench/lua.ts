@@ -1,5 +1,4 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pino } from 'pino';
@@ -10,6 +9,7 @@ import { openLedger, startServer } from '../src/main.js';
 import { createExtensionsModule } from '../src/modules/extensionsModule.js';
 import { MODULES } from '../src/modules/index.js';
 import type { ContextTools } from '../src/ports/contextTools.js';
+import { scratchDir } from './scratchDir.js';
 
 const examples = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../examples');
 const DURATION_MS = 5000;
@@ -89,7 +89,7 @@ const manyLargeCalls = async (url: string) => {
 /** Calls one tool over HTTP (validation, Lua state, audit event) back to back for a few seconds. */
 export async function run(): Promise<void> {
   await workerStart();
-  const toolsDir = mkdtempSync(path.join(tmpdir(), 'ctx-bench-lua-tools-'));
+  const toolsDir = scratchDir('ctx-bench-lua-tools-');
   for (const file of ['wordCount.lua', 'relatedTitles.lua']) writeFileSync(path.join(toolsDir, file), readFileSync(path.join(examples, 'tools', file)));
   writeFileSync(
     path.join(toolsDir, 'bigString.lua'),
@@ -105,7 +105,7 @@ export async function run(): Promise<void> {
       CTX_EXTENSIONS__MEMORY_MB: '128',
       CTX_EMBEDDINGS__PROVIDER: 'none',
     },
-    overrides: { storage: { dataDir: mkdtempSync(path.join(tmpdir(), 'ctx-bench-lua-')) }, server: { bind: '127.0.0.1:0' } },
+    overrides: { storage: { dataDir: scratchDir('ctx-bench-lua-') }, server: { bind: '127.0.0.1:0' } },
   });
   const ledger = await openLedger(config, {
     logger: pino({ level: 'silent' }),

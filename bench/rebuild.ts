@@ -1,6 +1,4 @@
-import { mkdtempSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
-import path from 'node:path';
+import { loadavg } from 'node:os';
 import { pino } from 'pino';
 import { ingestCorpus, loadScifact } from '../eval/scifact.js';
 import type { Position } from '../src/domain/position.js';
@@ -9,6 +7,7 @@ import { openLedger, type Ledger } from '../src/main.js';
 import { type OperationContext } from '../src/operations.js';
 import { DEFAULT_PROJECT } from '../src/domain/workspace.js';
 import { cachedDocumentVectors } from './embeddingCache.js';
+import { scratchDir } from './scratchDir.js';
 
 /**
  * Ingests BEIR SciFact into a fresh embedded ledger (which warms the embedding cache), then prints
@@ -95,7 +94,7 @@ export async function run(): Promise<void> {
   const full = loadScifact();
   const limit = Number(process.env.CTX_BENCH_DOCS ?? full.documents.length);
   const corpus = { ...full, documents: full.documents.slice(0, limit) };
-  const dataDir = process.env.CTX_BENCH_DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'ctx-bench-rebuild-'));
+  const dataDir = process.env.CTX_BENCH_DATA_DIR ?? scratchDir('ctx-bench-rebuild-');
   const env = semantic ? process.env : { ...process.env, CTX_EMBEDDINGS__PROVIDER: 'none' };
   const ledger = await openLedger(loadConfig({ env, overrides: { storage: { dataDir } } }), {
     logger: pino({ level: 'warn' }),

@@ -1,6 +1,7 @@
 import { readdir } from 'node:fs/promises';
 import { basename, dirname } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { removeScratchDirs } from './scratchDir.js';
 
 /**
  * `npm run bench -- <name>` runs bench/<name>.ts, whose `run()` prints its figures.
@@ -32,9 +33,15 @@ const main = async (): Promise<number> => {
     };
     if (typeof module.run !== 'function') throw new Error(`bench/${name}.ts does not export run()`);
     console.log(`# ${name}`);
-    await module.run();
+    try {
+      await module.run();
+    } finally {
+      removeScratchDirs();
+    }
   }
   return 0;
 };
 
+// Ctrl-C ends the process through its exit hooks, which remove the benches' temporary directories.
+process.once('SIGINT', () => process.exit(130));
 process.exitCode = await main();

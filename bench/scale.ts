@@ -1,5 +1,3 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { ConfigError, loadConfig } from '../src/config.js';
@@ -25,6 +23,7 @@ import {
   QUERIES,
   type SemanticFigures,
 } from './scale/semantic.js';
+import { scratchDir } from './scratchDir.js';
 
 /**
  * Ingest at scale, embeddings off: N synthetic documents of about 1 KB (CTX_BENCH_DOCS, default
@@ -48,10 +47,10 @@ import {
  * CTX_BENCH_DOCS=0 runs only the semantic index runs; CTX_BENCH_INGEST_ONLY=1 stops after the ingest,
  * keyword search and disk figures (no semantic index, hybrid search or rebuilds); CTX_BENCH_SEMANTIC=0
  * leaves out the semantic index and hybrid search at the corpus's size, for the rebuilds alone.
- * CTX_BENCH_DATA_DIR keeps the embedded database there (default: a new temporary directory); one
- * that already holds CTX_BENCH_DOCS documents, as an earlier run left it, is measured without
- * ingesting again, so that a long ingest is paid once for several measurements. CTX_BENCH_EMBEDDED=0
- * leaves out the embedded database, for the server's figures alone.
+ * CTX_BENCH_DATA_DIR keeps the embedded database there (default: a temporary directory, removed at
+ * the end); one that already holds CTX_BENCH_DOCS documents, as an earlier run left it, is measured
+ * without ingesting again, so that a long ingest is paid once for several measurements.
+ * CTX_BENCH_EMBEDDED=0 leaves out the embedded database, for the server's figures alone.
  */
 const DOCS = Number(process.env.CTX_BENCH_DOCS ?? 20_000);
 const BATCH = Number(process.env.CTX_BENCH_BATCH ?? 500);
@@ -371,7 +370,7 @@ export async function run(): Promise<void> {
   const semanticRuns: SemanticFigures[] = [];
   for (const n of VECTOR_SIZES.filter((n) => n < DOCS)) semanticRuns.push(await measureSyntheticIndex(n));
   if (DOCS > 0 && EMBEDDED) {
-    const dataDir = process.env.CTX_BENCH_DATA_DIR ?? mkdtempSync(path.join(tmpdir(), 'ctx-bench-scale-'));
+    const dataDir = process.env.CTX_BENCH_DATA_DIR ?? scratchDir('ctx-bench-scale-');
     const figures = await measure('embedded (PGlite)', { dataDir });
     if (figures) semanticRuns.push(figures);
   }

@@ -1,11 +1,10 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { loadBeir, ingestCorpus, SCIFACT_DIR } from '../eval/scifact.js';
 import { openPglite, type Database } from '../infra/postgres/database.js';
 import { loadConfig } from '../src/config.js';
 import { openLedger } from '../src/main.js';
+import { scratchDir } from './scratchDir.js';
 
 /**
  * Disk per chunk and per vector, for sizing a deployment: ingests BEIR SciFact (CTX_BENCH_CORPUS
@@ -29,7 +28,7 @@ const tableSizes = (db: Database) =>
 
 const perChunk = async () => {
   const corpus = loadBeir(CORPUS);
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'ctx-bench-sizing-'));
+  const dataDir = scratchDir('ctx-bench-sizing-');
   const env = { ...process.env, CTX_EMBEDDINGS__PROVIDER: 'none' };
   const ledger = await openLedger(loadConfig({ env, overrides: { storage: { dataDir } } }), {
     logger: pino({ level: 'warn' }),

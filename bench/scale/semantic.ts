@@ -1,5 +1,5 @@
-import { cpSync, mkdtempSync, readdirSync, statSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { cpSync, readdirSync, statSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import path from 'node:path';
 import { createPostgresContentStore } from '../../infra/postgres/postgresContentStore.js';
 import type { Database } from '../../infra/postgres/database.js';
@@ -11,6 +11,7 @@ import { semanticIndexProjection } from '../../projections/search/semanticIndex.
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import type { Embedder } from '../../src/ports/embedder.js';
 import type { VectorIndex } from '../../src/ports/searchIndex.js';
+import { scratchDir } from '../scratchDir.js';
 
 /**
  * The semantic index at scale without a model: the table the semantic projection writes, filled
@@ -281,7 +282,7 @@ export const measureSemantic = async (
 /** A run of its own: a fresh embedded database holding only the semantic index, with N vectors. */
 export const measureSyntheticIndex = async (n: number): Promise<SemanticFigures> => {
   const startedAt = performance.now();
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'ctx-bench-vectors-'));
+  const dataDir = scratchDir('ctx-bench-vectors-');
   console.log(`  ${n} random unit vectors in ${dataDir}; load average ${load()}`);
   const db = await openPgliteThread(path.join(dataDir, 'pgdata'));
   try {
@@ -303,7 +304,7 @@ export const measureLedgerIndex = async (
   embedQueries: (db: Database) => Promise<Float32Array[]>,
 ): Promise<SemanticFigures> => {
   const startedAt = performance.now();
-  const dataDir = mkdtempSync(path.join(tmpdir(), 'ctx-bench-vectors-'));
+  const dataDir = scratchDir('ctx-bench-vectors-');
   cpSync(source, dataDir, { recursive: true });
   console.log(`  ${kind}: the semantic index of ${source}, copied to ${dataDir}; load average ${load()}`);
   const db = await openPgliteThread(path.join(dataDir, 'pgdata'));
