@@ -24,6 +24,34 @@ describe('the embedded database’s own maintenance', { timeout: 300_000 }, () =
     }
   });
 
+  it('lets the BM25 index hold up to 16 segments a level before it merges them', async () => {
+    const db = await openPglite();
+    try {
+      await db.exec(`CREATE EXTENSION IF NOT EXISTS pg_textsearch;
+        SET pg_textsearch.memtable_pages_threshold = 1;
+        CREATE TABLE t (id serial, value text);
+        CREATE INDEX t_bm25 ON t USING bm25 (value) WITH (text_config = 'english')`);
+      // A memtable of one page: each of these inserts writes it out as a segment of its own.
+      for (let i = 0; i < 12; i++) {
+        await db.query(`INSERT INTO t (value) SELECT 'alpha beta ' || g || ' gamma ' || repeat('w' || g || ' ', 50) FROM generate_series(1, 400) g`);
+      }
+      const [row] = await db.query<{ summary: string }>(`SELECT bm25_summarize_index('t_bm25') AS summary`);
+      const segments = Number(/Total: (\d+) segments/.exec(row!.summary)?.[1]);
+      // pg_textsearch's default of 8 would have merged them into 3.
+      expect(segments).toBeGreaterThan(8);
+      expect(segments).toBeLessThan(16);
+      // Every row is still found, from whichever segment holds it.
+      await db.exec('SET enable_seqscan = off');
+      const [found] = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM (SELECT bm25_get_current_score() AS score FROM t
+           ORDER BY value <@> to_bm25query('alpha', 't_bm25') LIMIT 10000) AS ranked WHERE score < 0`,
+      );
+      expect(found!.n).toBe(4800);
+    } finally {
+      await db.close();
+    }
+  });
+
   it('checkpoints by itself after 64 MB of log, and keeps pg_wal far smaller than what was written', async () => {
     const dataDir = await mkdtemp(join(tmpdir(), 'ctx-wal-'));
     const db = await openPglite(dataDir);
