@@ -26,6 +26,9 @@ export const CHUNK_INDEX_SETTINGS = {
   displayedAttributes: ['id', 'document_id', 'source', 'title', 'text'],
   typoTolerance: { enabled: true },
   stopWords: [...STOP_WORDS],
+  // Word rarity is counted from `estimatedTotalHits`, which Meilisearch stops counting at this
+  // (default 1,000): past it every word of a large project would look as common as any other.
+  pagination: { maxTotalHits: 100_000_000 },
 };
 
 /** Documents per addDocuments request, and documents per stale-chunk deletion filter. */

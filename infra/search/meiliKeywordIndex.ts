@@ -51,7 +51,6 @@ export interface MeiliKeywordIndexOptions {
 /** A keyword hit with Meilisearch's highlighted crop of the chunk text (typos included). */
 export type MeiliScoredChunk = ScoredChunk & { snippet: string | null };
 
-
 export const HIGHLIGHT = { pre: '**', post: '**' } as const;
 const SNIPPET_WORDS = 32;
 /** Chunks fetched per query word: enough that the best chunks of a search contain its rarer words. */
@@ -106,15 +105,15 @@ const reasonOf = (error: Error): string => {
 const isIndexNotFound = (error: unknown) =>
   error instanceof MeilisearchApiError && error.cause?.code === 'index_not_found';
 
+/** How often a task's status is asked for while it runs. */
+const TASK_POLL_MS = 50;
+
 /**
  * Keyword search on Meilisearch. The index is a projection fed at least once: documents are keyed
  * by chunk id and only ever replaced whole or deleted, so applying a batch twice is harmless, and
  * the checkpoint (in Postgres) moves only after Meilisearch reports every task of the batch
  * succeeded. A rebuild fills a shadow index and swaps it in atomically.
  */
-/** How often a task's status is asked for while it runs. */
-const TASK_POLL_MS = 50;
-
 export const createMeiliKeywordIndex = async ({
   client,
   db,
@@ -248,7 +247,7 @@ export const createMeiliKeywordIndex = async ({
       if (terms.length === 0) return { bySource, among: matchedAmong };
       const filter = searchFilter(filters);
       try {
-        // An index made before `source` was displayed gets the settings that show it.
+        // An index made by an earlier version gets the settings that show `source` and count rarity.
         await ensureIndex(indexUid);
         const { results } = await client.multiSearch<MultiSearchParams, MeiliChunkDocument>({
           queries: terms.map((term) => ({
@@ -280,6 +279,8 @@ export const createMeiliKeywordIndex = async ({
       const narrowed = filter !== inProject;
       const chunk = { indexUid, showRankingScore: true, attributesToRetrieve: ['id', 'document_id'] };
       try {
+        // An index made by an earlier version gets the settings its rarity counts need.
+        await ensureIndex(indexUid);
         const { results } = await client.multiSearch<MultiSearchParams, MeiliChunkDocument>({
           queries: [
             // How many chunks the project has, and (below) how many contain each word: rarity.

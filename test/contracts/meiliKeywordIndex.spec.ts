@@ -314,6 +314,28 @@ if ('url' in meili) {
       expect(hit?.snippet).toContain(`${HIGHLIGHT.pre}certificates${HIGHLIGHT.post}`);
     });
 
+    it('weighs each word by its rarity among all of a large project’s chunks, past a thousand', async () => {
+      const content = await createPostgresContentStore(db);
+      const { projection, index } = await createMeiliKeywordIndex({ client, db, content, keyword: keywordIndexProjection, indexUid });
+      // `harbor` is in 1,150 of 1,201 chunks, `lantern` in 1,010: both past the 1,000 that
+      // Meilisearch counts by default, where the two would look equally common.
+      const texts = [
+        'lantern',
+        'harbor',
+        ...Array.from({ length: 1009 }, (_, i) => `harbor lantern filler${i}`),
+        ...Array.from({ length: 140 }, (_, i) => `harbor filler${i}`),
+        ...Array.from({ length: 50 }, (_, i) => `filler${i}`),
+      ];
+      const events = [];
+      for (const text of texts) events.push((await ingested(content, text, 'rarity')).event);
+      await projection.live.apply(events, await projection.live.checkpoint(), events.at(-1)!.position);
+      const [lanternOnly, harborOnly] = events.map((event) => chunkIdsOf(event)[0]);
+      const hits = await index.search('harbor lantern', { project: 'rarity' }, 2000);
+      const scoreOf = (chunkId: string | undefined) => hits.find((hit) => hit.chunkId === chunkId)?.score ?? 0;
+      expect(scoreOf(harborOnly)).toBeGreaterThan(0);
+      expect(scoreOf(lanternOnly)).toBeGreaterThan(scoreOf(harborOnly));
+    });
+
     it('gives an index it creates, or one an earlier version left, its ranking settings', async () => {
       const older = `ctx_settings_${randomUUID().replace(/-/g, '')}`;
       await client.createIndex(older, { primaryKey: 'id' }).waitTask();
