@@ -102,8 +102,8 @@ const reasonOf = (error: Error): string => {
   return messages.join(': ');
 };
 
-const isIndexNotFound = (error: unknown) =>
-  error instanceof MeilisearchApiError && error.cause?.code === 'index_not_found';
+/** Whether Meilisearch answered with this error code. */
+const hasCode = (error: unknown, code: string) => error instanceof MeilisearchApiError && error.cause?.code === code;
 
 /** How often a task's status is asked for while it runs. */
 const TASK_POLL_MS = 50;
@@ -130,20 +130,34 @@ export const createMeiliKeywordIndex = async ({
   await checkpoints.register();
 
   /**
-   * Polls a task until it is done. Each poll is a request of its own, bounded by the client's
-   * request timeout: the client's own wait passes its signal to its polls, which then outlive that
-   * timeout, so a server that hangs held the projection for the whole task timeout.
+   * Asks `finished` until it answers, for at most the task timeout. Each ask is a request of its
+   * own, bounded by the client's request timeout: the client's own wait passes its signal to its
+   * polls, which then outlive that timeout, so a server that hangs held the projection for the
+   * whole task timeout.
    */
-  const settled = async (enqueued: EnqueuedTaskPromise): Promise<Task> => {
-    const { taskUid } = await enqueued;
+  const poll = async <T>(taskUid: number, finished: () => Promise<T | undefined>): Promise<T> => {
     const deadline = Date.now() + taskTimeoutMs;
     for (;;) {
-      const task = await client.tasks.getTask(taskUid);
-      if (task.status !== 'enqueued' && task.status !== 'processing') return task;
+      const answer = await finished();
+      if (answer !== undefined) return answer;
       if (Date.now() >= deadline) throw new MeilisearchTaskTimeOutError(taskUid, taskTimeoutMs);
       await new Promise((resolve) => setTimeout(resolve, TASK_POLL_MS));
     }
   };
+
+  /** The task once it has run, or undefined while it waits or runs. */
+  const finishedTask = async (taskUid: number): Promise<Task | undefined> => {
+    const task = await client.tasks.getTask(taskUid);
+    return task.status === 'enqueued' || task.status === 'processing' ? undefined : task;
+  };
+
+  const settled = async (enqueued: EnqueuedTaskPromise): Promise<Task> => {
+    const { taskUid } = await enqueued;
+    return poll(taskUid, () => finishedTask(taskUid));
+  };
+
+  const failure = (task: Task, what: string) =>
+    new Error(`Meilisearch task ${task.uid} (${what}) ${task.status}: ${task.error?.message ?? 'no reason given'}`);
 
   const succeeded = async (enqueued: EnqueuedTaskPromise, what: string): Promise<void> => {
     let task;
@@ -152,10 +166,29 @@ export const createMeiliKeywordIndex = async ({
     } catch (error) {
       throw translateMeiliError(error);
     }
-    if (task.status !== 'succeeded') {
-      throw new Error(
-        `Meilisearch task ${task.uid} (${what}) ${task.status}: ${task.error?.message ?? 'no reason given'}`,
+    if (task.status !== 'succeeded') throw failure(task, what);
+  };
+
+  /**
+   * Swaps the shadow index in. A key limited to the ledger's indexes (as docs/deployment.md
+   * advises) never sees a swap's task, which belongs to no one index: the swap is then known done
+   * once the live name holds the shadow's index, told by its creation time. A swap that fails
+   * unseen times out, as an outage.
+   */
+  const swapShadowIn = async (): Promise<void> => {
+    try {
+      const { createdAt } = await client.index(shadowUid).getRawInfo();
+      const { taskUid } = await client.swapIndexes([{ indexes: [indexUid, shadowUid], rename: false }]);
+      const task = await poll(taskUid, () =>
+        finishedTask(taskUid).catch(async (error: unknown) => {
+          if (!hasCode(error, 'task_not_found')) throw error;
+          const live = await client.index(indexUid).getRawInfo();
+          return live.createdAt === createdAt ? null : undefined;
+        }),
       );
+      if (task && task.status !== 'succeeded') throw failure(task, 'swap');
+    } catch (error) {
+      throw translateMeiliError(error);
     }
   };
 
@@ -223,7 +256,7 @@ export const createMeiliKeywordIndex = async ({
         ...sink(shadowUid, 'shadow'),
         promote: async () => {
           await ensureIndex(indexUid);
-          await succeeded(client.swapIndexes([{ indexes: [indexUid, shadowUid], rename: false }]), 'swap');
+          await swapShadowIn();
           await db.transaction((tx) => checkpoints.promoteShadow(tx));
           // After the swap the shadow name holds the old index.
           await client.deleteIndexIfExists(shadowUid).catch(() => undefined);
@@ -267,7 +300,7 @@ export const createMeiliKeywordIndex = async ({
         }
         return { bySource, among: matchedAmong };
       } catch (error) {
-        if (isIndexNotFound(error)) return { bySource, among: matchedAmong };
+        if (hasCode(error, 'index_not_found')) return { bySource, among: matchedAmong };
         throw translateMeiliError(error);
       }
     },
@@ -327,7 +360,7 @@ export const createMeiliKeywordIndex = async ({
           return { ...hit, snippet: crop === undefined ? null : highlightWholeWords(crop) };
         });
       } catch (error) {
-        if (isIndexNotFound(error)) return [];
+        if (hasCode(error, 'index_not_found')) return [];
         throw translateMeiliError(error);
       }
     },

@@ -336,6 +336,34 @@ if ('url' in meili) {
       expect(scoreOf(lanternOnly)).toBeGreaterThan(scoreOf(harborOnly));
     });
 
+    it('rebuilds with a key limited to its indexes, as the deployment guide advises', async () => {
+      const limitedUid = `ctx_limited_${randomUUID().replace(/-/g, '')}`;
+      const { key, uid: keyUid } = await client.createKey({
+        actions: ['search', 'documents.*', 'indexes.*', 'settings.*', 'tasks.get'],
+        indexes: [`${limitedUid}*`],
+        expiresAt: null,
+      });
+      try {
+        const limited = connectMeilisearch({ url: meili.url, apiKey: key });
+        const content = await createPostgresContentStore(db);
+        const { projection, index } = await createMeiliKeywordIndex({ client: limited, db, content, keyword: keywordIndexProjection, indexUid: limitedUid });
+        const { event, chunkId } = await ingested(content, 'Rotate the signing certificates yearly.', 'limited');
+        await projection.live.apply([event], await projection.live.checkpoint(), event.position);
+
+        const shadow = await projection.openShadow();
+        await shadow.apply([event], await shadow.checkpoint(), event.position);
+        await shadow.promote();
+
+        expect(await projection.live.checkpoint()).toBe(event.position);
+        expect((await index.search('certificates', { project: 'limited' }, 5)).map((hit) => hit.chunkId)).toEqual([chunkId]);
+        const { results } = await client.getIndexes({ limit: 1000 });
+        expect(results.map((found) => found.uid).filter((uid) => uid.startsWith(limitedUid))).toEqual([limitedUid]);
+      } finally {
+        await client.deleteKey(keyUid);
+        await client.deleteIndexIfExists(limitedUid);
+      }
+    });
+
     it('gives an index it creates, or one an earlier version left, its ranking settings', async () => {
       const older = `ctx_settings_${randomUUID().replace(/-/g, '')}`;
       await client.createIndex(older, { primaryKey: 'id' }).waitTask();
