@@ -4,6 +4,7 @@ import {
   MeilisearchRequestError,
   MeilisearchRequestTimeOutError,
   MeilisearchTaskTimeOutError,
+  type EnqueuedTask,
   type EnqueuedTaskPromise,
   type MultiSearchParams,
   type Task,
@@ -105,6 +106,9 @@ const reasonOf = (error: Error): string => {
 /** Whether Meilisearch answered with this error code. */
 const hasCode = (error: unknown, code: string) => error instanceof MeilisearchApiError && error.cause?.code === code;
 
+/** A request that enqueues a task, and what the task does, for its error. */
+type TaskRequest = readonly [send: () => EnqueuedTaskPromise, what: string];
+
 /** How often a task's status is asked for while it runs. */
 const TASK_POLL_MS = 50;
 
@@ -151,7 +155,7 @@ export const createMeiliKeywordIndex = async ({
     return task.status === 'enqueued' || task.status === 'processing' ? undefined : task;
   };
 
-  const settled = async (enqueued: EnqueuedTaskPromise): Promise<Task> => {
+  const settled = async (enqueued: EnqueuedTask | EnqueuedTaskPromise): Promise<Task> => {
     const { taskUid } = await enqueued;
     return poll(taskUid, () => finishedTask(taskUid));
   };
@@ -159,7 +163,7 @@ export const createMeiliKeywordIndex = async ({
   const failure = (task: Task, what: string) =>
     new Error(`Meilisearch task ${task.uid} (${what}) ${task.status}: ${task.error?.message ?? 'no reason given'}`);
 
-  const succeeded = async (enqueued: EnqueuedTaskPromise, what: string): Promise<void> => {
+  const succeeded = async (enqueued: EnqueuedTask | EnqueuedTaskPromise, what: string): Promise<void> => {
     let task;
     try {
       task = await settled(enqueued);
@@ -167,6 +171,20 @@ export const createMeiliKeywordIndex = async ({
       throw translateMeiliError(error);
     }
     if (task.status !== 'succeeded') throw failure(task, what);
+  };
+
+  /**
+   * Enqueues the tasks in order (Meilisearch runs one index's tasks in the order enqueued), then
+   * waits for each: enqueued together, they may run as one batch, at one batch's fixed cost.
+   */
+  const allSucceeded = async (requests: readonly TaskRequest[]): Promise<void> => {
+    const enqueued: [EnqueuedTask, string][] = [];
+    try {
+      for (const [send, what] of requests) enqueued.push([await send(), what]);
+    } catch (error) {
+      throw translateMeiliError(error);
+    }
+    for (const [task, what] of enqueued) await succeeded(task, what);
   };
 
   /**
@@ -223,15 +241,14 @@ export const createMeiliKeywordIndex = async ({
           new Map(indexed.map((chunk, i) => [chunk.textHash, values[i]!])),
         );
         const index = client.index<MeiliChunkDocument>(uid);
-        // Tasks of one index run in the order they were enqueued: additions, then stale deletions.
-        for (const documents of additions) {
-          await succeeded(
-            index.addDocuments(documents, { primaryKey: 'id' }),
+        // Additions, then stale deletions: searches never see a document without its chunks.
+        await allSucceeded([
+          ...additions.map((documents): TaskRequest => [
+            () => index.addDocuments(documents, { primaryKey: 'id' }),
             `add ${documents.length} chunks`,
-          );
-        }
-        for (const filter of deletions)
-          await succeeded(index.deleteDocuments({ filter }), 'delete stale chunks');
+          ]),
+          ...deletions.map((filter): TaskRequest => [() => index.deleteDocuments({ filter }), 'delete stale chunks']),
+        ]);
       }
       await db.transaction((tx) => checkpoints.advance(tx, slot, from, to));
     },
@@ -242,6 +259,7 @@ export const createMeiliKeywordIndex = async ({
     name,
     version,
     eventTypes: keyword.eventTypes,
+    writesElsewhere: true,
     live: sink(indexUid, 'live'),
     liveVersion: () => checkpoints.liveVersion(),
     quarantined: () => checkpoints.quarantined(),

@@ -326,7 +326,7 @@ export const createProjectionRunner = (
     try {
       // Events of other types need nothing; the checkpoint passes them in memory, and is stored now and then.
       if (relevant.length > 0 || Date.now() - live.storedAt >= STORE_IDLE_CHECKPOINT_MS) {
-        const slices = boundedSlices(relevant, maxBatchBytes);
+        const slices = live.projection.writesElsewhere ? [relevant] : boundedSlices(relevant, maxBatchBytes);
         for (const [i, slice] of slices.entries()) {
           // Each slice commits with its own checkpoint: the last one's reaches the end of the batch.
           const sliceTo = i === slices.length - 1 ? to : lastPosition(slice);

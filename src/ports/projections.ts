@@ -81,6 +81,12 @@ export interface RunnableProjection {
    * such a projection follows `$all` on its own, so the others are never held waiting for it.
    */
   readonly computes?: boolean;
+  /**
+   * True when the read model lives outside the ledger's database (Meilisearch), where each write
+   * has a fixed cost far above its size: batches reach it whole, not cut into the slices that keep
+   * an embedded database's one thread free for requests.
+   */
+  readonly writesElsewhere?: boolean;
   readonly live: ProjectionSink;
   /** The version the live read model was built with, or null when it was never built. */
   liveVersion(): Promise<number | null>;

@@ -270,6 +270,31 @@ describe('projection runner', () => {
       expect(await postgresReadModels(db).get<StreamSummary>('sliced', stream)).toMatchObject({ events: 2 });
   });
 
+  it('applies a batch whole, past the byte cap, to a projection that writes outside the database', async () => {
+    const base = await postgresDocumentProjection(db, summariesAs('whole'));
+    const applied: number[] = [];
+    // Like the Meilisearch keyword index, where each write costs seconds whatever its size.
+    const elsewhere: RunnableProjection = {
+      ...base,
+      writesElsewhere: true,
+      live: {
+        ...base.live,
+        apply: (events, from, to) => {
+          applied.push(events.length);
+          return base.live.apply(events, from, to);
+        },
+      },
+    };
+    const streams = await fill(6, 2);
+    const runner = createProjectionRunner(store, [elsewhere], { logger: silentLogger, batchSize: 100_000, maxBatchBytes: 1 });
+    await runner.start();
+    await runner.waitFor(await store.headPosition());
+    await runner.stop();
+    expect(applied).toHaveLength(1);
+    for (const stream of streams)
+      expect(await postgresReadModels(db).get<StreamSummary>('whole', stream)).toMatchObject({ events: 2 });
+  });
+
   it('quarantines an event its handler throws on, applies the events around it, and a rebuild meets it again', async () => {
     const [before, bad, after] = await fill(3, 1);
     const picky = await postgresDocumentProjection(db, {
