@@ -161,6 +161,9 @@ const estimated = (progress: RebuildProgress): Pick<RebuildProgress, 'totalEvent
 
 const lastPosition = (events: readonly StoredEvent[]): Position => events[events.length - 1]!.position;
 
+/** Whether a projection follows `$all` on a feed of its own (see `writersFeed`). */
+const ridesAlone = (live: Live) => live.projection.computes === true || live.projection.writesElsewhere === true;
+
 /**
  * An embedded database writes on the thread that answers requests: a batch of a few hundred
  * ingested documents (thousands of chunks, each a row and an index entry) would hold it for
@@ -245,12 +248,13 @@ export const createProjectionRunner = (
   /**
    * Every following projection rides one subscription to `$all`, so each batch is read once
    * however many projections there are. The feed starts at the earliest of their positions; each
-   * takes only the events after its own, of the types it handles. A projection that computes for
-   * each batch (embeds it) rides a feed of its own: the others, which only write, keep up meanwhile,
-   * so a job's status or a document's keyword entry is not held behind a batch's embeddings.
+   * takes only the events after its own, of the types it handles. A projection whose batches take
+   * long rides a feed of its own: one that computes (embeds each batch), or one that writes to
+   * another server (Meilisearch). The others keep up meanwhile, so a job's status or a document's
+   * keyword entry is not held behind a batch's embeddings.
    */
   let writersFeed: Subscription | null = null;
-  const computingFeeds = new Map<Live, Subscription>();
+  const ownFeeds = new Map<Live, Subscription>();
   let feedChanges = Promise.resolve();
   const riders = () => [...lives.values()].filter((live) => live.following && !live.retry.timer);
 
@@ -276,26 +280,26 @@ export const createProjectionRunner = (
   const changeFeed = (change: () => void | Promise<void>, concerns?: readonly Live[]): Promise<void> => {
     const next = feedChanges.then(async () => {
       const touched = concerns ?? [...lives.values()];
-      const computing = touched.filter((live) => live.projection.computes);
-      const writersTouched = touched.some((live) => !live.projection.computes);
+      const alone = touched.filter(ridesAlone);
+      const writersTouched = touched.some((live) => !ridesAlone(live));
       const stopping: Promise<void>[] = [];
       if (writersTouched && writersFeed) stopping.push(writersFeed.stop());
       if (writersTouched) writersFeed = null;
-      for (const live of computing) {
-        const feed = computingFeeds.get(live);
+      for (const live of alone) {
+        const feed = ownFeeds.get(live);
         if (feed) stopping.push(feed.stop());
-        computingFeeds.delete(live);
+        ownFeeds.delete(live);
       }
       await Promise.all(stopping);
       await change();
       const riding = riders();
-      const writers = riding.filter((live) => !live.projection.computes);
+      const writers = riding.filter((live) => !ridesAlone(live));
       if (writersTouched && writers.length > 0) {
         const from = writers.map((live) => live.seen).reduce((a, b) => (a < b ? a : b));
-        writersFeed = subscribeFor(() => riders().filter((live) => !live.projection.computes), from);
+        writersFeed = subscribeFor(() => riders().filter((live) => !ridesAlone(live)), from);
       }
-      for (const live of computing.filter((l) => riding.includes(l))) {
-        computingFeeds.set(live, subscribeFor(() => (riders().includes(live) ? [live] : []), live.seen));
+      for (const live of alone.filter((l) => riding.includes(l))) {
+        ownFeeds.set(live, subscribeFor(() => (riders().includes(live) ? [live] : []), live.seen));
       }
     });
     feedChanges = next.catch(() => undefined);

@@ -84,7 +84,8 @@ export interface RunnableProjection {
   /**
    * True when the read model lives outside the ledger's database (Meilisearch), where each write
    * has a fixed cost far above its size: batches reach it whole, not cut into the slices that keep
-   * an embedded database's one thread free for requests.
+   * an embedded database's one thread free for requests, on a feed of its own, so that the others
+   * are not held behind its writes. Unlike one that computes, a write waits for it by default.
    */
   readonly writesElsewhere?: boolean;
   readonly live: ProjectionSink;

@@ -147,6 +147,35 @@ describe('projection runner', () => {
     await runner.stop();
   });
 
+  it('keeps the others current while a projection writing to another server is busy, which a write still waits for', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const base = await postgresDocumentProjection(db, summariesAs('meili_like'));
+    // Like the Meilisearch keyword index while its server indexes a batch.
+    const elsewhere: RunnableProjection = {
+      ...base,
+      writesElsewhere: true,
+      live: { ...base.live, apply: async (events, from, to) => released.then(() => base.live.apply(events, from, to)) },
+    };
+    const writer = await postgresDocumentProjection(db, summariesAs('writes_here'));
+    const runner = createProjectionRunner(store, [elsewhere, writer], { logger: silentLogger });
+    await runner.start();
+    const [first] = await fill(1, 3);
+    await runner.waitFor(await store.headPosition(), { name: 'writes_here' });
+    // Appended while the first batch is held: on a shared feed this batch would wait behind it.
+    const [stream] = await fill(1, 3);
+    const head = await store.headPosition();
+    await runner.waitFor(head, { name: 'writes_here' });
+    expect(await postgresReadModels(db).get<StreamSummary>('writes_here', stream!)).toMatchObject({ events: 3 });
+    expect(await postgresReadModels(db).get<StreamSummary>('meili_like', first!)).toBeNull();
+    // A wait on no projection in particular (an ingest's read-your-writes) is for it too.
+    await expect(runner.waitFor(head, { timeoutMs: 300 })).rejects.toMatchObject({ projection: 'meili_like' });
+    release();
+    await runner.waitFor(head);
+    expect(await postgresReadModels(db).get<StreamSummary>('meili_like', stream!)).toMatchObject({ events: 3 });
+    await runner.stop();
+  });
+
   it('a wait on every projection gives the outage behind one of them, even when another busy one runs out first', async () => {
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
