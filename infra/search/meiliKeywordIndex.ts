@@ -241,14 +241,14 @@ export const createMeiliKeywordIndex = async ({
           new Map(indexed.map((chunk, i) => [chunk.textHash, values[i]!])),
         );
         const index = client.index<MeiliChunkDocument>(uid);
-        // Additions, then stale deletions: searches never see a document without its chunks.
-        await allSucceeded([
-          ...additions.map((documents): TaskRequest => [
+        await allSucceeded(
+          additions.map((documents) => [
             () => index.addDocuments(documents, { primaryKey: 'id' }),
             `add ${documents.length} chunks`,
           ]),
-          ...deletions.map((filter): TaskRequest => [() => index.deleteDocuments({ filter }), 'delete stale chunks']),
-        ]);
+        );
+        // Only once every addition succeeded: searches never see a document without its chunks.
+        await allSucceeded(deletions.map((filter) => [() => index.deleteDocuments({ filter }), 'delete stale chunks']));
       }
       await db.transaction((tx) => checkpoints.advance(tx, slot, from, to));
     },

@@ -251,7 +251,7 @@ export const createProjectionRunner = (
    * takes only the events after its own, of the types it handles. A projection whose batches take
    * long rides a feed of its own: one that computes (embeds each batch), or one that writes to
    * another server (Meilisearch). The others keep up meanwhile, so a job's status or a document's
-   * keyword entry is not held behind a batch's embeddings.
+   * keyword entry is not held behind a batch's embeddings, nor a document's view behind Meilisearch.
    */
   let writersFeed: Subscription | null = null;
   const ownFeeds = new Map<Live, Subscription>();

@@ -242,11 +242,13 @@ describe('Meilisearch projection checkpoint', () => {
     await db.close();
   });
 
-  it('enqueues a batch’s tasks together, and moves the checkpoint only once Meilisearch reports them all succeeded', async () => {
+  it('moves the checkpoint only after Meilisearch reports the batch’s tasks succeeded', async () => {
     const content = await createPostgresContentStore(db);
+    // More chunks than one addition takes: two additions, enqueued before either is waited for.
+    const texts = Array.from({ length: 1_001 }, (_, i) => `text ${i}`);
     const event = storedIngestion({
       documentId: randomUUID(),
-      hashes: await content.put(['some text']),
+      hashes: await content.put(texts),
       position: position(1, 1),
     });
     const { projection } = await createMeiliKeywordIndex({
@@ -258,18 +260,23 @@ describe('Meilisearch projection checkpoint', () => {
     });
 
     fake.failDocuments(true);
+    fake.requests.length = 0;
     await expect(projection.live.apply([event], START, event.position)).rejects.toThrow(/disk full/);
     expect(await projection.live.checkpoint()).toBe(START);
+    // The document's earlier chunks stay found: stale ones are deleted only after every addition.
+    expect(fake.requests).not.toContain('POST /indexes/chunks/documents/delete');
 
     fake.failDocuments(false);
     fake.requests.length = 0;
     await projection.live.apply([event], START, event.position);
     expect(await projection.live.checkpoint()).toBe(event.position);
-    // Both tasks are enqueued before either is waited for, so that Meilisearch may run them as one batch.
+    // So that Meilisearch may index them as one batch, at one batch's fixed cost.
     expect(fake.requests.map((r) => r.replace(/\d+$/, 'N'))).toEqual([
       'POST /indexes/chunks/documents',
-      'POST /indexes/chunks/documents/delete',
+      'POST /indexes/chunks/documents',
       'GET /tasks/N',
+      'GET /tasks/N',
+      'POST /indexes/chunks/documents/delete',
       'GET /tasks/N',
     ]);
   });
