@@ -29,6 +29,8 @@ export const CHUNK_INDEX_SETTINGS = {
   // Word rarity is counted from `estimatedTotalHits`, which Meilisearch stops counting at this
   // (default 1,000): past it every word of a large project would look as common as any other.
   pagination: { maxTotalHits: 100_000_000 },
+  // Nothing asks for facet values; building their search index took a tenth of each addition.
+  facetSearch: false,
 };
 
 /** Documents per addDocuments request, and documents per stale-chunk deletion filter. */
