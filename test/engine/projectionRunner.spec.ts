@@ -53,6 +53,35 @@ const snapshot = async (name: string) =>
   (await postgresReadModels(db).find<StreamSummary>(name, { orderBy: [{ field: 'streamId', direction: 'asc' }] }))
     .items;
 
+/** `base`, its every batch held until `release` is called: busy, as with embeddings or another server's indexing. */
+const heldUntilReleased = (base: RunnableProjection, traits: Pick<RunnableProjection, 'computes' | 'writesElsewhere'>) => {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  const projection: RunnableProjection = {
+    ...base,
+    ...traits,
+    live: { ...base.live, apply: async (events, from, to) => released.then(() => base.live.apply(events, from, to)) },
+  };
+  return { projection, release };
+};
+
+/** `base`, with the number of events of each batch it is given recorded in `applied`. */
+const recordingBatches = (base: RunnableProjection, traits: Pick<RunnableProjection, 'writesElsewhere'> = {}) => {
+  const applied: number[] = [];
+  const projection: RunnableProjection = {
+    ...base,
+    ...traits,
+    live: {
+      ...base.live,
+      apply: (events, from, to) => {
+        applied.push(events.length);
+        return base.live.apply(events, from, to);
+      },
+    },
+  };
+  return { projection, applied };
+};
+
 describe('projection runner', () => {
   it('replaying the same events twice gives the same read model', async () => {
     await fill(5, 3);
@@ -124,15 +153,11 @@ describe('projection runner', () => {
   });
 
   it('keeps the others current while a projection that computes is busy with a batch', async () => {
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const base = await postgresDocumentProjection(db, summariesAs('embedding_like'));
     // Like the semantic index embedding a batch of chunks: its batch takes as long as the work it computes.
-    const computing: RunnableProjection = {
-      ...base,
-      computes: true,
-      live: { ...base.live, apply: async (events, from, to) => released.then(() => base.live.apply(events, from, to)) },
-    };
+    const { projection: computing, release } = heldUntilReleased(
+      await postgresDocumentProjection(db, summariesAs('embedding_like')),
+      { computes: true },
+    );
     const writer = await postgresDocumentProjection(db, summariesAs('writes_only'));
     const runner = createProjectionRunner(store, [computing, writer], { logger: silentLogger });
     await runner.start();
@@ -148,15 +173,11 @@ describe('projection runner', () => {
   });
 
   it('keeps the others current while a projection writing to another server is busy, which a write still waits for', async () => {
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const base = await postgresDocumentProjection(db, summariesAs('meili_like'));
     // Like the Meilisearch keyword index while its server indexes a batch.
-    const elsewhere: RunnableProjection = {
-      ...base,
-      writesElsewhere: true,
-      live: { ...base.live, apply: async (events, from, to) => released.then(() => base.live.apply(events, from, to)) },
-    };
+    const { projection: elsewhere, release } = heldUntilReleased(
+      await postgresDocumentProjection(db, summariesAs('meili_like')),
+      { writesElsewhere: true },
+    );
     const writer = await postgresDocumentProjection(db, summariesAs('writes_here'));
     const runner = createProjectionRunner(store, [elsewhere, writer], { logger: silentLogger });
     await runner.start();
@@ -177,15 +198,11 @@ describe('projection runner', () => {
   });
 
   it('a wait on every projection gives the outage behind one of them, even when another busy one runs out first', async () => {
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const slowBase = await postgresDocumentProjection(db, summariesAs('busy_first'));
     // Registered first, so its wait runs out first: behind, but only busy.
-    const busy: RunnableProjection = {
-      ...slowBase,
-      computes: true,
-      live: { ...slowBase.live, apply: async (events, from, to) => released.then(() => slowBase.live.apply(events, from, to)) },
-    };
+    const { projection: busy, release } = heldUntilReleased(
+      await postgresDocumentProjection(db, summariesAs('busy_first')),
+      { computes: true },
+    );
     let failing = true;
     const failingBase = await postgresDocumentProjection(db, summariesAs('cannot_write'));
     const cannotWrite: RunnableProjection = {
@@ -209,14 +226,10 @@ describe('projection runner', () => {
   });
 
   it('ends a bounded wait at its bound while a projection is busy with a batch, though the wall clock was set back', async () => {
-    let release!: () => void;
-    const released = new Promise<void>((resolve) => (release = resolve));
-    const base = await postgresDocumentProjection(db, summariesAs('busy_while_clock_set_back'));
-    const computing: RunnableProjection = {
-      ...base,
-      computes: true,
-      live: { ...base.live, apply: async (events, from, to) => released.then(() => base.live.apply(events, from, to)) },
-    };
+    const { projection: computing, release } = heldUntilReleased(
+      await postgresDocumentProjection(db, summariesAs('busy_while_clock_set_back')),
+      { computes: true },
+    );
     const runner = createProjectionRunner(store, [computing], { logger: silentLogger });
     await runner.start();
     await fill(1, 2);
@@ -271,18 +284,7 @@ describe('projection runner', () => {
   });
 
   it('applies a batch larger than the byte cap in slices, each committed with its own checkpoint', async () => {
-    const base = await postgresDocumentProjection(db, summariesAs('sliced'));
-    const applied: number[] = [];
-    const recording: RunnableProjection = {
-      ...base,
-      live: {
-        ...base.live,
-        apply: (events, from, to) => {
-          applied.push(events.length);
-          return base.live.apply(events, from, to);
-        },
-      },
-    };
+    const { projection: recording, applied } = recordingBatches(await postgresDocumentProjection(db, summariesAs('sliced')));
     const streams = await fill(6, 2);
     const bytes = JSON.stringify((await store.readStream(streams[0]!))[0]!.data).length;
     const runner = createProjectionRunner(store, [recording], {
@@ -300,20 +302,10 @@ describe('projection runner', () => {
   });
 
   it('applies a batch whole, past the byte cap, to a projection that writes outside the database', async () => {
-    const base = await postgresDocumentProjection(db, summariesAs('whole'));
-    const applied: number[] = [];
     // Like the Meilisearch keyword index, where each write costs seconds whatever its size.
-    const elsewhere: RunnableProjection = {
-      ...base,
+    const { projection: elsewhere, applied } = recordingBatches(await postgresDocumentProjection(db, summariesAs('whole')), {
       writesElsewhere: true,
-      live: {
-        ...base.live,
-        apply: (events, from, to) => {
-          applied.push(events.length);
-          return base.live.apply(events, from, to);
-        },
-      },
-    };
+    });
     const streams = await fill(6, 2);
     const runner = createProjectionRunner(store, [elsewhere], { logger: silentLogger, batchSize: 100_000, maxBatchBytes: 1 });
     await runner.start();
