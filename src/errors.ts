@@ -138,6 +138,17 @@ export class InsufficientStorageError extends UnavailableError {
   }
 }
 
+/**
+ * A server the ledger depends on refuses its configured credentials. Nothing goes through it until
+ * an operator mends the configuration; meanwhile work waits as in an outage, and loses nothing.
+ */
+export class CredentialsRefusedError extends UnavailableError {
+  override name = 'CredentialsRefusedError';
+  constructor(message: string, options?: { cause?: unknown; details?: Record<string, unknown> }) {
+    super(message, options, 'CONFIG_ERROR');
+  }
+}
+
 /** The database cannot be reached (refused, lost, shutting down, out of connections): a retry later may succeed. */
 export class DatabaseUnavailableError extends UnavailableError {
   override name = 'DatabaseUnavailableError';
@@ -194,3 +205,7 @@ export const classifyError = (error: unknown): ClassifiedError => {
   }
   return { ...ERROR_CATALOGUE.INTERNAL_ERROR, code: 'INTERNAL_ERROR', type: 'InternalError', detail: UNEXPECTED, expected: false };
 };
+
+/** An outage a retry does not mend until someone acts (refused credentials, say), by the catalogue. */
+export const isLastingOutage = (error: unknown): error is UnavailableError =>
+  error instanceof UnavailableError && !ERROR_CATALOGUE[error.code].retryable;

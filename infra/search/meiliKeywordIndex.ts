@@ -9,7 +9,7 @@ import {
   type MultiSearchParams,
   type Task,
 } from 'meilisearch';
-import { UnavailableError } from '../../src/errors.js';
+import { CredentialsRefusedError, UnavailableError } from '../../src/errors.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import {
   CheckpointMovedError,
@@ -81,26 +81,42 @@ const isTransientStatus = (status: number) => status >= 500 || status === 408 ||
 
 /**
  * A Meilisearch client error as the port's: unreachable, too slow, or answering with a server
- * error is an outage (UnavailableError, which jobs wait out as `blocked`); an error the server
- * reports about the request passes as is.
+ * error is an outage (UnavailableError, which jobs wait out as `blocked`); refusing the API key is
+ * a configuration to mend, waited out alike; an error the server reports about the request passes
+ * as is.
  */
-export const translateMeiliError = (error: unknown): unknown =>
-  error instanceof MeilisearchRequestError ||
-  error instanceof MeilisearchRequestTimeOutError ||
-  error instanceof MeilisearchTaskTimeOutError ||
-  (error instanceof MeilisearchApiError && isTransientStatus(error.response.status))
-    ? new UnavailableError(`Meilisearch is unavailable: ${reasonOf(error)}`, { cause: error })
-    : error;
+export const translateMeiliError = (error: unknown): unknown => {
+  if (
+    error instanceof MeilisearchRequestError ||
+    error instanceof MeilisearchRequestTimeOutError ||
+    error instanceof MeilisearchTaskTimeOutError ||
+    (error instanceof MeilisearchApiError && isTransientStatus(error.response.status))
+  ) {
+    return new UnavailableError(`Meilisearch is unavailable: ${reasonOf(error)}`, { cause: error });
+  }
+  if (error instanceof MeilisearchApiError && (error.response.status === 401 || error.response.status === 403)) {
+    return new CredentialsRefusedError(
+      `Meilisearch refused the configured API key: ${reasonOf(error)}. Set search.meilisearch_api_key ` +
+        "to a key with the actions docs/deployment.md lists on the ledger's indexes",
+      { cause: error },
+    );
+  }
+  return error;
+};
 
-/** The client wraps what went wrong ("fetch failed", ECONNREFUSED, a timeout) in causes: all of it says why. */
+/**
+ * The client wraps what went wrong ("fetch failed", ECONNREFUSED, a timeout) in causes: all of it
+ * says why. An answer of the server's gives its status and error code.
+ */
 const reasonOf = (error: Error): string => {
   const messages: string[] = [];
   for (let at: unknown = error; at instanceof Error && messages.length < 4; at = at.cause) {
     const code = (at as NodeJS.ErrnoException).code;
     messages.push(typeof code === 'string' && !at.message.includes(code) ? `${at.message} (${code})` : at.message);
   }
-  if (error instanceof MeilisearchApiError) messages.push(`HTTP ${error.response.status}`);
-  return messages.join(': ');
+  if (!(error instanceof MeilisearchApiError)) return messages.join(': ');
+  const code = error.cause?.code;
+  return `${messages.join(': ')} (HTTP ${error.response.status}${code ? `, ${code}` : ''})`;
 };
 
 /** Whether Meilisearch answered with this error code. */
@@ -160,8 +176,11 @@ export const createMeiliKeywordIndex = async ({
     return poll(taskUid, () => finishedTask(taskUid));
   };
 
-  const failure = (task: Task, what: string) =>
-    new Error(`Meilisearch task ${task.uid} (${what}) ${task.status}: ${task.error?.message ?? 'no reason given'}`);
+  /** A task that did not succeed; one its server's system failed (a full disk, say) is an outage. */
+  const failure = (task: Task, what: string) => {
+    const message = `Meilisearch task ${task.uid} (${what}) ${task.status}: ${task.error?.message ?? 'no reason given'}`;
+    return task.error?.type === 'system' ? new UnavailableError(message) : new Error(message);
+  };
 
   const succeeded = async (enqueued: EnqueuedTask | EnqueuedTaskPromise, what: string): Promise<void> => {
     let task;

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Option, type Command } from 'commander';
-import { AppError, NotFoundError, ValidationError } from '../errors.js';
+import { AppError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
 import type { LedgerHandle, WithLedger } from '../module.js';
 import { ScopeSchema, type Scope } from '../domain/auth.js';
 import type { CliArgument, CliFollow, CliOption, CliOtherwise, CliPrint, CliText, CliVerb, OperationSurfaces } from '../operations.js';
@@ -120,6 +120,16 @@ export const printText = (print: CliPrint, output: unknown): string => {
 };
 
 /** The read models a verb reads for this input: undefined for every one but the semantic index. */
+/**
+ * A write is stored once answered: an outage that keeps the indexes from applying it (a search
+ * server down or refusing the ledger's key) must not read as the write lost.
+ */
+const storedWhatever = (catchUp: Promise<void>): Promise<void> =>
+  catchUp.catch((error: unknown) => {
+    if (!(error instanceof UnavailableError)) throw error;
+    throw new UnavailableError(`Stored; the indexes apply it once this is mended: ${error.message}`, { cause: error }, error.code);
+  });
+
 const readModelsOf = (catchUp: NonNullable<CliVerb['catchUp']>, input: Record<string, unknown>): readonly string[] | undefined =>
   catchUp === true
     ? undefined
@@ -263,7 +273,7 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
       );
       if (ran.settles) {
         line.update('indexing…');
-        await ledger.catchUp(undefined, (waiting) => line.note(waitingText(waiting)));
+        await storedWhatever(ledger.catchUp(undefined, (waiting) => line.note(waitingText(waiting))));
       }
       line.done();
       return answer;
@@ -304,7 +314,7 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
       }
       if (ran.settles) {
         line.update('indexing…');
-        await ledger.catchUp();
+        await storedWhatever(ledger.catchUp());
       }
       line.done();
       return answers;

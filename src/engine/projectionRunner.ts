@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { StoredEvent } from '../domain/events.js';
 import { START, type Position } from '../domain/position.js';
-import { IllegalStateError, NotFoundError, UnavailableError } from '../errors.js';
+import { IllegalStateError, isLastingOutage, NotFoundError, UnavailableError } from '../errors.js';
 import type { EventStore, Subscription } from '../ports/eventStore.js';
 import type { Logger } from '../ports/logger.js';
 import type { ProjectionSink, QuarantinedEvent, RunnableProjection, ShadowSink } from '../ports/projections.js';
@@ -71,7 +71,8 @@ export interface ProjectionRunner {
    * Resolves once the projections named have applied everything up to `position`; without names,
    * every projection but those that compute (the semantic index catches up on its own and reports
    * its lag). A name this deployment has no projection for is skipped (no embedder, no index).
-   * Rejects at the timeout; with the projection's own UnavailableError when that is why it is behind.
+   * Rejects at the timeout; with the projection's own UnavailableError when that is why it is behind,
+   * at once when that outage lasts until someone acts (refused credentials).
    */
   waitFor(position: Position, options?: WaitOptions): Promise<void>;
   /** How many events of `$all` up to `position` the projections named (as for waitFor) have yet to apply, the most of any. */
@@ -314,6 +315,8 @@ export const createProjectionRunner = (
     live.lastError = { message: (error as Error).message, at: live.lastError?.at ?? new Date().toISOString() };
     live.lastFailure = error;
     logger.error({ projection: live.projection.name, error: (error as Error).message }, 'projection batch failed; retrying');
+    // A wait for it learns at once of a failure that waiting does not mend.
+    live.waiters.forEach((wake) => wake());
     const delay = Math.min(MAX_RETRY_DELAY_MS, 100 * 2 ** live.retry.failures++);
     live.retry.timer = setTimeout(() => {
       void changeFeed(() => {
@@ -587,6 +590,9 @@ export const createProjectionRunner = (
             new Promise<void>((resolve, reject) => {
               const check = () => {
                 if (live.seen >= position) return done(resolve);
+                // Refused credentials, say: no retry within the wait will apply it.
+                const failure = live.lastFailure;
+                if (isLastingOutage(failure)) return done(() => reject(failure));
                 // Alone and not started, nothing will apply it: a wait would only run out its time.
                 if (!started && locks === soleReplica) expire();
               };

@@ -16,11 +16,11 @@ export const settle = async (wait: Promise<void>, position: Position): Promise<S
     return null;
   } catch (error) {
     if (error instanceof ProjectionLagError || error instanceof UnavailableError) {
-      const which = error instanceof ProjectionLagError ? `the '${error.projection}' read model` : 'a read model';
-      return {
-        position,
-        message: `Accepted at ledger position ${position}; ${which} has yet to apply it, so a read may not show it yet`,
-      };
+      const why =
+        error instanceof ProjectionLagError
+          ? `the '${error.projection}' read model has yet to apply it`
+          : `a read model cannot apply it yet (${error.message})`;
+      return { position, message: `Accepted at ledger position ${position}; ${why}, so a read may not show it yet` };
     }
     throw error;
   }

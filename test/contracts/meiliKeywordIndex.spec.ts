@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { MeilisearchRequestError } from 'meilisearch';
+import { MeilisearchApiError, MeilisearchRequestError } from 'meilisearch';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SearchChunk } from '../../src/domain/searchChunks.js';
 import { openPglite, type Database } from '../../infra/postgres/database.js';
@@ -20,7 +20,7 @@ import {
 import { keywordIndexProjection } from '../../projections/search/keywordIndex.js';
 import { START, position } from '../../src/domain/position.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
-import { UnavailableError } from '../../src/errors.js';
+import { classifyError, CredentialsRefusedError, UnavailableError } from '../../src/errors.js';
 import { chunkIdsOf, storedIngestion } from '../support/events.js';
 import { reachableMeilisearch } from './meiliServer.js';
 
@@ -160,7 +160,30 @@ describe('Meilisearch errors', () => {
     const other = new Error('bad filter');
     expect(translateMeiliError(other)).toBe(other);
   });
+
+  it('reports a refused API key as the configuration to mend, naming the setting', () => {
+    const refused = translateMeiliError(
+      new MeilisearchApiError(new Response(null, { status: 403 }), {
+        message: 'The provided API key is invalid.',
+        code: 'invalid_api_key',
+        type: 'auth',
+        link: 'https://docs.meilisearch.com/errors#invalid_api_key',
+      }),
+    );
+    expect(refused).toBeInstanceOf(CredentialsRefusedError);
+    expect(classifyError(refused)).toMatchObject({ code: 'CONFIG_ERROR', expected: true, retryable: false });
+    expect((refused as Error).message).toBe(
+      'Meilisearch refused the configured API key: The provided API key is invalid. (HTTP 403, invalid_api_key). ' +
+        "Set search.meilisearch_api_key to a key with the actions docs/deployment.md lists on the ledger's indexes",
+    );
+  });
 });
+
+/** How Meilisearch words a task's failure: one of its own, and one of the system under it. */
+const TASK_ERRORS = {
+  internal: { message: 'index corrupted', code: 'internal', type: 'internal', link: '' },
+  system: { message: 'No space left on device (os error 28)', code: 'no_space_left_on_device', type: 'system', link: '' },
+};
 
 /**
  * A stand-in for the Meilisearch HTTP API, just enough to watch the adapter's requests and to make
@@ -168,9 +191,10 @@ describe('Meilisearch errors', () => {
  */
 const fakeMeilisearch = () => {
   const requests: string[] = [];
-  let failDocuments = false;
+  /** The kind of error a document task fails with, or none. */
+  let failDocuments: keyof typeof TASK_ERRORS | false = false;
   let taskUid = 0;
-  const tasks = new Map<number, { status: string; type: string; indexUid: string | null }>();
+  const tasks = new Map<number, { status: string; type: string; indexUid: string | null; error?: object }>();
   const server: Server = createServer((req, res) => {
     let body = '';
     req.on('data', (part: Buffer) => (body += part.toString()));
@@ -190,7 +214,7 @@ const fakeMeilisearch = () => {
             status: found.status,
             type: found.type,
             canceledBy: null,
-            error: failed ? { message: 'disk full', code: 'internal', type: 'internal', link: '' } : null,
+            error: failed ? found.error : null,
             duration: 'PT0S',
             enqueuedAt: new Date().toISOString(),
             startedAt: new Date().toISOString(),
@@ -200,9 +224,14 @@ const fakeMeilisearch = () => {
         return;
       }
       const type = url.pathname.includes('/documents') ? 'documentAdditionOrUpdate' : 'settingsUpdate';
-      const status = url.pathname.includes('/documents') && failDocuments ? 'failed' : 'succeeded';
+      const failing = url.pathname.includes('/documents') && failDocuments;
       taskUid += 1;
-      tasks.set(taskUid, { status, type, indexUid: 'chunks' });
+      tasks.set(taskUid, {
+        status: failing ? 'failed' : 'succeeded',
+        type,
+        indexUid: 'chunks',
+        ...(failing ? { error: TASK_ERRORS[failing] } : {}),
+      });
       res.statusCode = 202;
       res.end(
         JSON.stringify({
@@ -217,7 +246,7 @@ const fakeMeilisearch = () => {
   });
   return {
     requests,
-    failDocuments: (fail: boolean) => (failDocuments = fail),
+    failDocuments: (kind: keyof typeof TASK_ERRORS | false) => (failDocuments = kind),
     start: () =>
       new Promise<string>((resolve) =>
         server.listen(0, '127.0.0.1', () =>
@@ -259,12 +288,19 @@ describe('Meilisearch projection checkpoint', () => {
       indexUid: 'chunks',
     });
 
-    fake.failDocuments(true);
+    fake.failDocuments('internal');
     fake.requests.length = 0;
-    await expect(projection.live.apply([event], START, event.position)).rejects.toThrow(/disk full/);
+    await expect(projection.live.apply([event], START, event.position)).rejects.toThrow(/index corrupted/);
     expect(await projection.live.checkpoint()).toBe(START);
     // The document's earlier chunks stay found: stale ones are deleted only after every addition.
     expect(fake.requests).not.toContain('POST /indexes/chunks/documents/delete');
+
+    // A full disk under Meilisearch passes once space is freed: an outage, which jobs wait out.
+    fake.failDocuments('system');
+    const outage = projection.live.apply([event], START, event.position);
+    await expect(outage).rejects.toThrow(UnavailableError);
+    await expect(outage).rejects.toThrow(/No space left on device/);
+    expect(await projection.live.checkpoint()).toBe(START);
 
     fake.failDocuments(false);
     fake.requests.length = 0;

@@ -4,7 +4,7 @@ import { postgresDocumentProjection, postgresReadModels } from '../../infra/post
 import { createPostgresEventStore } from '../../infra/eventstore/postgresEventStore.js';
 import { streamSummaries, type StreamSummary } from '../../projections/ledger/streamSummaries.js';
 import { createProjectionRunner, ProjectionLagError, type RebuildProgress } from '../../src/engine/projectionRunner.js';
-import { DatabaseUnavailableError, IllegalStateError, NotFoundError } from '../../src/errors.js';
+import { CredentialsRefusedError, DatabaseUnavailableError, IllegalStateError, NotFoundError } from '../../src/errors.js';
 import type { EventStore } from '../../src/ports/eventStore.js';
 import { CheckpointMovedError, type DocumentProjection, type RunnableProjection } from '../../src/ports/projections.js';
 import { silentLogger } from '../../src/ports/logger.js';
@@ -222,6 +222,30 @@ describe('projection runner', () => {
     release();
     failing = false;
     await runner.waitFor(head, { all: true, timeoutMs: 30_000 });
+    await runner.stop();
+  });
+
+  it('ends a wait at once, not at its bound, when a projection fails for a reason no retry mends, and applies all once mended', async () => {
+    let refusing = true;
+    const base = await postgresDocumentProjection(db, summariesAs('refused_key'));
+    const refused: RunnableProjection = {
+      ...base,
+      live: {
+        ...base.live,
+        apply: (events, from, to) =>
+          refusing ? Promise.reject(new CredentialsRefusedError('the search server refused the key')) : base.live.apply(events, from, to),
+      },
+    };
+    const runner = createProjectionRunner(store, [refused], { logger: silentLogger });
+    await runner.start();
+    const [written] = await fill(1, 3);
+    const head = await store.headPosition();
+    // Bound far beyond the test's own timeout: only the failure can end the wait in time.
+    await expect(runner.waitFor(head, { timeoutMs: 600_000 })).rejects.toThrow('the search server refused the key');
+    refusing = false;
+    await until(async () => (await runner.status()).find((s) => s.name === 'refused_key')?.lastError === null);
+    await runner.waitFor(head, { timeoutMs: 30_000 });
+    expect((await snapshot('refused_key')).find((s) => s.streamId === written)).toMatchObject({ events: 3 });
     await runner.stop();
   });
 

@@ -61,11 +61,12 @@ describe('an indexing job whose Meilisearch goes away', { timeout: 120_000 }, ()
   const keywordProjection = async () =>
     (await ledger.projections.status()).find((p) => p.name === 'keyword') as ProjectionStatus;
 
-  it.each<[MeiliStandInMode, RegExp]>([
-    ['down', /fetch failed|ECONNREFUSED/],
-    ['failing', /503|Service Unavailable/],
-    ['hanging', /timed out|timeout/i],
-  ])('is blocked with the reason while Meilisearch is %s, and completes with every chunk indexed once when it returns', async (mode, why) => {
+  it.each<[MeiliStandInMode, string, RegExp]>([
+    ['down', 'is unavailable', /fetch failed|ECONNREFUSED/],
+    ['failing', 'is unavailable', /503|Service Unavailable/],
+    ['hanging', 'is unavailable', /timed out|timeout/i],
+    ['refusing', 'refused the configured API key', /invalid_api_key/],
+  ])('is blocked with the reason while Meilisearch is %s, and completes with every chunk indexed once when it returns', async (mode, what, why) => {
     const project = `meili-${mode}`;
     await meili.set(mode);
     const repo = makeRepo(FILES, `meili-${mode}-`);
@@ -80,11 +81,11 @@ describe('an indexing job whose Meilisearch goes away', { timeout: 120_000 }, ()
       intervalMs: 200,
       what: `the job to be blocked while Meilisearch is ${mode}`,
     });
-    expect(blocked.progress_message).toMatch(/^Blocked: Meilisearch is unavailable: /);
+    expect(blocked.progress_message).toMatch(new RegExp(`^Blocked: Meilisearch ${what}: `));
     expect(blocked.progress_message).toMatch(why);
     // The keyword projection says why it is behind, and keeps retrying.
     const failing = await keywordProjection();
-    expect(failing.lastError?.message).toMatch(/Meilisearch is unavailable/);
+    expect(failing.lastError?.message).toMatch(new RegExp(`^Meilisearch ${what}: `));
     expect(failing.lagEvents).toBeGreaterThan(0);
     // Health names the degraded service and the read model behind it while the outage lasts.
     const degraded = await health();

@@ -3,10 +3,10 @@ import type { AddressInfo } from 'node:net';
 
 /**
  * How the stand-in behaves: `up` serves the part of the Meilisearch API the adapter uses; `down`
- * drops every connection as it opens; `failing` answers 503; `hanging` accepts requests and never
- * answers.
+ * drops every connection as it opens; `failing` answers 503; `refusing` answers 403, as to an API
+ * key it does not know; `hanging` accepts requests and never answers.
  */
-export type MeiliStandInMode = 'up' | 'down' | 'failing' | 'hanging';
+export type MeiliStandInMode = 'up' | 'down' | 'failing' | 'refusing' | 'hanging';
 
 interface Task {
   uid: number;
@@ -112,10 +112,10 @@ export const startMeiliStandIn = async (mode: MeiliStandInMode = 'up') => {
         hanging.add(res);
         return;
       }
-      if (current === 'failing') {
-        res.statusCode = 503;
+      if (current === 'failing' || current === 'refusing') {
+        res.statusCode = current === 'failing' ? 503 : 403;
         res.setHeader('content-type', 'application/json');
-        res.end(JSON.stringify({ message: 'Service Unavailable', code: 'internal', type: 'internal', link: '' }));
+        res.end(JSON.stringify(current === 'failing' ? UNAVAILABLE : KEY_REFUSED));
         return;
       }
       serve(req, res, body);
@@ -151,6 +151,15 @@ export const startMeiliStandIn = async (mode: MeiliStandInMode = 'up') => {
       });
     },
   };
+};
+
+/** Meilisearch's own answers, as it words them. */
+const UNAVAILABLE = { message: 'Service Unavailable', code: 'internal', type: 'internal', link: '' };
+const KEY_REFUSED = {
+  message: 'The provided API key is invalid.',
+  code: 'invalid_api_key',
+  type: 'auth',
+  link: 'https://docs.meilisearch.com/errors#invalid_api_key',
 };
 
 interface SearchQuery {

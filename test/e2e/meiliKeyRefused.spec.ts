@@ -1,0 +1,87 @@
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runCtx, spawnCtx } from '../support/cli.js';
+import { tempDataDir, tempRootsEnv } from '../support/ledger.js';
+import { startMeiliStandIn, type MeiliStandIn } from '../support/meiliStandIn.js';
+import { until } from '../support/polling.js';
+
+const REFUSED = 'Meilisearch refused the configured API key: The provided API key is invalid. (HTTP 403, invalid_api_key)';
+
+describe("a Meilisearch that refuses the ledger's API key", { timeout: 120_000 }, () => {
+  let meili: MeiliStandIn;
+  const started: { kill: () => void }[] = [];
+
+  beforeAll(async () => {
+    meili = await startMeiliStandIn('refusing');
+  });
+  afterAll(async () => {
+    for (const child of started) child.kill();
+    await meili?.close();
+  });
+
+  const env = (): NodeJS.ProcessEnv => ({
+    CTX_EMBEDDINGS__PROVIDER: 'none',
+    CTX_SEARCH__KEYWORD_INDEX: 'meilisearch',
+    CTX_SEARCH__MEILISEARCH_URL: meili.url,
+    CTX_SEARCH__MEILISEARCH_API_KEY: 'not-a-key-it-knows',
+    ...tempRootsEnv(),
+  });
+
+  it('ctx says so at once, keeps what it stored, and indexes it once the key is accepted', async () => {
+    const dataDir = tempDataDir();
+    const file = path.join(tempDataDir('ctx-notes-'), 'lighthouse.md');
+    writeFileSync(file, '# Lighthouse\n\nThe keeper climbs the lighthouse stairs at dusk.\n');
+
+    // Before, the command waited an hour for the keyword index, saying only that it was waiting.
+    const ingest = await runCtx(['ingest', file, '--data-dir', dataDir], env());
+    expect(ingest.code).toBe(2);
+    expect(ingest.stderr).toContain(`ctx: Stored; the indexes apply it once this is mended: ${REFUSED}`);
+    expect(ingest.stderr).toContain('Set search.meilisearch_api_key');
+
+    const refused = await runCtx(['search', 'lighthouse', '--mode', 'keyword', '--data-dir', dataDir], env());
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`ctx: ${REFUSED}`);
+
+    await meili.set('up');
+    try {
+      const found = await runCtx(['search', 'lighthouse', '--mode', 'keyword', '--json', '--data-dir', dataDir], env());
+      expect(found.code, found.stderr).toBe(0);
+      const { results } = JSON.parse(found.stdout) as { results: { source_id: string }[] };
+      expect(results.map((r) => r.source_id)).toEqual([file]);
+    } finally {
+      await meili.set('refusing');
+    }
+  });
+
+  it('a server answers a write as stored and not yet searchable, and a search with the reason', async () => {
+    const dataDir = tempDataDir();
+    const child = spawnCtx(['serve', '--data-dir', dataDir, '--bind', '127.0.0.1:0'], env());
+    let exited = false;
+    child.on('exit', () => (exited = true));
+    started.push({ kill: () => exited || child.kill('SIGKILL') });
+    const serverFile = path.join(dataDir, 'server.json');
+    await until(() => exited || existsSync(serverFile));
+    expect(exited).toBe(false);
+    const { url } = JSON.parse(readFileSync(serverFile, 'utf8')) as { url: string };
+
+    const post = (route: string, body: object) =>
+      fetch(`${url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const written = await post('/api/v1/operations/documents.ingest_batch', {
+      source: 'notes',
+      documents: [{ source_id: 'lighthouse', title: 'Lighthouse', body: 'The keeper climbs the lighthouse stairs at dusk.' }],
+    });
+    expect(written.status).toBe(200);
+    const answer = (await written.json()) as { results: { outcome: string }[]; settling?: { message: string } };
+    expect(answer.results).toEqual([expect.objectContaining({ outcome: 'created' })]);
+    expect(answer.settling?.message).toContain(`a read model cannot apply it yet (${REFUSED}`);
+
+    const search = await post('/tools/search', { query: 'lighthouse', mode: 'keyword' });
+    const body = JSON.stringify(await search.json());
+    expect(search.status).toBe(500);
+    expect(body).toContain(REFUSED);
+
+    child.kill('SIGTERM');
+    await until(() => exited);
+  });
+});
