@@ -5,7 +5,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { UnavailableError, ValidationError } from '../../src/errors.js';
+import { classifyError, CredentialsRefusedError, UnavailableError, ValidationError } from '../../src/errors.js';
 import type { Embedder, EmbeddingCache, EmbeddingKind } from '../../src/ports/embedder.js';
 import { openPglite } from '../postgres/database.js';
 import type { Database } from '../postgres/database.js';
@@ -179,6 +179,9 @@ const startFakeEmbeddingServer = async () => {
           : { error: { message: 'The model `missing-model` does not exist' } },
       );
     }
+    if (req.headers.authorization === 'Bearer sk-revoked') {
+      return answer(res, 401, { error: { message: 'Incorrect API key provided: sk-revo*****' } });
+    }
     if (body.model === 'overloaded') return answer(res, 503, { error: 'server overloaded' });
     if (body.model === 'silent') return; // never answers
     const vectors = body.input.map((text) => [text.length, 2, 1]);
@@ -276,6 +279,17 @@ describe('HTTP embedder', () => {
       expect((error as Error).message).toMatch(/missing-model/);
     },
   );
+
+  it('turns a refused API key into the configuration to mend, naming the setting', async () => {
+    const embedder = await createHttpEmbedder({ url: server.url, model: 'm', api: 'openai', apiKey: 'sk-revoked', dimensions: 3 });
+    const error = await embedder.embed(['x'], 'query').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(CredentialsRefusedError);
+    expect(classifyError(error)).toMatchObject({ code: 'CONFIG_ERROR', expected: true });
+    expect((error as Error).message).toBe(
+      `Embedding server ${server.url} refused the configured API key (HTTP 401: Incorrect API key provided: sk-revo*****). ` +
+        'Set embeddings.api_key to a key it accepts',
+    );
+  });
 
   it('turns a 5xx into an UnavailableError', async () => {
     const embedder = await createHttpEmbedder({

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { UnavailableError, ValidationError } from '../../src/errors.js';
+import { CredentialsRefusedError, UnavailableError, ValidationError } from '../../src/errors.js';
 import { embeddingActivity } from './embeddingActivity.js';
 import type { Embedder, EmbeddingKind } from '../../src/ports/embedder.js';
 import { inBatches, l2Normalise, withInstructionPrefix } from './vectors.js';
@@ -52,8 +52,8 @@ const serverMessage = (text: string): string => {
 
 /**
  * An embedding server reached over HTTP. Unreachable servers, timeouts, 429 and 5xx answers throw
- * `UnavailableError` (worth retrying); other 4xx answers throw `ValidationError` with the server's
- * message. Vectors are L2-normalised here whatever the server returns.
+ * `UnavailableError` (worth retrying); 401 and 403, `CredentialsRefusedError` (the configured key
+ * to mend); other 4xx answers throw `ValidationError` with the server's message. Vectors are L2-normalised here whatever the server returns.
  */
 export const createHttpEmbedder = async (options: HttpEmbedderOptions): Promise<Embedder> => {
   const { model, api, apiKey } = options;
@@ -85,6 +85,12 @@ export const createHttpEmbedder = async (options: HttpEmbedderOptions): Promise<
     });
     if (response.status === 429 || response.status >= 500) {
       throw new UnavailableError(`Embedding server answered ${response.status}: ${serverMessage(text)}`);
+    }
+    if (response.status === 401 || response.status === 403) {
+      throw new CredentialsRefusedError(
+        `Embedding server ${endpoint.origin} refused the configured API key (HTTP ${response.status}: ` +
+          `${serverMessage(text)}). Set embeddings.api_key to a key it accepts`,
+      );
     }
     if (!response.ok) {
       throw new ValidationError(`Embedding server rejected the request: ${serverMessage(text)}`, {

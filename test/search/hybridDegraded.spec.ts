@@ -29,17 +29,17 @@ const vectorOf = (text: string) => {
   return vector;
 };
 
-/** An Ollama-compatible embedding server in the embedder's place, up or answering 503. */
+/** An Ollama-compatible embedding server in the embedder's place: up, answering 503, or refusing the key with 401. */
 const startEmbedderStandIn = async () => {
-  let up = true;
+  let state: 'up' | 'failing' | 'refusing' = 'up';
   const server: Server = createServer((req, res) => {
     let body = '';
     req.on('data', (part: Buffer) => (body += part.toString()));
     req.on('end', () => {
       res.setHeader('content-type', 'application/json');
-      if (!up) {
-        res.statusCode = 503;
-        res.end(JSON.stringify({ error: 'model is loading' }));
+      if (state !== 'up') {
+        res.statusCode = state === 'failing' ? 503 : 401;
+        res.end(JSON.stringify({ error: state === 'failing' ? 'model is loading' : 'invalid API key' }));
         return;
       }
       const { input } = JSON.parse(body) as { input: string[] };
@@ -49,7 +49,7 @@ const startEmbedderStandIn = async () => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    setUp: (next: boolean) => (up = next),
+    set: (next: typeof state) => (state = next),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 };
@@ -100,31 +100,37 @@ describe('hybrid search while one of its indexes is unavailable', { timeout: 120
     expect(answer.degraded).toBeUndefined();
   });
 
-  it('answers from the semantic ranking, flagged, while Meilisearch is down', async () => {
-    await meili.set('down');
+  it.each([
+    ['down', /^Meilisearch is unavailable/],
+    ['refusing', /^Meilisearch refused the configured API key/],
+  ] as const)('answers from the semantic ranking, flagged, while Meilisearch is %s', async (mode, why) => {
+    await meili.set(mode);
     try {
       const answer = await search('hybrid');
       expect(answer.results[0]?.source_id).toBe('garage.md');
       expect(answer.degraded?.unavailable).toBe('keyword');
-      expect(answer.degraded?.reason).toMatch(/^Meilisearch is unavailable/);
+      expect(answer.degraded?.reason).toMatch(why);
       // Keyword search alone has nothing to answer from: it says so.
-      await expect(search('keyword')).rejects.toThrow(/Meilisearch is unavailable/);
+      await expect(search('keyword')).rejects.toThrow(why);
     } finally {
       await meili.set('up');
     }
   });
 
-  it('answers from the keyword ranking, flagged, while the embedding server fails', async () => {
-    embedder.setUp(false);
+  it.each([
+    ['failing', 'oil of the engine', /503/],
+    ['refusing', 'the engine oil change', /refused the configured API key \(HTTP 401: invalid API key\)/],
+  ] as const)('answers from the keyword ranking, flagged, while the embedding server is %s', async (state, query, why) => {
+    embedder.set(state);
     try {
       // A query not embedded before: the embedding cache would answer for one that was.
-      const answer = await search('hybrid', 'oil of the engine');
+      const answer = await search('hybrid', query);
       expect(answer.results[0]?.source_id).toBe('garage.md');
       expect(answer.degraded?.unavailable).toBe('semantic');
-      expect(answer.degraded?.reason).toMatch(/503/);
-      await expect(search('semantic', 'oil of the engine')).rejects.toThrow(/503/);
+      expect(answer.degraded?.reason).toMatch(why);
+      await expect(search('semantic', query)).rejects.toThrow(why);
     } finally {
-      embedder.setUp(true);
+      embedder.set('up');
     }
   });
 });
