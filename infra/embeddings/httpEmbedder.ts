@@ -53,7 +53,8 @@ const serverMessage = (text: string): string => {
 /**
  * An embedding server reached over HTTP. Unreachable servers, timeouts, 429 and 5xx answers throw
  * `UnavailableError` (worth retrying); 401 and 403, `CredentialsRefusedError` (the configured key
- * to mend); other 4xx answers throw `ValidationError` with the server's message. Vectors are L2-normalised here whatever the server returns.
+ * to mend); other 4xx answers throw `ValidationError` with the server's message. Vectors are
+ * L2-normalised here whatever the server returns.
  */
 export const createHttpEmbedder = async (options: HttpEmbedderOptions): Promise<Embedder> => {
   const { model, api, apiKey } = options;

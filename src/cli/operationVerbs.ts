@@ -119,7 +119,6 @@ export const printText = (print: CliPrint, output: unknown): string => {
   return typeof line === 'string' ? line : JSON.stringify(line ?? '');
 };
 
-/** The read models a verb reads for this input: undefined for every one but the semantic index. */
 /**
  * A write is stored once answered: an outage that keeps the indexes from applying it (a search
  * server down or refusing the ledger's key) must not read as the write lost.
@@ -130,6 +129,7 @@ const storedWhatever = (catchUp: Promise<void>): Promise<void> =>
     throw new UnavailableError(`Stored; the indexes apply it once this is mended: ${error.message}`, { cause: error }, error.code);
   });
 
+/** The read models a verb reads for this input: undefined for every one but the semantic index. */
 const readModelsOf = (catchUp: NonNullable<CliVerb['catchUp']>, input: Record<string, unknown>): readonly string[] | undefined =>
   catchUp === true
     ? undefined
