@@ -71,8 +71,9 @@ export interface ProjectionRunner {
    * Resolves once the projections named have applied everything up to `position`; without names,
    * every projection but those that compute (the semantic index catches up on its own and reports
    * its lag). A name this deployment has no projection for is skipped (no embedder, no index).
-   * Rejects at the timeout; with the projection's own UnavailableError when that is why it is behind,
-   * at once when that outage lasts until someone acts (refused credentials).
+   * Rejects at the timeout; with the projection's own UnavailableError when that is why it is behind:
+   * at once when that outage lasts until someone acts (refused credentials), and as soon as a retry
+   * fails when the projection was already in the outage as the wait began.
    */
   waitFor(position: Position, options?: WaitOptions): Promise<void>;
   /** How many events of `$all` up to `position` the projections named (as for waitFor) have yet to apply, the most of any. */
@@ -307,6 +308,18 @@ export const createProjectionRunner = (
     return next;
   };
 
+  const retry = (live: Live) =>
+    void changeFeed(() => {
+      live.retry.timer = null;
+    }, [live]);
+
+  /** A projection waiting out its backoff is retried at once: a wait wants to know whether its outage goes on. */
+  const retryNow = (live: Live) => {
+    if (!live.retry.timer) return;
+    clearTimeout(live.retry.timer);
+    retry(live);
+  };
+
   /** A failed batch is retried later; meanwhile the feed goes on without this projection. */
   const retryLater = (live: Live, error: unknown) => {
     // Stopping ends a batch in flight by closing what it waits on; its events are applied next start.
@@ -315,14 +328,10 @@ export const createProjectionRunner = (
     live.lastError = { message: (error as Error).message, at: live.lastError?.at ?? new Date().toISOString() };
     live.lastFailure = error;
     logger.error({ projection: live.projection.name, error: (error as Error).message }, 'projection batch failed; retrying');
-    // A wait for it learns at once of a failure that waiting does not mend.
+    // Waits learn of it at once: some end on it (see waitFor).
     live.waiters.forEach((wake) => wake());
     const delay = Math.min(MAX_RETRY_DELAY_MS, 100 * 2 ** live.retry.failures++);
-    live.retry.timer = setTimeout(() => {
-      void changeFeed(() => {
-        live.retry.timer = null;
-      }, [live]);
-    }, delay);
+    live.retry.timer = setTimeout(() => retry(live), delay);
   };
 
   const deliver = async (live: Live, events: readonly StoredEvent[]) => {
@@ -588,11 +597,17 @@ export const createProjectionRunner = (
         targets.map(
           (live) =>
             new Promise<void>((resolve, reject) => {
+              // Begun during an outage, a wait has the projection retried now and ends with the
+              // outage if that fails too: a bulk load goes on storing, each batch told at once.
+              const outageAtStart = live.lastFailure instanceof UnavailableError ? live.lastFailure : undefined;
               const check = () => {
                 if (live.seen >= position) return done(resolve);
-                // Refused credentials, say: no retry within the wait will apply it.
                 const failure = live.lastFailure;
+                // Refused credentials, say: no retry within the wait will apply it.
                 if (isLastingOutage(failure)) return done(() => reject(failure));
+                if (outageAtStart && failure instanceof UnavailableError && failure !== outageAtStart) {
+                  return done(() => reject(failure));
+                }
                 // Alone and not started, nothing will apply it: a wait would only run out its time.
                 if (!started && locks === soleReplica) expire();
               };
@@ -627,6 +642,7 @@ export const createProjectionRunner = (
               }
               live.waiters.add(check);
               check();
+              if (outageAtStart) retryNow(live);
             }),
         ),
       );

@@ -249,6 +249,35 @@ describe('projection runner', () => {
     await runner.stop();
   });
 
+  it('has a projection in an outage retried when a wait begins, and ends the wait with the outage if that fails too', async () => {
+    let failing = true;
+    let attempts = 0;
+    const base = await postgresDocumentProjection(db, summariesAs('outage_at_start'));
+    const down: RunnableProjection = {
+      ...base,
+      live: {
+        ...base.live,
+        apply: (events, from, to) => {
+          attempts++;
+          return failing ? Promise.reject(new DatabaseUnavailableError('index server down')) : base.live.apply(events, from, to);
+        },
+      },
+    };
+    const runner = createProjectionRunner(store, [down], { logger: silentLogger });
+    await runner.start();
+    const [written] = await fill(1, 3);
+    const head = await store.headPosition();
+    await until(async () => (await runner.status()).find((s) => s.name === 'outage_at_start')?.lastError);
+    // A write's wait during the outage answers after one more attempt, not at its bound: a bulk load goes on.
+    const before = attempts;
+    await expect(runner.waitFor(head, { timeoutMs: 600_000 })).rejects.toThrow('index server down');
+    expect(attempts).toBe(before + 1);
+    failing = false;
+    await runner.waitFor(head, { timeoutMs: 600_000 });
+    expect((await snapshot('outage_at_start')).find((s) => s.streamId === written)).toMatchObject({ events: 3 });
+    await runner.stop();
+  });
+
   it('ends a bounded wait at its bound while a projection is busy with a batch, though the wall clock was set back', async () => {
     const { projection: computing, release } = heldUntilReleased(
       await postgresDocumentProjection(db, summariesAs('busy_while_clock_set_back')),
