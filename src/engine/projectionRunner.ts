@@ -73,7 +73,7 @@ export interface ProjectionRunner {
    * its lag). A name this deployment has no projection for is skipped (no embedder, no index).
    * Rejects at the timeout; with the projection's own UnavailableError when that is why it is behind:
    * at once when that outage lasts until someone acts (refused credentials), and as soon as a retry
-   * fails when the projection was already in the outage as the wait began.
+   * fails too otherwise.
    */
   waitFor(position: Position, options?: WaitOptions): Promise<void>;
   /** How many events of `$all` up to `position` the projections named (as for waitFor) have yet to apply, the most of any. */
@@ -597,17 +597,16 @@ export const createProjectionRunner = (
         targets.map(
           (live) =>
             new Promise<void>((resolve, reject) => {
-              // Begun during an outage, a wait has the projection retried now and ends with the
-              // outage if that fails too: a bulk load goes on storing, each batch told at once.
-              const outageAtStart = live.lastFailure instanceof UnavailableError ? live.lastFailure : undefined;
+              // An outage is believed once a retry has failed too: the wait then ends with it, and a
+              // bulk load goes on storing, each batch told at once. Begun during one, a wait has the
+              // projection retried now rather than at the end of its backoff.
+              const outages = new Set<unknown>();
               const check = () => {
                 if (live.seen >= position) return done(resolve);
                 const failure = live.lastFailure;
                 // Refused credentials, say: no retry within the wait will apply it.
                 if (isLastingOutage(failure)) return done(() => reject(failure));
-                if (outageAtStart && failure instanceof UnavailableError && failure !== outageAtStart) {
-                  return done(() => reject(failure));
-                }
+                if (failure instanceof UnavailableError && outages.add(failure).size > 1) return done(() => reject(failure));
                 // Alone and not started, nothing will apply it: a wait would only run out its time.
                 if (!started && locks === soleReplica) expire();
               };
@@ -642,7 +641,7 @@ export const createProjectionRunner = (
               }
               live.waiters.add(check);
               check();
-              if (outageAtStart) retryNow(live);
+              if (outages.size > 0) retryNow(live);
             }),
         ),
       );

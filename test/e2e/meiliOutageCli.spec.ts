@@ -8,7 +8,7 @@ import { until } from '../support/polling.js';
 
 const REFUSED = 'Meilisearch refused the configured API key: The provided API key is invalid. (HTTP 403, invalid_api_key)';
 
-describe("a Meilisearch that refuses the ledger's API key", { timeout: 120_000 }, () => {
+describe("a Meilisearch that refuses the ledger's API key or is down, from outside", { timeout: 120_000 }, () => {
   let meili: MeiliStandIn;
   const started: { kill: () => void }[] = [];
 
@@ -53,6 +53,38 @@ describe("a Meilisearch that refuses the ledger's API key", { timeout: 120_000 }
       await meili.set('refusing');
     }
   });
+
+  it('ctx ingest --jsonl goes on storing while Meilisearch is down, says so, and every line is indexed once it is back', async () => {
+    const dataDir = tempDataDir();
+    const lines = 1_200;
+    const file = path.join(tempDataDir('ctx-jsonl-'), 'notes.jsonl');
+    writeFileSync(
+      file,
+      Array.from({ length: lines }, (_, i) => JSON.stringify({ source_id: `note-${i}`, body: `Note ${i} on the lighthouse.` })).join('\n'),
+    );
+    await meili.set('down');
+    try {
+      // Three batches: each used to wait out a minute for the keyword index, the first one still
+      // did, past this test's bound; now each ends once a retry has failed too.
+      const load = await runCtx(['ingest', '--jsonl', file, '--source', 'notes', '--data-dir', dataDir], env());
+      expect(load.code).toBe(1);
+      expect(load.stderr).toContain('ctx: Stored; the indexes apply it once this is mended: Meilisearch is unavailable');
+      const sources = await runCtx(['sources', '--json', '--data-dir', dataDir], env());
+      expect(JSON.parse(sources.stdout)).toMatchObject({ sources: [expect.objectContaining({ name: 'notes', doc_count: lines })] });
+    } finally {
+      await meili.set('refusing');
+    }
+
+    await meili.set('up');
+    try {
+      const found = await runCtx(['search', 'lighthouse', '--mode', 'keyword', '--json', '--data-dir', dataDir], env());
+      expect(found.code, found.stderr).toBe(0);
+      const indexed = [...meili.documents('ctx_chunks').values()].filter((doc) => doc.source === 'notes');
+      expect(indexed).toHaveLength(lines);
+    } finally {
+      await meili.set('refusing');
+    }
+  }, 50_000);
 
   it('a server answers a write as stored and not yet searchable, and a search with the reason', async () => {
     const dataDir = tempDataDir();
