@@ -123,7 +123,7 @@ export const printText = (print: CliPrint, output: unknown): string => {
  * A write is stored once answered: an outage that keeps the indexes from applying it (a search
  * server down or refusing the ledger's key) must not read as the write lost.
  */
-const storedWhatever = (catchUp: Promise<void>): Promise<void> =>
+const afterStoring = (catchUp: Promise<void>): Promise<void> =>
   catchUp.catch((error: unknown) => {
     if (!(error instanceof UnavailableError)) throw error;
     throw new UnavailableError(`Stored; the indexes apply it once this is mended: ${error.message}`, { cause: error }, error.code);
@@ -273,7 +273,7 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
       );
       if (ran.settles) {
         line.update('indexing…');
-        await storedWhatever(ledger.catchUp(undefined, (waiting) => line.note(waitingText(waiting))));
+        await afterStoring(ledger.catchUp(undefined, (waiting) => line.note(waitingText(waiting))));
       }
       line.done();
       return answer;
@@ -314,7 +314,7 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
       }
       if (ran.settles) {
         line.update('indexing…');
-        await storedWhatever(ledger.catchUp());
+        await afterStoring(ledger.catchUp());
       }
       line.done();
       return answers;
