@@ -122,6 +122,27 @@ const reasonOf = (error: Error): string => {
 /** Whether Meilisearch answered with this error code. */
 const hasCode = (error: unknown, code: string) => error instanceof MeilisearchApiError && error.cause?.code === code;
 
+/**
+ * A task that did not succeed, as the port's error. Meilisearch failing in itself or in the system
+ * under it (a full disk, say) is an outage, which jobs wait out. A request it refuses is an index
+ * not as the ledger makes it (another tool's of that name, or its settings changed since): no
+ * retry mends that, so waits end with it at once, and nothing is lost meanwhile.
+ */
+const taskFailure = (task: Task, what: string): Error => {
+  const { error } = task;
+  const message = `Meilisearch task ${task.uid} (${what}) ${task.status}: ${error?.message ?? 'no reason given'}`;
+  if (error?.type === 'system' || error?.type === 'internal') return new UnavailableError(message);
+  if (error?.type === 'invalid_request') {
+    return new UnavailableError(
+      `${message} (${error.code}). The index${task.indexUid ? ` '${task.indexUid}'` : ''} is not as the ledger makes it; ` +
+        '`ctx projections rebuild keyword` makes it anew, replacing what it holds',
+      undefined,
+      'CONFIG_ERROR',
+    );
+  }
+  return new Error(message);
+};
+
 /** A request that enqueues a task, and what the task does, for its error. */
 type TaskRequest = readonly [send: () => EnqueuedTaskPromise, what: string];
 
@@ -176,11 +197,6 @@ export const createMeiliKeywordIndex = async ({
     return poll(taskUid, () => finishedTask(taskUid));
   };
 
-  /** A task that did not succeed; one its server's system failed (a full disk, say) is an outage. */
-  const failure = (task: Task, what: string) => {
-    const message = `Meilisearch task ${task.uid} (${what}) ${task.status}: ${task.error?.message ?? 'no reason given'}`;
-    return task.error?.type === 'system' ? new UnavailableError(message) : new Error(message);
-  };
 
   const succeeded = async (enqueued: EnqueuedTask | EnqueuedTaskPromise, what: string): Promise<void> => {
     let task;
@@ -189,7 +205,7 @@ export const createMeiliKeywordIndex = async ({
     } catch (error) {
       throw translateMeiliError(error);
     }
-    if (task.status !== 'succeeded') throw failure(task, what);
+    if (task.status !== 'succeeded') throw taskFailure(task, what);
   };
 
   /**
@@ -223,7 +239,7 @@ export const createMeiliKeywordIndex = async ({
           return live.createdAt === createdAt ? null : undefined;
         }),
       );
-      if (task && task.status !== 'succeeded') throw failure(task, 'swap');
+      if (task && task.status !== 'succeeded') throw taskFailure(task, 'swap');
     } catch (error) {
       throw translateMeiliError(error);
     }
@@ -237,7 +253,7 @@ export const createMeiliKeywordIndex = async ({
       throw translateMeiliError(error);
     });
     if (created.status === 'failed' && created.error?.code !== 'index_already_exists') {
-      throw new Error(`Meilisearch could not create index '${uid}': ${created.error?.message ?? 'unknown'}`);
+      throw taskFailure(created, `creation of ${uid}`);
     }
     await succeeded(client.index(uid).updateSettings(CHUNK_INDEX_SETTINGS), `settings of ${uid}`);
     prepared.add(uid);

@@ -20,7 +20,7 @@ import {
 import { keywordIndexProjection } from '../../projections/search/keywordIndex.js';
 import { START, position } from '../../src/domain/position.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
-import { classifyError, CredentialsRefusedError, UnavailableError } from '../../src/errors.js';
+import { classifyError, CredentialsRefusedError, isLastingOutage, UnavailableError } from '../../src/errors.js';
 import { chunkIdsOf, storedIngestion } from '../support/events.js';
 import { reachableMeilisearch } from './meiliServer.js';
 
@@ -179,10 +179,16 @@ describe('Meilisearch errors', () => {
   });
 });
 
-/** How Meilisearch words a task's failure: one of its own, and one of the system under it. */
+/** How Meilisearch words a task's failure: one of its own, one of the system under it, and a request it refuses. */
 const TASK_ERRORS = {
   internal: { message: 'index corrupted', code: 'internal', type: 'internal', link: '' },
   system: { message: 'No space left on device (os error 28)', code: 'no_space_left_on_device', type: 'system', link: '' },
+  invalid_request: {
+    message: 'Index `chunks`: Index already has a primary key: `uid`.',
+    code: 'index_primary_key_already_exists',
+    type: 'invalid_request',
+    link: '',
+  },
 };
 
 /**
@@ -288,18 +294,32 @@ describe('Meilisearch projection checkpoint', () => {
       indexUid: 'chunks',
     });
 
+    // Meilisearch failing in itself is an outage, which jobs wait out.
     fake.failDocuments('internal');
     fake.requests.length = 0;
-    await expect(projection.live.apply([event], START, event.position)).rejects.toThrow(/index corrupted/);
+    const failed = projection.live.apply([event], START, event.position);
+    await expect(failed).rejects.toThrow(UnavailableError);
+    await expect(failed).rejects.toThrow(/index corrupted/);
     expect(await projection.live.checkpoint()).toBe(START);
     // The document's earlier chunks stay found: stale ones are deleted only after every addition.
     expect(fake.requests).not.toContain('POST /indexes/chunks/documents/delete');
 
-    // A full disk under Meilisearch passes once space is freed: an outage, which jobs wait out.
+    // A full disk under Meilisearch passes once space is freed: an outage too.
     fake.failDocuments('system');
     const outage = projection.live.apply([event], START, event.position);
     await expect(outage).rejects.toThrow(UnavailableError);
     await expect(outage).rejects.toThrow(/No space left on device/);
+    expect(await projection.live.checkpoint()).toBe(START);
+
+    // An index another tool made with another primary key: no retry mends it, so waits end at once,
+    // saying what is wrong and what makes it right.
+    fake.failDocuments('invalid_request');
+    const refused = await projection.live.apply([event], START, event.position).catch((error: unknown) => error);
+    expect(isLastingOutage(refused)).toBe(true);
+    expect(refused).toHaveProperty('code', 'CONFIG_ERROR');
+    expect((refused as Error).message).toMatch(
+      /Index already has a primary key: `uid`\. \(index_primary_key_already_exists\)\. The index 'chunks' is not as the ledger makes it; `ctx projections rebuild keyword` makes it anew/,
+    );
     expect(await projection.live.checkpoint()).toBe(START);
 
     fake.failDocuments(false);

@@ -8,7 +8,7 @@ import { until } from '../support/polling.js';
 
 const REFUSED = 'Meilisearch refused the configured API key: The provided API key is invalid. (HTTP 403, invalid_api_key)';
 
-describe("a Meilisearch that refuses the ledger's API key or is down, from outside", { timeout: 120_000 }, () => {
+describe("a Meilisearch that refuses the ledger's API key or its documents, or is down, from outside", { timeout: 120_000 }, () => {
   let meili: MeiliStandIn;
   const started: { kill: () => void }[] = [];
 
@@ -46,6 +46,29 @@ describe("a Meilisearch that refuses the ledger's API key or is down, from outsi
     await meili.set('up');
     try {
       const found = await runCtx(['search', 'lighthouse', '--mode', 'keyword', '--json', '--data-dir', dataDir], env());
+      expect(found.code, found.stderr).toBe(0);
+      const { results } = JSON.parse(found.stdout) as { results: { source_id: string }[] };
+      expect(results.map((r) => r.source_id)).toEqual([file]);
+    } finally {
+      await meili.set('refusing');
+    }
+  });
+
+  it("ctx says at once that the index is another's, what makes it right, and keeps what it stored", async () => {
+    const dataDir = tempDataDir();
+    const file = path.join(tempDataDir('ctx-notes-'), 'harbour.md');
+    writeFileSync(file, '# Harbour\n\nThe pilot boat waits at the harbour mouth.\n');
+    await meili.set('rejecting');
+    try {
+      // Before, the command waited an hour for the keyword index, as for a refused key.
+      const ingest = await runCtx(['ingest', file, '--data-dir', dataDir], env());
+      expect(ingest.code).toBe(2);
+      expect(ingest.stderr).toMatch(
+        /ctx: Stored; the indexes apply it once this is mended: Meilisearch task \d+ \(add 1 chunks\) failed: Index `ctx_chunks`: Index already has a primary key: `uid`\. \(index_primary_key_already_exists\)\. The index 'ctx_chunks' is not as the ledger makes it; `ctx projections rebuild keyword` makes it anew/,
+      );
+
+      await meili.set('up');
+      const found = await runCtx(['search', 'harbour', '--mode', 'keyword', '--json', '--data-dir', dataDir], env());
       expect(found.code, found.stderr).toBe(0);
       const { results } = JSON.parse(found.stdout) as { results: { source_id: string }[] };
       expect(results.map((r) => r.source_id)).toEqual([file]);

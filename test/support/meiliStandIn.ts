@@ -4,15 +4,18 @@ import type { AddressInfo } from 'node:net';
 /**
  * How the stand-in behaves: `up` serves the part of the Meilisearch API the adapter uses; `down`
  * drops every connection as it opens; `failing` answers 503; `refusing` answers 403, as to an API
- * key it does not know; `hanging` accepts requests and never answers.
+ * key it does not know; `hanging` accepts requests and never answers; `rejecting` serves, but fails
+ * every document addition's task, as Meilisearch does on an index another tool made with another
+ * primary key.
  */
-export type MeiliStandInMode = 'up' | 'down' | 'failing' | 'refusing' | 'hanging';
+export type MeiliStandInMode = 'up' | 'down' | 'failing' | 'refusing' | 'hanging' | 'rejecting';
 
 interface Task {
   uid: number;
   indexUid: string | null;
   type: string;
   status: 'succeeded' | 'failed';
+  error: typeof PRIMARY_KEY_TAKEN | null;
 }
 
 /**
@@ -28,7 +31,14 @@ export const startMeiliStandIn = async (mode: MeiliStandInMode = 'up') => {
   const hanging = new Set<ServerResponse>();
 
   const enqueue = (res: ServerResponse, indexUid: string | null, type: string) => {
-    const task: Task = { uid: ++taskUid, indexUid, type, status: 'succeeded' };
+    const rejected = current === 'rejecting' && type === 'documentAdditionOrUpdate';
+    const task: Task = {
+      uid: ++taskUid,
+      indexUid,
+      type,
+      status: rejected ? 'failed' : 'succeeded',
+      error: rejected ? PRIMARY_KEY_TAKEN : null,
+    };
     tasks.set(task.uid, task);
     res.statusCode = 202;
     res.end(JSON.stringify({ taskUid: task.uid, indexUid, status: 'enqueued', type, enqueuedAt: new Date().toISOString() }));
@@ -58,7 +68,6 @@ export const startMeiliStandIn = async (mode: MeiliStandInMode = 'up') => {
           ...found,
           batchUid: 0,
           canceledBy: null,
-          error: null,
           duration: 'PT0S',
           enqueuedAt: now,
           startedAt: now,
@@ -76,7 +85,7 @@ export const startMeiliStandIn = async (mode: MeiliStandInMode = 'up') => {
     if (req.method === 'POST' && documents) {
       const index = indexes.get(documents[1]!) ?? new Map<string, Record<string, unknown>>();
       indexes.set(documents[1]!, index);
-      for (const doc of JSON.parse(body) as Record<string, unknown>[]) index.set(String(doc.id), doc);
+      if (current !== 'rejecting') for (const doc of JSON.parse(body) as Record<string, unknown>[]) index.set(String(doc.id), doc);
       return enqueue(res, documents[1]!, 'documentAdditionOrUpdate');
     }
     const deletion = /^\/indexes\/([^/]+)\/documents\/delete$/.exec(pathname);
@@ -160,6 +169,13 @@ const KEY_REFUSED = {
   code: 'invalid_api_key',
   type: 'auth',
   link: 'https://docs.meilisearch.com/errors#invalid_api_key',
+};
+
+const PRIMARY_KEY_TAKEN = {
+  message: 'Index `ctx_chunks`: Index already has a primary key: `uid`.',
+  code: 'index_primary_key_already_exists',
+  type: 'invalid_request',
+  link: 'https://docs.meilisearch.com/errors#index_primary_key_already_exists',
 };
 
 interface SearchQuery {
