@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { CredentialsRefusedError, UnavailableError, ValidationError } from '../../src/errors.js';
+import { serverMessage } from '../serverMessage.js';
 import { embeddingActivity } from './embeddingActivity.js';
 import type { Embedder, EmbeddingKind } from '../../src/ports/embedder.js';
 import { inBatches, l2Normalise, withInstructionPrefix } from './vectors.js';
@@ -33,21 +34,6 @@ const parseVectors = (api: EmbeddingApi, body: unknown): number[][] => {
   return OpenAiResponseSchema.parse(body)
     .data.sort((a, b) => a.index - b.index)
     .map((item) => item.embedding);
-};
-
-/** The message a server put in its error body: OpenAI's `error.message`, Ollama's `error`, or the text. */
-const serverMessage = (text: string): string => {
-  try {
-    const body = JSON.parse(text) as { error?: unknown; message?: unknown };
-    if (typeof body.error === 'string') return body.error;
-    if (typeof body.error === 'object' && body.error !== null && 'message' in body.error) {
-      return String(body.error.message);
-    }
-    if (typeof body.message === 'string') return body.message;
-  } catch {
-    // not JSON: the text itself is the message
-  }
-  return text.slice(0, 500);
 };
 
 /**

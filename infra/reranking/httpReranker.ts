@@ -1,5 +1,6 @@
-import { UnavailableError } from '../../src/errors.js';
+import { CredentialsRefusedError, UnavailableError } from '../../src/errors.js';
 import type { Reranker } from '../../src/ports/reranker.js';
+import { serverMessage } from '../serverMessage.js';
 
 /** `tei`: Text Embeddings Inference's `POST /rerank`; `cohere` and `jina`: `POST /v1/rerank`. */
 export type RerankApi = 'tei' | 'cohere' | 'jina';
@@ -34,7 +35,11 @@ const scoresOf = (api: RerankApi, answer: unknown): Scored[] | null => {
   return scored.every((s) => Number.isInteger(s.index) && typeof s.score === 'number') ? (scored as Scored[]) : null;
 };
 
-/** A cross-encoder served over HTTP. */
+/**
+ * A cross-encoder served over HTTP. A server that cannot answer is an `UnavailableError`, and one
+ * that refuses the key a `CredentialsRefusedError` naming the setting: either way search answers in
+ * fused order, saying why.
+ */
 export const createHttpReranker = (options: HttpRerankerOptions): Reranker => {
   const endpoint = options.url.replace(/\/+$/, '');
   return {
@@ -57,6 +62,13 @@ export const createHttpReranker = (options: HttpRerankerOptions): Reranker => {
         });
       } catch (error) {
         throw fail(`could not be reached (${(error as Error).message})`, error);
+      }
+      if (response.status === 401 || response.status === 403) {
+        const said = serverMessage(await response.text().catch(() => ''));
+        throw new CredentialsRefusedError(
+          `The reranker at ${endpoint} refused the configured API key (HTTP ${response.status}: ${said}). ` +
+            'Set reranker.api_key to a key it accepts',
+        );
       }
       if (!response.ok) throw fail(`answered ${response.status}`);
       const scored = scoresOf(options.api, await response.json().catch(() => null));

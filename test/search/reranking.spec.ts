@@ -17,7 +17,7 @@ const relevance = (text: string) => (text.includes('bread') ? 0.9 : text.include
 
 /** A reranking server speaking TEI's `/rerank` and Cohere/Jina's `/v1/rerank`, up or answering 503. */
 const startRerankerStandIn = async () => {
-  let up = true;
+  let state: 'up' | 'failing' | 'refusing' = 'up';
   const seen: { path: string; authorization?: string }[] = [];
   const server: Server = createServer((req, res) => {
     let body = '';
@@ -25,9 +25,9 @@ const startRerankerStandIn = async () => {
     req.on('end', () => {
       seen.push({ path: req.url ?? '', authorization: req.headers.authorization });
       res.setHeader('content-type', 'application/json');
-      if (!up) {
-        res.statusCode = 503;
-        res.end(JSON.stringify({ error: 'model is loading' }));
+      if (state !== 'up') {
+        res.statusCode = state === 'failing' ? 503 : 401;
+        res.end(JSON.stringify(state === 'failing' ? { error: 'model is loading' } : { message: 'invalid api token' }));
         return;
       }
       const request = JSON.parse(body) as { query: string; texts?: string[]; documents?: string[] };
@@ -46,7 +46,7 @@ const startRerankerStandIn = async () => {
   return {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     seen,
-    setUp: (next: boolean) => (up = next),
+    set: (next: typeof state) => (state = next),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 };
@@ -109,14 +109,28 @@ describe.each([
   });
 
   it('answers in fused order, and says so, while the reranker fails', async () => {
-    reranker.setUp(false);
+    reranker.set('failing');
     try {
       const answer = await search();
       expect(answer.results[0]?.source_id).toBe('garage.md');
       expect(answer.results.every((r) => r.explain?.rerank === undefined)).toBe(true);
       expect(answer.rerank_notice).toMatch(/fused order: The reranker at .* answered 503/);
     } finally {
-      reranker.setUp(true);
+      reranker.set('up');
+    }
+  });
+
+  it('answers in fused order while the reranker refuses the key, naming the setting to mend', async () => {
+    reranker.set('refusing');
+    try {
+      const answer = await search();
+      expect(answer.results[0]?.source_id).toBe('garage.md');
+      expect(answer.rerank_notice).toBe(
+        `Results are in fused order: The reranker at ${reranker.url} refused the configured API key ` +
+          '(HTTP 401: invalid api token). Set reranker.api_key to a key it accepts',
+      );
+    } finally {
+      reranker.set('up');
     }
   });
 });
