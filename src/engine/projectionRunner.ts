@@ -98,6 +98,22 @@ export class ProjectionLagError extends Error {
   }
 }
 
+/**
+ * The error a wait rejects with when a read model's batch fails again on its retry, for a reason
+ * no adapter names: a fault, which retrying will not mend soon. The events are stored and retried
+ * until applied; the log gives the reason, kept out of answers as any fault's is.
+ */
+export class ProjectionFailingError extends UnavailableError {
+  override name = 'ProjectionFailingError';
+  constructor(readonly projection: string, options: { cause: unknown }) {
+    super(
+      `The '${projection}' read model failed to apply events, and again on a retry (the log says why); it is retried until it succeeds`,
+      options,
+      'INTERNAL_ERROR',
+    );
+  }
+}
+
 export interface ProjectionRunnerOptions {
   batchSize?: number;
   /** A batch whose events' data is larger is applied in slices of about this size, each with its checkpoint. */
@@ -597,16 +613,22 @@ export const createProjectionRunner = (
         targets.map(
           (live) =>
             new Promise<void>((resolve, reject) => {
-              // An outage is believed once a retry has failed too: the wait then ends with it, and a
+              // A failure is believed once a retry has failed too: the wait then ends with it, and a
               // bulk load goes on storing, each batch told at once. Begun during one, a wait has the
               // projection retried now rather than at the end of its backoff.
-              const outages = new Set<unknown>();
+              const failures = new Set<unknown>();
               const check = () => {
                 if (live.seen >= position) return done(resolve);
                 const failure = live.lastFailure;
                 // Refused credentials, say: no retry within the wait will apply it.
                 if (isLastingOutage(failure)) return done(() => reject(failure));
-                if (failure instanceof UnavailableError && outages.add(failure).size > 1) return done(() => reject(failure));
+                if (failure !== undefined && failures.add(failure).size > 1) {
+                  const reason =
+                    failure instanceof UnavailableError
+                      ? failure
+                      : new ProjectionFailingError(live.projection.name, { cause: failure });
+                  return done(() => reject(reason));
+                }
                 // Alone and not started, nothing will apply it: a wait would only run out its time.
                 if (!started && locks === soleReplica) expire();
               };
@@ -641,7 +663,7 @@ export const createProjectionRunner = (
               }
               live.waiters.add(check);
               check();
-              if (outages.size > 0) retryNow(live);
+              if (failures.size > 0) retryNow(live);
             }),
         ),
       );

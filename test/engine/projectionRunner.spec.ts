@@ -3,7 +3,7 @@ import { openPglite, type Database } from '../../infra/postgres/database.js';
 import { postgresDocumentProjection, postgresReadModels } from '../../infra/postgres/documentReadModels.js';
 import { createPostgresEventStore } from '../../infra/eventstore/postgresEventStore.js';
 import { streamSummaries, type StreamSummary } from '../../projections/ledger/streamSummaries.js';
-import { createProjectionRunner, ProjectionLagError, type RebuildProgress } from '../../src/engine/projectionRunner.js';
+import { createProjectionRunner, ProjectionFailingError, ProjectionLagError, type RebuildProgress } from '../../src/engine/projectionRunner.js';
 import { CredentialsRefusedError, DatabaseUnavailableError, IllegalStateError, NotFoundError } from '../../src/errors.js';
 import type { EventStore } from '../../src/ports/eventStore.js';
 import { CheckpointMovedError, type DocumentProjection, type RunnableProjection } from '../../src/ports/projections.js';
@@ -275,6 +275,32 @@ describe('projection runner', () => {
     failing = false;
     await runner.waitFor(head, { timeoutMs: 600_000 });
     expect((await snapshot('outage_at_start')).find((s) => s.streamId === written)).toMatchObject({ events: 3 });
+    await runner.stop();
+  });
+
+  it('ends a wait once a retry fails too for a reason no adapter names, without the reason, and applies all once mended', async () => {
+    let broken = true;
+    const base = await postgresDocumentProjection(db, summariesAs('faulty'));
+    const faulty: RunnableProjection = {
+      ...base,
+      live: {
+        ...base.live,
+        apply: (events, from, to) =>
+          broken ? Promise.reject(new Error('column "secret_internals" does not exist')) : base.live.apply(events, from, to),
+      },
+    };
+    const runner = createProjectionRunner(store, [faulty], { logger: silentLogger });
+    await runner.start();
+    const [written] = await fill(1, 3);
+    const head = await store.headPosition();
+    // Bound far beyond the test's own timeout: only the failure can end the wait in time.
+    const failed = await runner.waitFor(head, { timeoutMs: 600_000 }).catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(ProjectionFailingError);
+    expect(failed).toMatchObject({ code: 'INTERNAL_ERROR', projection: 'faulty' });
+    expect((failed as Error).message).not.toContain('secret_internals');
+    broken = false;
+    await runner.waitFor(head, { timeoutMs: 600_000 });
+    expect((await snapshot('faulty')).find((s) => s.streamId === written)).toMatchObject({ events: 3 });
     await runner.stop();
   });
 
