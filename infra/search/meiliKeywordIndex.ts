@@ -197,7 +197,6 @@ export const createMeiliKeywordIndex = async ({
     return poll(taskUid, () => finishedTask(taskUid));
   };
 
-
   const succeeded = async (enqueued: EnqueuedTask | EnqueuedTaskPromise, what: string): Promise<void> => {
     let task;
     try {
