@@ -432,6 +432,32 @@ if ('url' in meili) {
       }
     });
 
+    it("says at once that an index of its name is another's, and a rebuild makes it the ledger's", async () => {
+      const taken = `ctx_taken_${randomUUID().replace(/-/g, '')}`;
+      await client.createIndex(taken, { primaryKey: 'uid' }).waitTask();
+      await client.index(taken).addDocuments([{ uid: 1, text: 'another tool' }]).waitTask();
+      try {
+        const content = await createPostgresContentStore(db);
+        const { projection, index } = await createMeiliKeywordIndex({ client, db, content, keyword: keywordIndexProjection, indexUid: taken });
+        const { event, chunkId } = await ingested(content, 'Rotate the signing certificates yearly.', 'taken');
+        const from = await projection.live.checkpoint();
+        const refused = await projection.live.apply([event], from, event.position).catch((error: unknown) => error);
+        expect(isLastingOutage(refused)).toBe(true);
+        expect((refused as Error).message).toMatch(
+          new RegExp(`Index already has a primary key: \`uid\`\\. \\(index_primary_key_already_exists\\)\\. The index '${taken}' is not as the ledger makes it`),
+        );
+        expect(await projection.live.checkpoint()).toBe(from);
+
+        const shadow = await projection.openShadow();
+        await shadow.apply([event], await shadow.checkpoint(), event.position);
+        await shadow.promote();
+        expect((await client.index(taken).getRawInfo()).primaryKey).toBe('id');
+        expect((await index.search('certificates', { project: 'taken' }, 5)).map((hit) => hit.chunkId)).toEqual([chunkId]);
+      } finally {
+        await client.deleteIndexIfExists(taken);
+      }
+    });
+
     it('gives an index it creates, or one an earlier version left, its ranking settings', async () => {
       const older = `ctx_settings_${randomUUID().replace(/-/g, '')}`;
       await client.createIndex(older, { primaryKey: 'id' }).waitTask();
