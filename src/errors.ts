@@ -139,8 +139,9 @@ export class InsufficientStorageError extends UnavailableError {
 }
 
 /**
- * A server the ledger depends on refuses its configured credentials. Nothing goes through it until
- * an operator mends the configuration; meanwhile work waits as in an outage, and loses nothing.
+ * A server the ledger depends on refuses its configured credentials (a key, a role, a database).
+ * Nothing goes through it until an operator mends the configuration; meanwhile work waits as in an
+ * outage, and loses nothing.
  */
 export class CredentialsRefusedError extends UnavailableError {
   override name = 'CredentialsRefusedError';

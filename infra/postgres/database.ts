@@ -2,7 +2,7 @@ import { PGlite, messages } from '@electric-sql/pglite';
 import { pg_textsearch } from '@electric-sql/pglite-pg_textsearch';
 import { vector } from '@electric-sql/pglite-pgvector';
 import pg from 'pg';
-import { DatabaseUnavailableError, InsufficientStorageError } from '../../src/errors.js';
+import { CredentialsRefusedError, DatabaseUnavailableError, InsufficientStorageError } from '../../src/errors.js';
 import { growMemoryFilesByDoubling } from './memoryFiles.js';
 import { preparedQueryMessage, type PreparedParam } from './preparedQuery.js';
 import { retireWal, rewriteTables } from './purge.js';
@@ -227,6 +227,20 @@ export const isConnectionError = (error: unknown): boolean => {
   return UNAVAILABLE_MESSAGES.test(error.message);
 };
 
+/**
+ * A server that refuses the configured role or password (SQLSTATE class 28) or knows no database of
+ * the configured name (3D000): no retry mends either until the configuration is mended.
+ */
+const refusedConnection = (error: unknown): CredentialsRefusedError | undefined => {
+  const code = (error as { code?: unknown } | null)?.code;
+  if (typeof code !== 'string' || !(code.startsWith('28') || code === '3D000')) return undefined;
+  return new CredentialsRefusedError(
+    `The PostgreSQL server refused the connection: ${(error as Error).message} (SQLSTATE ${code}). ` +
+      'Set storage.postgres_url to a role, password and database it accepts',
+    { cause: error },
+  );
+};
+
 const MAX_LISTEN_RETRY_MS = 5_000;
 
 /** Connects to a PostgreSQL server; `pool.max` bounds concurrent connections. */
@@ -234,23 +248,27 @@ export const connectPostgres = (connectionString: string, options: { max?: numbe
   const pool = new pg.Pool({ connectionString, max: options.max ?? 10 });
   // An idle client that loses its connection must not take the process down; the next query reconnects.
   pool.on('error', () => undefined);
-  /** The one place a lost or refused connection becomes DatabaseUnavailableError; other errors pass unchanged. */
-  const unavailable = (error: unknown): unknown =>
-    isStorageFullError(error)
-      ? storageFull(error)
-      : isConnectionError(error)
-      ? new DatabaseUnavailableError(`Database unavailable: ${(error as Error).message || (error as { code?: string }).code}`, {
-          cause: error,
-          details: {
-            suggestion: 'Check that the database server is running and reachable, then retry',
-            pool_statistics: {
-              total_connections: pool.totalCount,
-              idle_connections: pool.idleCount,
-              waiting_requests: pool.waitingCount,
-            },
-          },
-        })
-      : error;
+  /**
+   * The one place a lost or refused connection becomes DatabaseUnavailableError, and refused
+   * credentials CredentialsRefusedError; other errors pass unchanged.
+   */
+  const unavailable = (error: unknown): unknown => {
+    if (isStorageFullError(error)) return storageFull(error);
+    const refused = refusedConnection(error);
+    if (refused) return refused;
+    if (!isConnectionError(error)) return error;
+    return new DatabaseUnavailableError(`Database unavailable: ${(error as Error).message || (error as { code?: string }).code}`, {
+      cause: error,
+      details: {
+        suggestion: 'Check that the database server is running and reachable, then retry',
+        pool_statistics: {
+          total_connections: pool.totalCount,
+          idle_connections: pool.idleCount,
+          waiting_requests: pool.waitingCount,
+        },
+      },
+    });
+  };
   const mapped = async <T>(work: () => Promise<T>): Promise<T> => {
     try {
       return await work();
