@@ -14,6 +14,15 @@ export interface AppendErrorContext {
   expected: ExpectedRevision;
 }
 
+/**
+ * Why the client gave up. Its reads say only their error's name ("UnavailableError") when no
+ * connection could be made; the setting to check says more then.
+ */
+const reasonOf = (error: Error): string =>
+  error.message && error.message !== error.constructor.name
+    ? error.message
+    : `no connection could be made (${error.constructor.name}); check that the server runs and that storage.eventstore_url reaches it`;
+
 /** An EventStoreDB client error as the port's error; anything unrecognised passes through. */
 export const translateEsdbError = (error: unknown, append?: AppendErrorContext): unknown => {
   if (error instanceof WrongExpectedVersionError && append) {
@@ -34,7 +43,7 @@ export const translateEsdbError = (error: unknown, append?: AppendErrorContext):
     error instanceof DeadlineExceededError ||
     error instanceof NotLeaderError
   ) {
-    return new UnavailableError(`EventStoreDB is unavailable: ${error.message}`, { cause: error });
+    return new UnavailableError(`EventStoreDB is unavailable: ${reasonOf(error)}`, { cause: error });
   }
   return error;
 };

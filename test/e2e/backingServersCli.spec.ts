@@ -1,6 +1,7 @@
-import { expect, it } from 'vitest';
+import { createServer } from 'node:net';
+import { describe, expect, it } from 'vitest';
 import { runCtx } from '../support/cli.js';
-import { tempRootsEnv } from '../support/ledger.js';
+import { tempDataDir, tempRootsEnv } from '../support/ledger.js';
 import { testPostgresUrl } from '../support/postgres.js';
 import { describeWith, POSTGRES_SERVER } from '../support/requirements.js';
 
@@ -32,5 +33,32 @@ describeWith(POSTGRES_SERVER, 'a PostgreSQL server that refuses the configured c
       );
       expect(run.stderr).not.toMatch(/^\s+at /m);
     }
+  });
+});
+
+describe('an EventStoreDB that cannot be reached, from outside', () => {
+  /** A port nothing listens on: one just given up by the system. */
+  const closedPort = () =>
+    new Promise<number>((resolve) => {
+      const server = createServer().listen(0, '127.0.0.1', () => {
+        const { port } = server.address() as { port: number };
+        server.close(() => resolve(port));
+      });
+    });
+
+  it('ctx says where to look, not only the client\'s error name', async () => {
+    const env = {
+      CTX_STORAGE__EVENT_STORE: 'eventstoredb',
+      CTX_STORAGE__EVENTSTORE_URL: `kurrentdb://127.0.0.1:${await closedPort()}?tls=false`,
+      CTX_EMBEDDINGS__PROVIDER: 'none',
+      ...tempRootsEnv(),
+    };
+    const run = await runCtx(['search', 'lighthouse', '--data-dir', tempDataDir()], env);
+    expect(run.code, run.stderr).toBe(1);
+    // Before: "EventStoreDB is unavailable: UnavailableError".
+    expect(run.stderr).toContain(
+      'ctx: EventStoreDB is unavailable: no connection could be made (UnavailableError); check that the server runs ' +
+        'and that storage.eventstore_url reaches it',
+    );
   });
 });
