@@ -64,6 +64,8 @@ export interface SearchApi {
   /** A document by id, and the sources: what scripts' context tools answer beside `rank`. */
   get: ReturnType<typeof getDocumentOperation>;
   sources: ReturnType<typeof listSourcesOperation>;
+  /** Why the keyword index cannot be searched now (its server down, say), or undefined when it can. */
+  keywordIndexProblem(): Promise<string | undefined>;
 }
 
 /** What the jobs feature offers the others: its operations, with their input and output types. */

@@ -324,6 +324,28 @@ export const createMeiliKeywordIndex = async ({
   };
 
   const index: KeywordIndex = {
+    async probe(timeoutMs) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new UnavailableError(`Meilisearch did not answer within ${timeoutMs} ms`)), timeoutMs);
+      });
+      const answered = client
+        .index(indexUid)
+        .getRawInfo()
+        .then(
+          () => undefined,
+          (error: unknown) => {
+            // Answered, with the key accepted: the index is made with its first batch.
+            if (hasCode(error, 'index_not_found')) return;
+            throw translateMeiliError(error);
+          },
+        );
+      try {
+        await Promise.race([answered, late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
     /** The documents holding any of the query's words: the union of each word's matches, up to COUNT_PER_TERM chunks each. */
     async countDocuments(query, filters, among) {
       const terms = queryTerms(query);

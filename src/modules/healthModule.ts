@@ -18,7 +18,14 @@ export const healthModule: LedgerModule = {
         healthOperation({
           version: PRODUCT_VERSION,
           databaseAnswers: () => db.query('SELECT 1').then(() => true, () => false),
-          problems: () => projectionProblems(projections()),
+          problems: async () => {
+            const problems = await projectionProblems(projections());
+            // A keyword index on a server of its own may be out of reach with nothing to write.
+            const unreachable = problems.some((p) => p.projection === 'keyword') ? undefined : await features().search?.keywordIndexProblem();
+            return unreachable
+              ? [...problems, { service: 'search' as const, projection: 'keyword', error: unreachable, since: new Date().toISOString() }]
+              : problems;
+          },
           searchAvailable: () => features().search !== undefined,
         }),
         systemStatusOperation({

@@ -209,6 +209,9 @@ const workContextSearch = async (context: ModuleContext, rank: SearchApi['rank']
   ];
 };
 
+/** How long a health check waits for the keyword index's server. */
+const PROBE_TIMEOUT_MS = 2_000;
+
 /**
  * Documents and search: ingestion, the documents read model, keyword and semantic indexes, their
  * queries, search with work context, and the documents as MCP resources.
@@ -299,6 +302,16 @@ export const searchModule: LedgerModule = {
       readModels,
       configuredSources: (project) => Promise.resolve(sourcesOf(sources, project).map((s) => s.health())),
     });
+    const probeKeywordIndex = async (): Promise<string | undefined> => {
+      try {
+        await keyword.index.probe?.(PROBE_TIMEOUT_MS);
+        return undefined;
+      } catch (error) {
+        return (error as Error).message;
+      }
+    };
+    // Health checks at once share one probe: an anonymous caller cannot multiply the server's requests.
+    let probing: Promise<string | undefined> | undefined;
     const api: SearchApi = {
       rank: search,
       // Features that ingest (jobs, connectors) wait for the read models themselves, where they need to.
@@ -306,6 +319,7 @@ export const searchModule: LedgerModule = {
       chunks: listChunksOperation({ readModels, content, keyword: keyword.index }),
       get,
       sources: listSources,
+      keywordIndexProblem: () => (probing ??= probeKeywordIndex().finally(() => (probing = undefined))),
     };
     return {
       projections: [

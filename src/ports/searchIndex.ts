@@ -30,6 +30,12 @@ export interface KeywordIndex {
    * them. Absent where the index cannot count.
    */
   countDocuments?(query: string, filters: SearchFilters, among: readonly string[]): Promise<DocumentCount>;
+  /**
+   * Resolves once the server holding the index answers and accepts the ledger's key, within
+   * `timeoutMs`; rejects with why not (an UnavailableError). Absent where the index lives in the
+   * ledger's own database.
+   */
+  probe?(timeoutMs: number): Promise<void>;
 }
 
 export interface DocumentCount {

@@ -22,6 +22,7 @@ import { START, position } from '../../src/domain/position.js';
 import type { ContentStore } from '../../src/ports/contentStore.js';
 import { classifyError, CredentialsRefusedError, isLastingOutage, UnavailableError } from '../../src/errors.js';
 import { chunkIdsOf, storedIngestion } from '../support/events.js';
+import { startMeiliStandIn } from '../support/meiliStandIn.js';
 import { reachableMeilisearch } from './meiliServer.js';
 
 const chunk = (documentId: string, index: number, textHash = `h-${documentId}-${index}`): SearchChunk => ({
@@ -335,6 +336,36 @@ describe('Meilisearch projection checkpoint', () => {
       'POST /indexes/chunks/documents/delete',
       'GET /tasks/N',
     ]);
+  });
+});
+
+describe('Meilisearch probe, for health checks', () => {
+  it.each([
+    { mode: 'up', answer: undefined },
+    { mode: 'down', answer: /^Meilisearch is unavailable: .*other side closed/ },
+    { mode: 'refusing', answer: /^Meilisearch refused the configured API key/ },
+    { mode: 'hanging', answer: /^Meilisearch did not answer within 200 ms$/ },
+  ] as const)('answers whether the server can be used when it is $mode', async ({ mode, answer }) => {
+    const standIn = await startMeiliStandIn(mode);
+    const db = await openPglite();
+    try {
+      const content = await createPostgresContentStore(db);
+      const { index } = await createMeiliKeywordIndex({
+        client: connectMeilisearch({ url: standIn.url }),
+        db,
+        content,
+        keyword: keywordIndexProjection,
+      });
+      const probed = index.probe!(200);
+      if (answer === undefined) await expect(probed).resolves.toBeUndefined();
+      else {
+        await expect(probed).rejects.toThrow(UnavailableError);
+        await expect(probed).rejects.toThrow(answer);
+      }
+    } finally {
+      await db.close();
+      await standIn.close();
+    }
   });
 });
 

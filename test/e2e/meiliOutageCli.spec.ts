@@ -105,7 +105,7 @@ describe("a Meilisearch that refuses the ledger's API key or its documents, or i
     }
   }, 50_000);
 
-  it('a server answers a write as stored and not yet searchable, and a search with the reason', async () => {
+  it('a server says so in its health, answers a write as stored and not yet searchable, and a search with the reason', async () => {
     const dataDir = tempDataDir();
     const child = spawnCtx(['serve', '--data-dir', dataDir, '--bind', '127.0.0.1:0'], env());
     let exited = false;
@@ -115,6 +115,15 @@ describe("a Meilisearch that refuses the ledger's API key or its documents, or i
     await until(() => exited || existsSync(serverFile));
     expect(exited).toBe(false);
     const { url } = JSON.parse(readFileSync(serverFile, 'utf8')) as { url: string };
+
+    // Before anything is written, health says search cannot be served, and why.
+    const health = (await (await fetch(`${url}/api/v1/health`)).json()) as {
+      status: string;
+      problems?: { service: string; projection: string; error: string }[];
+    };
+    expect(health.status).toBe('degraded');
+    expect(health.problems?.map(({ service, projection }) => ({ service, projection }))).toEqual([{ service: 'search', projection: 'keyword' }]);
+    expect(health.problems?.[0]?.error).toContain(REFUSED);
 
     const post = (route: string, body: object) =>
       fetch(`${url}${route}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
