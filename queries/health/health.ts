@@ -15,7 +15,10 @@ export const healthSurfaces = {
     version: z.string(),
     timestamp: z.string(),
     services: z.object({ index: z.string(), search: z.string(), connectors: z.string() }),
-    /** What makes a service degraded while it lasts: a read model that cannot be written (its server down), and why. */
+    /**
+     * What makes a service degraded while it lasts: a read model that cannot be written (its server
+     * down), and why. Left out for an anonymous caller where authentication is on.
+     */
     problems: z.array(ProblemSchema).optional(),
   }),
   rest: { method: 'GET', path: '/health', summary: 'Health check', anonymous: true, rateClass: null },
@@ -27,6 +30,8 @@ export interface HealthDeps {
   /** The read models whose last batch failed, while it lasts. */
   problems(): Promise<Problem[]>;
   searchAvailable(): boolean;
+  /** Whether callers must authenticate: an anonymous one then learns the status, not the servers' errors. */
+  authEnabled: boolean;
 }
 
 /** Whether the ledger can index and search now: a service is degraded while one of its read models cannot be written. */
@@ -35,7 +40,7 @@ export const healthOperation = (deps: HealthDeps) =>
     ...healthSurfaces,
     title: 'Health check',
     description: 'Whether the database answers and the index and search read models are being written.',
-    run: async () => {
+    run: async (_input, context) => {
       const database = (await deps.databaseAnswers()) ? 'healthy' : 'unhealthy';
       const problems = database === 'healthy' ? await deps.problems() : [];
       const degradedUnless = (service: string) => (problems.some((p) => p.service === service) ? 'degraded' : database);
@@ -46,7 +51,8 @@ export const healthOperation = (deps: HealthDeps) =>
         version: deps.version,
         timestamp: new Date().toISOString(),
         services: { index, search: searchable, connectors: database },
-        ...(problems.length ? { problems } : {}),
+        // Their errors name the servers behind the ledger: not for anyone who can reach the port.
+        ...(problems.length && !(deps.authEnabled && context.unauthenticated) ? { problems } : {}),
       };
     },
   });

@@ -1,6 +1,7 @@
 import { healthOperation, healthSurfaces } from '../../queries/health/health.js';
 import { systemStatusOperation, systemStatusSurfaces } from '../../queries/health/systemStatus.js';
 import { UnavailableError } from '../errors.js';
+import { authEnabled } from '../http/api/authenticator.js';
 import { projectionProblems } from '../http/api/healthProblems.js';
 import { PRODUCT_VERSION } from '../http/api/version.js';
 import type { LedgerModule } from '../module.js';
@@ -12,7 +13,7 @@ const NOTHING_MEASURED = { avgQueryLatencyMs: 0, queriesPerMinute: 0, errorRate:
 /** Health and status: whether the deployment answers, and how its indexing and API are doing. */
 export const healthModule: LedgerModule = {
   name: 'health',
-  setup: ({ db, readModels, projections, features }) =>
+  setup: ({ config, db, readModels, projections, features }) =>
     Promise.resolve({
       operations: [
         healthOperation({
@@ -27,6 +28,7 @@ export const healthModule: LedgerModule = {
               : problems;
           },
           searchAvailable: () => features().search !== undefined,
+          authEnabled: authEnabled(config),
         }),
         systemStatusOperation({
           readModels,

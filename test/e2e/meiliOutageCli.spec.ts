@@ -144,4 +144,27 @@ describe("a Meilisearch that refuses the ledger's API key or its documents, or i
     child.kill('SIGTERM');
     await until(() => exited);
   });
+
+  it("with authentication on, an anonymous health check learns the status, not the servers' errors", async () => {
+    const dataDir = tempDataDir();
+    const secured = { ...env(), CTX_AUTH__MODE: 'on', CTX_AUTH__JWT_SECRET: 'a-test-secret-of-at-least-32-characters' };
+    const child = spawnCtx(['serve', '--data-dir', dataDir, '--bind', '127.0.0.1:0'], secured);
+    let exited = false;
+    child.on('exit', () => (exited = true));
+    started.push({ kill: () => exited || child.kill('SIGKILL') });
+    const serverFile = path.join(dataDir, 'server.json');
+    await until(() => exited || existsSync(serverFile));
+    expect(exited).toBe(false);
+    const { url } = JSON.parse(readFileSync(serverFile, 'utf8')) as { url: string };
+
+    const answer = await fetch(`${url}/api/v1/health`);
+    expect(answer.status).toBe(200);
+    const text = await answer.text();
+    expect(JSON.parse(text)).toMatchObject({ status: 'degraded', services: { search: 'degraded' } });
+    expect(text).not.toContain('problems');
+    expect(text).not.toContain(meili.url);
+
+    child.kill('SIGTERM');
+    await until(() => exited);
+  });
 });
