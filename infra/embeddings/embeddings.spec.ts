@@ -5,7 +5,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { classifyError, CredentialsRefusedError, UnavailableError, ValidationError } from '../../src/errors.js';
+import { classifyError, CredentialsRefusedError, isLastingOutage, UnavailableError, ValidationError } from '../../src/errors.js';
 import type { Embedder, EmbeddingCache, EmbeddingKind } from '../../src/ports/embedder.js';
 import { openPglite } from '../postgres/database.js';
 import type { Database } from '../postgres/database.js';
@@ -265,20 +265,30 @@ describe('HTTP embedder', () => {
     ]);
   });
 
-  it.each(['openai', 'ollama'] as const)(
-    'turns a %s 4xx into a ValidationError with the server message',
-    async (api) => {
-      const embedder = await createHttpEmbedder({
-        url: server.url,
-        model: 'missing-model',
-        api,
-        dimensions: 3,
-      });
-      const error = await embedder.embed(['x'], 'document').catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(ValidationError);
-      expect((error as Error).message).toMatch(/missing-model/);
-    },
-  );
+  it('turns a 4xx into a ValidationError with the server message', async () => {
+    // This OpenAI-compatible stand-in answers 400 for a model it does not have, as some do.
+    const embedder = await createHttpEmbedder({ url: server.url, model: 'missing-model', api: 'openai', dimensions: 3 });
+    const error = await embedder.embed(['x'], 'document').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ValidationError);
+    expect((error as Error).message).toMatch(/missing-model/);
+  });
+
+  it('turns a 404 into the model or address to mend, an outage no retry mends', async () => {
+    const ollama = await createHttpEmbedder({ url: server.url, model: 'missing-model', api: 'ollama', dimensions: 3 });
+    const missing = await ollama.embed(['x'], 'document').catch((e: unknown) => e);
+    expect(isLastingOutage(missing)).toBe(true);
+    expect(classifyError(missing)).toMatchObject({ code: 'CONFIG_ERROR', expected: true });
+    expect((missing as Error).message).toBe(
+      `Embedding server ${server.url} has no model 'missing-model' at /api/embed (HTTP 404: model "missing-model" not ` +
+        'found, try pulling it first). Set embeddings.model to a model it serves and embeddings.url to its address, ' +
+        'or pull the model there (ollama pull missing-model)',
+    );
+    // A URL that is not the server's API root: the route is missing, not the model.
+    const elsewhere = await createHttpEmbedder({ url: `${server.url}/other`, model: 'm', api: 'openai', dimensions: 3 });
+    const route = await elsewhere.embed(['x'], 'query').catch((e: unknown) => e);
+    expect(isLastingOutage(route)).toBe(true);
+    expect((route as Error).message).toMatch(/^Embedding server .* has no model 'm' at \/other\/v1\/embeddings \(HTTP 404: no such route\)/);
+  });
 
   it('turns a refused API key into the configuration to mend, naming the setting', async () => {
     const embedder = await createHttpEmbedder({ url: server.url, model: 'm', api: 'openai', apiKey: 'sk-revoked', dimensions: 3 });

@@ -39,8 +39,9 @@ const parseVectors = (api: EmbeddingApi, body: unknown): number[][] => {
 /**
  * An embedding server reached over HTTP. Unreachable servers, timeouts, 429 and 5xx answers throw
  * `UnavailableError` (worth retrying); 401 and 403, `CredentialsRefusedError` (the configured key
- * to mend); other 4xx answers throw `ValidationError` with the server's message. Vectors are
- * L2-normalised here whatever the server returns.
+ * to mend); 404, a model or address to mend (an outage with `CONFIG_ERROR`); other 4xx answers
+ * throw `ValidationError` with the server's message. Vectors are L2-normalised here whatever the
+ * server returns.
  */
 export const createHttpEmbedder = async (options: HttpEmbedderOptions): Promise<Embedder> => {
   const { model, api, apiKey } = options;
@@ -77,6 +78,15 @@ export const createHttpEmbedder = async (options: HttpEmbedderOptions): Promise<
       throw new CredentialsRefusedError(
         `Embedding server ${endpoint.origin} refused the configured API key (HTTP ${response.status}: ` +
           `${serverMessage(text)}). Set embeddings.api_key to a key it accepts`,
+      );
+    }
+    if (response.status === 404) {
+      throw new UnavailableError(
+        `Embedding server ${endpoint.origin} has no model '${model}' at ${endpoint.pathname} (HTTP 404: ` +
+          `${serverMessage(text)}). Set embeddings.model to a model it serves and embeddings.url to its address` +
+          (api === 'ollama' ? `, or pull the model there (ollama pull ${model})` : ''),
+        undefined,
+        'CONFIG_ERROR',
       );
     }
     if (!response.ok) {

@@ -29,17 +29,26 @@ const vectorOf = (text: string) => {
   return vector;
 };
 
-/** An Ollama-compatible embedding server in the embedder's place: up, answering 503, or refusing the key with 401. */
+/**
+ * An Ollama-compatible embedding server in the embedder's place: up, answering 503, refusing the key
+ * with 401, or without the model (404).
+ */
+const FAILURES = {
+  failing: { status: 503, error: 'model is loading' },
+  refusing: { status: 401, error: 'invalid API key' },
+  'missing the model': { status: 404, error: 'model "bag-of-words" not found, try pulling it first' },
+} as const;
+
 const startEmbedderStandIn = async () => {
-  let state: 'up' | 'failing' | 'refusing' = 'up';
+  let state: 'up' | keyof typeof FAILURES = 'up';
   const server: Server = createServer((req, res) => {
     let body = '';
     req.on('data', (part: Buffer) => (body += part.toString()));
     req.on('end', () => {
       res.setHeader('content-type', 'application/json');
       if (state !== 'up') {
-        res.statusCode = state === 'failing' ? 503 : 401;
-        res.end(JSON.stringify({ error: state === 'failing' ? 'model is loading' : 'invalid API key' }));
+        res.statusCode = FAILURES[state].status;
+        res.end(JSON.stringify({ error: FAILURES[state].error }));
         return;
       }
       const { input } = JSON.parse(body) as { input: string[] };
@@ -120,6 +129,7 @@ describe('hybrid search while one of its indexes is unavailable', { timeout: 120
   it.each([
     ['failing', 'oil of the engine', /503/],
     ['refusing', 'the engine oil change', /refused the configured API key \(HTTP 401: invalid API key\)/],
+    ['missing the model', 'oil for the engine', /has no model 'bag-of-words' at \/api\/embed \(HTTP 404: model "bag-of-words" not found/],
   ] as const)('answers from the keyword ranking, flagged, while the embedding server is %s', async (state, query, why) => {
     embedder.set(state);
     try {
