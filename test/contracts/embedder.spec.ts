@@ -6,8 +6,13 @@ import { createWorkerEmbedder } from '../../infra/embeddings/workerEmbedder.js';
 import { EMBEDDING_MODEL, testModelDir } from '../support/requirements.js';
 import { describeEmbedderContract } from './embedder.contract.js';
 
-/** An Ollama-style embedding server: 8-d vectors from each text's bytes, deterministic; 404 for a model it does not have. */
+/**
+ * An Ollama-style embedding server: 8-d vectors from each text's bytes, deterministic; 400 for any
+ * input to a model whose context it says is too short, as Ollama refuses an input longer than it;
+ * 404 for a model it does not have.
+ */
 const MODEL = 'stand-in-8d';
+const TINY_CONTEXT = 'stand-in-tiny-context';
 
 const standInServer = async () => {
   let calls = 0;
@@ -17,6 +22,12 @@ const standInServer = async () => {
     request.on('end', () => {
       calls += 1;
       const { model, input } = JSON.parse(body) as { model: string; input: string[] };
+      if (model === TINY_CONTEXT) {
+        response
+          .writeHead(400, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ error: 'the input length exceeds the context length' }));
+        return;
+      }
       if (model !== MODEL) {
         response.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ error: `model "${model}" not found` }));
         return;
@@ -44,7 +55,7 @@ describeEmbedderContract('HTTP (Ollama API) against a stand-in server', async ()
     embedder: await http(backend.url),
     backendCalls: backend.calls,
     unreachable: () => http(gone.url),
-    refusing: () => http(backend.url, 'a-model-it-lacks'),
+    refusing: () => http(backend.url, TINY_CONTEXT),
     cleanup: backend.close,
   };
 });
