@@ -28,6 +28,32 @@ describe("a Meilisearch that refuses the ledger's API key or its documents, or i
     ...tempRootsEnv(),
   });
 
+  /** A keyword search from a fresh process finds these files, and only these. */
+  const expectKeywordSearchFinds = async (query: string, dataDir: string, files: string[]) => {
+    const found = await runCtx(['search', query, '--mode', 'keyword', '--json', '--data-dir', dataDir], env());
+    expect(found.code, found.stderr).toBe(0);
+    const { results } = JSON.parse(found.stdout) as { results: { source_id: string }[] };
+    expect(results.map((r) => r.source_id)).toEqual(files);
+  };
+
+  /** `ctx serve` on a fresh data directory and a free port, once it listens. */
+  const serve = async (serverEnv: NodeJS.ProcessEnv) => {
+    const dataDir = tempDataDir();
+    const child = spawnCtx(['serve', '--data-dir', dataDir, '--bind', '127.0.0.1:0'], serverEnv);
+    let exited = false;
+    child.on('exit', () => (exited = true));
+    started.push({ kill: () => exited || child.kill('SIGKILL') });
+    const serverFile = path.join(dataDir, 'server.json');
+    await until(() => exited || existsSync(serverFile));
+    expect(exited).toBe(false);
+    const { url } = JSON.parse(readFileSync(serverFile, 'utf8')) as { url: string };
+    const stop = async () => {
+      child.kill('SIGTERM');
+      await until(() => exited);
+    };
+    return { url, stop };
+  };
+
   it('ctx says so at once, keeps what it stored, and indexes it once the key is accepted', async () => {
     const dataDir = tempDataDir();
     const file = path.join(tempDataDir('ctx-notes-'), 'lighthouse.md');
@@ -45,10 +71,7 @@ describe("a Meilisearch that refuses the ledger's API key or its documents, or i
 
     await meili.set('up');
     try {
-      const found = await runCtx(['search', 'lighthouse', '--mode', 'keyword', '--json', '--data-dir', dataDir], env());
-      expect(found.code, found.stderr).toBe(0);
-      const { results } = JSON.parse(found.stdout) as { results: { source_id: string }[] };
-      expect(results.map((r) => r.source_id)).toEqual([file]);
+      await expectKeywordSearchFinds('lighthouse', dataDir, [file]);
     } finally {
       await meili.set('refusing');
     }
@@ -68,10 +91,7 @@ describe("a Meilisearch that refuses the ledger's API key or its documents, or i
       );
 
       await meili.set('up');
-      const found = await runCtx(['search', 'harbour', '--mode', 'keyword', '--json', '--data-dir', dataDir], env());
-      expect(found.code, found.stderr).toBe(0);
-      const { results } = JSON.parse(found.stdout) as { results: { source_id: string }[] };
-      expect(results.map((r) => r.source_id)).toEqual([file]);
+      await expectKeywordSearchFinds('harbour', dataDir, [file]);
     } finally {
       await meili.set('refusing');
     }
@@ -106,15 +126,7 @@ describe("a Meilisearch that refuses the ledger's API key or its documents, or i
   }, 50_000);
 
   it('a server says so in its health, answers a write as stored and not yet searchable, and a search with the reason', async () => {
-    const dataDir = tempDataDir();
-    const child = spawnCtx(['serve', '--data-dir', dataDir, '--bind', '127.0.0.1:0'], env());
-    let exited = false;
-    child.on('exit', () => (exited = true));
-    started.push({ kill: () => exited || child.kill('SIGKILL') });
-    const serverFile = path.join(dataDir, 'server.json');
-    await until(() => exited || existsSync(serverFile));
-    expect(exited).toBe(false);
-    const { url } = JSON.parse(readFileSync(serverFile, 'utf8')) as { url: string };
+    const { url, stop } = await serve(env());
 
     // Before anything is written, health says search cannot be served, and why.
     const health = (await (await fetch(`${url}/api/v1/health`)).json()) as {
@@ -141,21 +153,15 @@ describe("a Meilisearch that refuses the ledger's API key or its documents, or i
     expect(search.status).toBe(500);
     expect(body).toContain(REFUSED);
 
-    child.kill('SIGTERM');
-    await until(() => exited);
+    await stop();
   });
 
   it("with authentication on, an anonymous health check learns the status, not the servers' errors", async () => {
-    const dataDir = tempDataDir();
-    const secured = { ...env(), CTX_AUTH__MODE: 'on', CTX_AUTH__JWT_SECRET: 'a-test-secret-of-at-least-32-characters' };
-    const child = spawnCtx(['serve', '--data-dir', dataDir, '--bind', '127.0.0.1:0'], secured);
-    let exited = false;
-    child.on('exit', () => (exited = true));
-    started.push({ kill: () => exited || child.kill('SIGKILL') });
-    const serverFile = path.join(dataDir, 'server.json');
-    await until(() => exited || existsSync(serverFile));
-    expect(exited).toBe(false);
-    const { url } = JSON.parse(readFileSync(serverFile, 'utf8')) as { url: string };
+    const { url, stop } = await serve({
+      ...env(),
+      CTX_AUTH__MODE: 'on',
+      CTX_AUTH__JWT_SECRET: 'a-test-secret-of-at-least-32-characters',
+    });
 
     const answer = await fetch(`${url}/api/v1/health`);
     expect(answer.status).toBe(200);
@@ -164,7 +170,6 @@ describe("a Meilisearch that refuses the ledger's API key or its documents, or i
     expect(text).not.toContain('problems');
     expect(text).not.toContain(meili.url);
 
-    child.kill('SIGTERM');
-    await until(() => exited);
+    await stop();
   });
 });
