@@ -65,6 +65,26 @@ const heldUntilReleased = (base: RunnableProjection, traits: Pick<RunnableProjec
   return { projection, release };
 };
 
+/**
+ * `base`, its every batch failing with an error of `failure`'s making (a new one each time, as an
+ * adapter's are) until `mend` is called; `attempts` counts the batches tried.
+ */
+const failingWith = (base: RunnableProjection, failure: () => Error) => {
+  let failing = true;
+  let attempts = 0;
+  const projection: RunnableProjection = {
+    ...base,
+    live: {
+      ...base.live,
+      apply: (events, from, to) => {
+        attempts++;
+        return failing ? Promise.reject(failure()) : base.live.apply(events, from, to);
+      },
+    },
+  };
+  return { projection, mend: () => (failing = false), attempts: () => attempts };
+};
+
 /** `base`, with the number of events of each batch it is given recorded in `applied`. */
 const recordingBatches = (base: RunnableProjection, traits: Pick<RunnableProjection, 'writesElsewhere'> = {}) => {
   const applied: number[] = [];
@@ -111,17 +131,11 @@ describe('projection runner', () => {
   });
 
   it('reads each batch once for every projection, and a failing one holds back neither the others nor its own retry', async () => {
-    let failing = true;
-    const base = await postgresDocumentProjection(db, summariesAs('flaky'));
     // A database out of reach is retried, never mistaken for an event that cannot be applied.
-    const flaky: RunnableProjection = {
-      ...base,
-      live: {
-        ...base.live,
-        apply: (events, from, to) =>
-          failing ? Promise.reject(new DatabaseUnavailableError('read model unavailable')) : base.live.apply(events, from, to),
-      },
-    };
+    const { projection: flaky, mend } = failingWith(
+      await postgresDocumentProjection(db, summariesAs('flaky')),
+      () => new DatabaseUnavailableError('read model unavailable'),
+    );
     const healthy = await postgresDocumentProjection(db, summariesAs('healthy'));
     // Handles no event type that is appended here: it must still count as caught up.
     const idle = await postgresDocumentProjection(db, { ...summariesAs('idle'), eventTypes: ['ApiKeyRevoked'] });
@@ -145,7 +159,7 @@ describe('projection runner', () => {
     expect(flakyStatus?.lastError?.message).toMatch(/read model unavailable/);
     expect((await runner.status()).find((s) => s.name === 'idle')).toMatchObject({ checkpoint: head, lagEvents: 0 });
 
-    failing = false;
+    mend();
     await runner.waitFor(head, { name: 'flaky' });
     expect(await postgresReadModels(db).get<StreamSummary>('flaky', stream!)).toMatchObject({ events: 3 });
     expect((await runner.status()).find((s) => s.name === 'flaky')).toMatchObject({ lastError: null, quarantined: [] });
@@ -203,16 +217,10 @@ describe('projection runner', () => {
       await postgresDocumentProjection(db, summariesAs('busy_first')),
       { computes: true },
     );
-    let failing = true;
-    const failingBase = await postgresDocumentProjection(db, summariesAs('cannot_write'));
-    const cannotWrite: RunnableProjection = {
-      ...failingBase,
-      live: {
-        ...failingBase.live,
-        apply: (events, from, to) =>
-          failing ? Promise.reject(new DatabaseUnavailableError('index unavailable')) : failingBase.live.apply(events, from, to),
-      },
-    };
+    const { projection: cannotWrite, mend } = failingWith(
+      await postgresDocumentProjection(db, summariesAs('cannot_write')),
+      () => new DatabaseUnavailableError('index unavailable'),
+    );
     const runner = createProjectionRunner(store, [busy, cannotWrite], { logger: silentLogger });
     await runner.start();
     await fill(1, 3);
@@ -220,29 +228,23 @@ describe('projection runner', () => {
     await until(async () => (await runner.status()).find((s) => s.name === 'cannot_write')?.lastError);
     await expect(runner.waitFor(head, { all: true, timeoutMs: 200 })).rejects.toThrow(DatabaseUnavailableError);
     release();
-    failing = false;
+    mend();
     await runner.waitFor(head, { all: true, timeoutMs: 30_000 });
     await runner.stop();
   });
 
   it('ends a wait at once, not at its bound, when a projection fails for a reason no retry mends, and applies all once mended', async () => {
-    let refusing = true;
-    const base = await postgresDocumentProjection(db, summariesAs('refused_key'));
-    const refused: RunnableProjection = {
-      ...base,
-      live: {
-        ...base.live,
-        apply: (events, from, to) =>
-          refusing ? Promise.reject(new CredentialsRefusedError('the search server refused the key')) : base.live.apply(events, from, to),
-      },
-    };
+    const { projection: refused, mend } = failingWith(
+      await postgresDocumentProjection(db, summariesAs('refused_key')),
+      () => new CredentialsRefusedError('the search server refused the key'),
+    );
     const runner = createProjectionRunner(store, [refused], { logger: silentLogger });
     await runner.start();
     const [written] = await fill(1, 3);
     const head = await store.headPosition();
     // Bound far beyond the test's own timeout: only the failure can end the wait in time.
     await expect(runner.waitFor(head, { timeoutMs: 600_000 })).rejects.toThrow('the search server refused the key');
-    refusing = false;
+    mend();
     await until(async () => (await runner.status()).find((s) => s.name === 'refused_key')?.lastError === null);
     await runner.waitFor(head, { timeoutMs: 30_000 });
     expect((await snapshot('refused_key')).find((s) => s.streamId === written)).toMatchObject({ events: 3 });
@@ -250,45 +252,30 @@ describe('projection runner', () => {
   });
 
   it('has a projection in an outage retried when a wait begins, and ends the wait with the outage if that fails too', async () => {
-    let failing = true;
-    let attempts = 0;
-    const base = await postgresDocumentProjection(db, summariesAs('outage_at_start'));
-    const down: RunnableProjection = {
-      ...base,
-      live: {
-        ...base.live,
-        apply: (events, from, to) => {
-          attempts++;
-          return failing ? Promise.reject(new DatabaseUnavailableError('index server down')) : base.live.apply(events, from, to);
-        },
-      },
-    };
+    const { projection: down, mend, attempts } = failingWith(
+      await postgresDocumentProjection(db, summariesAs('outage_at_start')),
+      () => new DatabaseUnavailableError('index server down'),
+    );
     const runner = createProjectionRunner(store, [down], { logger: silentLogger });
     await runner.start();
     const [written] = await fill(1, 3);
     const head = await store.headPosition();
     await until(async () => (await runner.status()).find((s) => s.name === 'outage_at_start')?.lastError);
     // A write's wait during the outage answers after one more attempt, not at its bound: a bulk load goes on.
-    const before = attempts;
+    const before = attempts();
     await expect(runner.waitFor(head, { timeoutMs: 600_000 })).rejects.toThrow('index server down');
-    expect(attempts).toBe(before + 1);
-    failing = false;
+    expect(attempts()).toBe(before + 1);
+    mend();
     await runner.waitFor(head, { timeoutMs: 600_000 });
     expect((await snapshot('outage_at_start')).find((s) => s.streamId === written)).toMatchObject({ events: 3 });
     await runner.stop();
   });
 
   it('ends a wait once a retry fails too for a reason no adapter names, without the reason, and applies all once mended', async () => {
-    let broken = true;
-    const base = await postgresDocumentProjection(db, summariesAs('faulty'));
-    const faulty: RunnableProjection = {
-      ...base,
-      live: {
-        ...base.live,
-        apply: (events, from, to) =>
-          broken ? Promise.reject(new Error('column "secret_internals" does not exist')) : base.live.apply(events, from, to),
-      },
-    };
+    const { projection: faulty, mend } = failingWith(
+      await postgresDocumentProjection(db, summariesAs('faulty')),
+      () => new Error('column "secret_internals" does not exist'),
+    );
     const runner = createProjectionRunner(store, [faulty], { logger: silentLogger });
     await runner.start();
     const [written] = await fill(1, 3);
@@ -298,7 +285,7 @@ describe('projection runner', () => {
     expect(failed).toBeInstanceOf(ProjectionFailingError);
     expect(failed).toMatchObject({ code: 'INTERNAL_ERROR', projection: 'faulty' });
     expect((failed as Error).message).not.toContain('secret_internals');
-    broken = false;
+    mend();
     await runner.waitFor(head, { timeoutMs: 600_000 });
     expect((await snapshot('faulty')).find((s) => s.streamId === written)).toMatchObject({ events: 3 });
     await runner.stop();
