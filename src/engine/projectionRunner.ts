@@ -73,7 +73,8 @@ export interface ProjectionRunner {
    * its lag). A name this deployment has no projection for is skipped (no embedder, no index).
    * Rejects at the timeout; with the projection's own UnavailableError when that is why it is behind:
    * at once when that outage lasts until someone acts (refused credentials), and as soon as a retry
-   * fails too otherwise.
+   * fails too otherwise; with ProjectionFailingError once a retry fails too for a reason no adapter
+   * names.
    */
   waitFor(position: Position, options?: WaitOptions): Promise<void>;
   /** How many events of `$all` up to `position` the projections named (as for waitFor) have yet to apply, the most of any. */
