@@ -345,9 +345,9 @@ export const createProjectionRunner = (
     live.lastError = { message: (error as Error).message, at: live.lastError?.at ?? new Date().toISOString() };
     live.lastFailure = error;
     logger.error({ projection: live.projection.name, error: (error as Error).message }, 'projection batch failed; retrying');
-    // Waits learn of it at once: some end on it (see waitFor).
-    live.waiters.forEach((wake) => wake());
     const delay = Math.min(MAX_RETRY_DELAY_MS, 100 * 2 ** live.retry.failures++);
+    // Waits learn of it at once, and of how many have failed: some end on it (see waitFor).
+    live.waiters.forEach((wake) => wake());
     live.retry.timer = setTimeout(() => retry(live), delay);
   };
 
@@ -617,13 +617,16 @@ export const createProjectionRunner = (
               // A failure is believed once a retry has failed too: the wait then ends with it, and a
               // bulk load goes on storing, each batch told at once. Begun during one, a wait has the
               // projection retried now rather than at the end of its backoff.
-              const failures = new Set<unknown>();
+              // Counted by the runner, not told apart by the error: an adapter may throw one object again.
+              let failedBefore: number | undefined;
               const check = () => {
                 if (live.seen >= position) return done(resolve);
                 const failure = live.lastFailure;
                 // Refused credentials, say: no retry within the wait will apply it.
                 if (isLastingOutage(failure)) return done(() => reject(failure));
-                if (failure !== undefined && failures.add(failure).size > 1) {
+                if (failure === undefined) failedBefore = undefined;
+                else if (failedBefore === undefined) failedBefore = live.retry.failures;
+                else if (live.retry.failures > failedBefore) {
                   const reason =
                     failure instanceof UnavailableError
                       ? failure
@@ -664,7 +667,7 @@ export const createProjectionRunner = (
               }
               live.waiters.add(check);
               check();
-              if (failures.size > 0) retryNow(live);
+              if (failedBefore !== undefined) retryNow(live);
             }),
         ),
       );

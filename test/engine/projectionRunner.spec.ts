@@ -66,8 +66,8 @@ const heldUntilReleased = (base: RunnableProjection, traits: Pick<RunnableProjec
 };
 
 /**
- * `base`, its every batch failing with an error of `failure`'s making (a new one each time, as an
- * adapter's are) until `mend` is called; `attempts` counts the batches tried.
+ * `base`, its every batch failing with the error `failure` gives until `mend` is called;
+ * `attempts` counts the batches tried.
  */
 const failingWith = (base: RunnableProjection, failure: () => Error) => {
   let failing = true;
@@ -272,10 +272,9 @@ describe('projection runner', () => {
   });
 
   it('ends a wait once a retry fails too for a reason no adapter names, without the reason, and applies all once mended', async () => {
-    const { projection: faulty, mend } = failingWith(
-      await postgresDocumentProjection(db, summariesAs('faulty')),
-      () => new Error('column "secret_internals" does not exist'),
-    );
+    // One error object thrown by every try: the retry's failure is no less a second failure.
+    const fault = new Error('column "secret_internals" does not exist');
+    const { projection: faulty, mend } = failingWith(await postgresDocumentProjection(db, summariesAs('faulty')), () => fault);
     const runner = createProjectionRunner(store, [faulty], { logger: silentLogger });
     await runner.start();
     const [written] = await fill(1, 3);
