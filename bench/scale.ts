@@ -30,7 +30,7 @@ import { scratchDir } from './scratchDir.js';
  * 20,000; 100000 or 1000000 for the larger runs) in batches of CTX_BENCH_BATCH (default 500),
  * through the bulk operation, CTX_BENCH_IN_FLIGHT of them at a time (default 1, as `ctx ingest
  * --jsonl` sends them). Prints documents/s per tenth of the load, keyword search p50/p95, disk by
- * table and the write-ahead log, and RSS; on the embedded database, and on a PostgreSQL server too
+ * table and the write-ahead log, the BM25 index's segments by level (how many merges it made), and RSS; on the embedded database, and on a PostgreSQL server too
  * when CTX_TEST_PG_URL names one.
  *
  * Then the semantic index at that size, without a model: one random unit vector per chunk (see
@@ -191,6 +191,13 @@ const disk = async (ledger: Ledger, dataDir: string | null) => {
   for (const { name, bytes } of tables) {
     console.log(`  ${name.padEnd(30)} ${mib(Number(bytes)).padStart(12)} ${(Number(bytes) / DOCS).toFixed(0).padStart(7)} bytes/document`);
   }
+  const levels = await ledger.db
+    .query<{ name: string; levels: number[] }>(
+      `SELECT c.relname AS name, bm25_level_counts(c.oid) AS levels
+         FROM pg_class c JOIN pg_am a ON a.oid = c.relam WHERE a.amname = 'bm25'`,
+    )
+    .catch(() => []);
+  for (const { name, levels: counts } of levels) console.log(`  ${name}: segments by level ${counts.join(', ')}`);
   const [database] = await ledger.db.query<{ bytes: string }>('SELECT pg_database_size(current_database())::text AS bytes');
   console.log(`  database                       ${mib(Number(database!.bytes)).padStart(12)} ${(Number(database!.bytes) / DOCS).toFixed(0).padStart(7)} bytes/document`);
   if (dataDir) {
