@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { ValidationError } from '../../src/errors.js';
+import { DATA_DIR_MARKER } from '../dataDirMarker.js';
 import { scanFilesystem, type FilesystemScanOptions } from './filesystem.js';
 import { scanGitRepository, sourceUrlFor, type GitScanOptions } from './git.js';
 import { readInsideRoot } from './readInsideRoot.js';
@@ -140,6 +141,32 @@ describe('filesystem connector', () => {
   it('ignores .gitignore files when asked to', async () => {
     const ids = scanned(await scan({ respectGitignore: false })).map((file) => file.sourceId);
     expect(ids).toEqual(expect.arrayContaining(['app.log', 'build/out.js', 'src/secret.txt']));
+  });
+
+  it("never enters a data directory of the ledger, whatever the options, and says it passed over it", async () => {
+    const project = makeTemporaryDirectory();
+    writeTree(project, {
+      'notes.md': '# Notes\n',
+      '.ctx/.gitignore': DATA_DIR_MARKER,
+      '.ctx/secrets.key': 'e6ae63458819d4cd9e454d9f007c8c8c',
+      '.ctx/pgdata/postgresql.conf': "listen_addresses = ''",
+      'sub/.ctx/.gitignore': DATA_DIR_MARKER,
+      'sub/.ctx/server.json': '{"secret":"s"}',
+      'sub/.gitignore': '# a gitignore of its own\n*.tmp\n',
+      'sub/a.md': '# A\n',
+    });
+    for (const options of [{}, { respectGitignore: false, exclude: [] }]) {
+      const items = await collect(scanFilesystem({ roots: [project], ...options }));
+      expect(scanned(items).map((file) => file.sourceId)).toEqual(expect.arrayContaining(['notes.md', 'sub/a.md']));
+      expect(items.filter((item) => item.sourceId.includes('.ctx'))).toEqual([
+        expect.objectContaining({ sourceId: '.ctx', status: 'skipped', reason: 'excluded', detail: 'a Context Ledger data directory (its database and keys)' }),
+        expect.objectContaining({ sourceId: 'sub/.ctx', status: 'skipped', reason: 'excluded' }),
+      ]);
+    }
+    // Given as the root itself: the same.
+    expect(await collect(scanFilesystem({ roots: [join(project, '.ctx')] }))).toEqual([
+      expect.objectContaining({ sourceId: '.', status: 'skipped', reason: 'excluded' }),
+    ]);
   });
 
   it('reports a file deleted during the scan as vanished and carries on', async () => {

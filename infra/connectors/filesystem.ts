@@ -2,6 +2,7 @@ import type { Dirent, Stats } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ValidationError } from '../../src/errors.js';
+import { DATA_DIR_MARKER_FILE, isDataDirMarker } from '../dataDirMarker.js';
 import { detectContentType } from '../chunking/contentTypes.js';
 import { decodeText, looksBinary } from './fileContent.js';
 import { isInsideRoot, readInsideRoot } from './readInsideRoot.js';
@@ -33,7 +34,8 @@ interface Walk {
 /**
  * Walks each root in path order and yields every file as scanned or skipped. It never throws for
  * one bad file: unreadable and vanished files are yielded as skipped. Excluded and gitignored
- * directories are not entered (their files are not yielded at all); `.git` is never entered.
+ * directories are not entered (their files are not yielded at all); `.git` is never entered, nor a
+ * data directory of the ledger (yielded as one skipped entry; see infra/dataDirMarker.ts).
  * Symbolic links are followed only when their target lies inside the root.
  * @throws ValidationError when a root does not exist or is not a directory.
  */
@@ -86,7 +88,22 @@ async function* walkDirectory(
     yield skipped(walk, directory, relativeDirectory, reasonOf(error), describeError(error));
     return;
   }
-  const rules = await rulesFor(walk, directory, relativeDirectory, entries, inheritedRules);
+  const gitignore = await gitignoreOf(walk, directory, entries);
+  // The ledger's keys and database, its own or another's: never read, whatever the options.
+  if (gitignore !== null && isDataDirMarker(gitignore)) {
+    yield skipped(
+      walk,
+      directory,
+      relativeDirectory || '.',
+      'excluded',
+      'a Context Ledger data directory (its database and keys)',
+    );
+    return;
+  }
+  const rules =
+    walk.respectGitignore && gitignore !== null
+      ? inheritedRules.withFile(relativeDirectory, gitignore)
+      : inheritedRules;
 
   for (const entry of entries) {
     if (entry.name === '.git') continue;
@@ -116,21 +133,22 @@ async function* walkDirectory(
   }
 }
 
-const rulesFor = async (
+/** The directory's own `.gitignore`, when it has a readable one. */
+const gitignoreOf = async (
   walk: Walk,
   directory: string,
-  relativeDirectory: string,
   entries: readonly Dirent[],
-  inherited: GitignoreRules,
-): Promise<GitignoreRules> => {
-  if (!walk.respectGitignore || !entries.some((entry) => entry.name === '.gitignore' && entry.isFile())) {
-    return inherited;
-  }
+): Promise<string | null> => {
+  if (!entries.some((entry) => entry.name === DATA_DIR_MARKER_FILE && entry.isFile())) return null;
   try {
-    const read = await readInsideRoot(join(directory, '.gitignore'), walk.realRoot, walk.maxFileBytes);
-    return 'content' in read ? inherited.withFile(relativeDirectory, read.content.toString('utf8')) : inherited;
+    const read = await readInsideRoot(
+      join(directory, DATA_DIR_MARKER_FILE),
+      walk.realRoot,
+      walk.maxFileBytes,
+    );
+    return 'content' in read ? read.content.toString('utf8') : null;
   } catch {
-    return inherited;
+    return null;
   }
 };
 

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { isSealed, isSecretField, type Sealed } from '../../src/domain/secrets.js';
 import { AppError } from '../../src/errors.js';
 import type { SecretBox } from '../../src/ports/secretBox.js';
+import { markDataDir } from '../dataDirMarker.js';
 
 /** Where the master key comes from: the configured key, else a file in the data directory. */
 interface KeySettings {
@@ -38,6 +39,7 @@ export const ensureSecretsKeyFile = async (config: KeySettings, hasSealedData: (
   if (existsSync(file)) return;
   if (await hasSealedData()) throw new SecretsKeyMissingError(path.resolve(file));
   mkdirSync(config.storage.dataDir, { recursive: true });
+  markDataDir(config.storage.dataDir);
   try {
     writeFileSync(file, randomBytes(32).toString('hex'), { mode: 0o600, flag: 'wx' });
   } catch (error) {

@@ -17,6 +17,7 @@ import { position, START } from '../../src/domain/position.js';
 import { AppError } from '../../src/errors.js';
 import { PGLITE_EXTENSIONS } from './database.js';
 import { lockDataDir } from './dataDirLock.js';
+import { DATA_DIR_MARKER_FILE, isDataDirMarker } from '../dataDirMarker.js';
 
 /**
  * A backup of an embedded data directory is one gzip file: a magic line, a manifest line, then the
@@ -193,7 +194,14 @@ const stage = async (staging: string, manifest: BackupManifest, files: Map<strin
   }
 };
 
-const isEmptyDir = (dir: string) => !existsSync(dir) || readdirSync(dir).every((name) => name === LOCK_FILE);
+/** Empty, or holding only the lock or the data directory's mark (as a first open leaves it). */
+const isEmptyDir = (dir: string) =>
+  !existsSync(dir) ||
+  readdirSync(dir).every(
+    (name) =>
+      name === LOCK_FILE ||
+      (name === DATA_DIR_MARKER_FILE && isDataDirMarker(readFileSync(path.join(dir, name), 'utf8'))),
+  );
 
 /**
  * Restores a backup into `dataDir`: into a new folder beside it first, opened and checked against

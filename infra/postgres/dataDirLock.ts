@@ -16,6 +16,7 @@ import path from 'node:path';
 import { AppError } from '../../src/errors.js';
 import { isSecret } from '../crypto/serverProof.js';
 import { keepDataDirPrivate } from './privateFiles.js';
+import { markDataDir } from '../dataDirMarker.js';
 
 const isRunning = (pid: number): boolean => {
   try {
@@ -67,6 +68,7 @@ const createWith = (file: string, content: string) => {
  */
 export const lockDataDir = (dataDir: string): { release(): void } => {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  markDataDir(dataDir);
   const file = path.join(dataDir, 'ctx.lock');
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
@@ -183,6 +185,7 @@ export const dataDirHolder = (dataDir: string): DataDirHolder | null => {
  * returned function removes it.
  */
 export const advertiseServer = (dataDir: string, server: AdvertisedServer): (() => void) => {
+  markDataDir(dataDir);
   const file = path.join(dataDir, SERVER_FILE);
   const content = JSON.stringify({ pid: process.pid, ...server });
   const draft = `${file}.${process.pid}.tmp`;

@@ -1,0 +1,27 @@
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+
+/**
+ * A data directory holds the ledger's database and keys (`secrets.key`, `server.json`'s secret).
+ * It is marked by a `.gitignore` that ignores everything in it: git never commits it, and the
+ * ledger's scans never enter it (infra/connectors/filesystem.ts), whatever their options, wherever
+ * it lies under a folder being ingested (`./.ctx`, the default, under `ctx ingest .`).
+ */
+export const DATA_DIR_MARKER_FILE = '.gitignore';
+
+const FIRST_LINE =
+  '# A Context Ledger data directory: its database and keys. Never committed, never ingested.';
+
+export const DATA_DIR_MARKER = `${FIRST_LINE}\n*\n`;
+
+/** Whether a `.gitignore`'s content is the mark of a data directory. */
+export const isDataDirMarker = (content: string): boolean => content.startsWith(FIRST_LINE);
+
+/** Marks `dataDir` (which exists) unless it has a `.gitignore` already; a user's own is left as it is. */
+export const markDataDir = (dataDir: string): void => {
+  try {
+    writeFileSync(path.join(dataDir, DATA_DIR_MARKER_FILE), DATA_DIR_MARKER, { flag: 'wx', mode: 0o600 });
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+};
