@@ -382,9 +382,12 @@ const environmentOverrides = (env: NodeJS.ProcessEnv, origins: Origins): Layer =
   return overrides;
 };
 
+/** The name of the configuration file `ctx` reads from the working directory. */
+export const CONFIG_FILE_NAME = 'ctx.toml';
+
 /** The `ctx.toml` of the working directory, if there is one. */
 export const discoverConfigFile = (cwd: string = process.cwd()): string | undefined => {
-  const file = path.join(cwd, 'ctx.toml');
+  const file = path.join(cwd, CONFIG_FILE_NAME);
   return existsSync(file) ? file : undefined;
 };
 

@@ -143,7 +143,7 @@ describe('filesystem connector', () => {
     expect(ids).toEqual(expect.arrayContaining(['app.log', 'build/out.js', 'src/secret.txt']));
   });
 
-  it("never enters a data directory of the ledger, whatever the options, and says it passed over it", async () => {
+  it('never reads a data directory or a configuration file of the ledger, whatever the options, and says so', async () => {
     const project = makeTemporaryDirectory();
     writeTree(project, {
       'notes.md': '# Notes\n',
@@ -154,6 +154,7 @@ describe('filesystem connector', () => {
       'sub/.ctx/server.json': '{"secret":"s"}',
       'sub/.gitignore': '# a gitignore of its own\n*.tmp\n',
       'sub/a.md': '# A\n',
+      'ctx.toml': '[auth]\njwt_secret = "a secret of at least 32 characters"\n',
     });
     for (const options of [{}, { respectGitignore: false, exclude: [] }]) {
       const items = await collect(scanFilesystem({ roots: [project], ...options }));
@@ -162,6 +163,11 @@ describe('filesystem connector', () => {
         expect.objectContaining({ sourceId: '.ctx', status: 'skipped', reason: 'excluded', detail: 'a Context Ledger data directory (its database and keys)' }),
         expect.objectContaining({ sourceId: 'sub/.ctx', status: 'skipped', reason: 'excluded' }),
       ]);
+      expect(items.find((item) => item.sourceId === 'ctx.toml')).toMatchObject({
+        status: 'skipped',
+        reason: 'excluded',
+        detail: 'a Context Ledger configuration file (it may hold keys)',
+      });
     }
     // Given as the root itself: the same.
     expect(await collect(scanFilesystem({ roots: [join(project, '.ctx')] }))).toEqual([

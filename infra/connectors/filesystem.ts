@@ -1,6 +1,7 @@
 import type { Dirent, Stats } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { CONFIG_FILE_NAME } from '../../src/config.js';
 import { ValidationError } from '../../src/errors.js';
 import { DATA_DIR_MARKER_FILE, isDataDirMarker } from '../dataDirMarker.js';
 import { detectContentType } from '../chunking/contentTypes.js';
@@ -35,7 +36,8 @@ interface Walk {
  * Walks each root in path order and yields every file as scanned or skipped. It never throws for
  * one bad file: unreadable and vanished files are yielded as skipped. Excluded and gitignored
  * directories are not entered (their files are not yielded at all); `.git` is never entered, nor a
- * data directory of the ledger (yielded as one skipped entry; see infra/dataDirMarker.ts).
+ * data directory of the ledger (yielded as one skipped entry; see infra/dataDirMarker.ts), and a
+ * configuration file of the ledger (`ctx.toml`, which may hold its keys) is never read.
  * Symbolic links are followed only when their target lies inside the root.
  * @throws ValidationError when a root does not exist or is not a directory.
  */
@@ -120,6 +122,10 @@ async function* walkDirectory(
       walk.visited.add(target.realPath);
       yield* walkDirectory(walk, absolutePath, sourceId, rules);
     } else if (target.type === 'file') {
+      if (entry.name === CONFIG_FILE_NAME) {
+        yield skipped(walk, absolutePath, sourceId, 'excluded', 'a Context Ledger configuration file (it may hold keys)');
+        continue;
+      }
       if (rules.ignores(sourceId, false)) {
         yield skipped(walk, absolutePath, sourceId, 'excluded', 'ignored by .gitignore');
         continue;

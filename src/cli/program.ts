@@ -1,7 +1,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Argument, Command, CommanderError, Option } from 'commander';
-import { discoverConfigFile, loadConfig, type Config } from '../config.js';
+import { CONFIG_FILE_NAME, discoverConfigFile, loadConfig, type Config } from '../config.js';
 import { configTemplate } from '../configTemplate.js';
 import { ValidationError } from '../errors.js';
 import { ensureFreeAddress } from './freePort.js';
@@ -172,7 +172,7 @@ export const buildCli = (): Command => {
     .description('write a ctx.toml with every setting at its default, commented')
     .option('--force', 'replace an existing file')
     .action((options: { force?: boolean }, command: Command) => {
-      const file = command.optsWithGlobals<GlobalOptions>().config ?? path.join(process.cwd(), 'ctx.toml');
+      const file = command.optsWithGlobals<GlobalOptions>().config ?? path.join(process.cwd(), CONFIG_FILE_NAME);
       if (existsSync(file) && !options.force) throw new ValidationError(`${file} exists; --force replaces it`);
       writeFileSync(file, configTemplate());
       print(`wrote ${file}`);

@@ -27,23 +27,26 @@ describe('ctx ingest and ctx index read only inside ingest.roots', () => {
     expect(JSON.parse(history.stdout)).toEqual({ events: [], next_cursor: null });
   }, 300_000);
 
-  it('never reads its data directory in the folder it ingests: its keys stay out of the index and out of git', async () => {
+  it('never reads its data directory or configuration in the folder it ingests: its keys stay out of the index and out of git', async () => {
     const project = tempDataDir('ctx-own-data-');
     writeFileSync(path.join(project, 'notes.md'), '# Notes\n');
     execFileSync('git', ['init', '-q'], { cwd: project });
+    // Its configuration, where a team may keep auth.jwt_secret, is not read either.
+    expect((await runCtx(['init'], {}, { cwd: project })).code).toBe(0);
     // The default data directory, ./.ctx, is made by the first run; the second finds its key there.
     for (const run of ['first', 'second']) {
       const ingested = await runCtx(['ingest', '.'], KEYWORD_ONLY, { cwd: project });
       expect(ingested.code, `${run}: ${ingested.stderr}`).toBe(0);
-      expect(ingested.stdout, run).toMatch(/^2 files: (1 new, 0 updated, 0 unchanged|0 new, 0 updated, 1 unchanged), 1 skipped/);
+      expect(ingested.stdout, run).toMatch(/^3 files: (1 new, 0 updated, 0 unchanged|0 new, 0 updated, 1 unchanged), 2 skipped/);
       expect(ingested.stdout, run).toContain('.ctx: excluded: a Context Ledger data directory (its database and keys)');
+      expect(ingested.stdout, run).toContain('ctx.toml: excluded: a Context Ledger configuration file (it may hold keys)');
     }
     const key = readFileSync(path.join(project, '.ctx', 'secrets.key'), 'utf8');
     const found = await runCtx(['search', key, '--mode', 'keyword', '--json'], KEYWORD_ONLY, { cwd: project });
     expect(found.code, found.stderr).toBe(0);
     expect(JSON.parse(found.stdout)).toMatchObject({ results: [] });
     const untracked = execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: project, encoding: 'utf8' });
-    expect(untracked.split('\n').filter(Boolean)).toEqual(['?? notes.md']);
+    expect(untracked.split('\n').filter(Boolean)).toEqual(['?? ctx.toml', '?? notes.md']);
   }, 180_000);
 
   it('ingests a folder of the working directory, as the quick tour does', async () => {
