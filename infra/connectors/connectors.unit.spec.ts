@@ -276,6 +276,7 @@ describe('git connector', () => {
       'src/app.ts': 'export const version = 2;\n',
       'docs/read me.md': 'Spaces in the name.\n',
       'data/big.csv': 'a,b\n'.repeat(500),
+      'deploy/ctx.toml': '[auth]\njwt_secret = "a secret of at least 32 characters"\n',
     });
     symlinkSync('README.md', join(repository, 'link.md'));
     git(['add', '.']);
@@ -305,14 +306,18 @@ describe('git connector', () => {
       expect(z.iso.datetime({ offset: true }).safeParse(file.updatedAt).success).toBe(true);
   });
 
-  it('skips binary, oversized and symbolic-link entries and does not list excluded directories', async () => {
-    const items = await scan();
+  it('skips binary, oversized and symbolic-link entries and a ctx.toml, and does not list excluded directories', async () => {
+    const items = await scan({ exclude: [] });
     expect(skipReasons(items)).toEqual({
       'data/big.csv': 'too_large',
+      'deploy/ctx.toml': 'excluded',
       'link.md': 'excluded',
       'logo.png': 'binary',
     });
-    expect(items.some((item) => item.sourceId.startsWith('node_modules/'))).toBe(false);
+    expect(items.find((item) => item.sourceId === 'deploy/ctx.toml')).toMatchObject({
+      detail: 'a Context Ledger configuration file (it may hold keys)',
+    });
+    expect((await scan()).some((item) => item.sourceId.startsWith('node_modules/'))).toBe(false);
   });
 
   it('builds source links from the template, encoding the path', async () => {

@@ -1,7 +1,6 @@
 import type { Dirent, Stats } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { CONFIG_FILE_NAME } from '../../src/config.js';
 import { ValidationError } from '../../src/errors.js';
 import { DATA_DIR_MARKER_FILE, isDataDirMarker } from '../dataDirMarker.js';
 import { detectContentType } from '../chunking/contentTypes.js';
@@ -9,7 +8,13 @@ import { decodeText, looksBinary } from './fileContent.js';
 import { isInsideRoot, readInsideRoot } from './readInsideRoot.js';
 import { GitignoreRules } from './gitignoreRules.js';
 import { createPathFilter, type PathFilter } from './pathFilter.js';
-import { DEFAULT_MAX_FILE_BYTES, type ScannedFile, type SkippedFile, type SkipReason } from './types.js';
+import {
+  DEFAULT_MAX_FILE_BYTES,
+  ledgerConfigurationSkip,
+  type ScannedFile,
+  type SkippedFile,
+  type SkipReason,
+} from './types.js';
 
 export interface FilesystemScanOptions {
   readonly roots: readonly string[];
@@ -122,8 +127,9 @@ async function* walkDirectory(
       walk.visited.add(target.realPath);
       yield* walkDirectory(walk, absolutePath, sourceId, rules);
     } else if (target.type === 'file') {
-      if (entry.name === CONFIG_FILE_NAME) {
-        yield skipped(walk, absolutePath, sourceId, 'excluded', 'a Context Ledger configuration file (it may hold keys)');
+      const ledgerConfiguration = ledgerConfigurationSkip(sourceId);
+      if (ledgerConfiguration) {
+        yield skipped(walk, absolutePath, sourceId, 'excluded', ledgerConfiguration);
         continue;
       }
       if (rules.ignores(sourceId, false)) {

@@ -6,7 +6,13 @@ import { decodeText, looksBinary } from './fileContent.js';
 import { GitCommandError, runGit } from './gitCli.js';
 import { lastChanges, listTree, readBlobs, type LastChange, type TreeEntry } from './gitObjects.js';
 import { createPathFilter, type PathFilter } from './pathFilter.js';
-import { DEFAULT_MAX_FILE_BYTES, type GitFile, type SkippedFile, type SkipReason } from './types.js';
+import {
+  DEFAULT_MAX_FILE_BYTES,
+  ledgerConfigurationSkip,
+  type GitFile,
+  type SkippedFile,
+  type SkipReason,
+} from './types.js';
 
 export interface GitScanOptions {
   /** A local working copy or bare repository. */
@@ -130,6 +136,8 @@ const skipReasonOf = (
 ): { reason: SkipReason; detail: string } | null => {
   if (entry.type === 'commit') return { reason: 'excluded', detail: 'submodule' };
   if (entry.mode === '120000') return { reason: 'excluded', detail: 'symbolic link' };
+  const ledgerConfiguration = ledgerConfigurationSkip(entry.path);
+  if (ledgerConfiguration) return { reason: 'excluded', detail: ledgerConfiguration };
   const rejection = filter.rejectionOf(entry.path);
   if (rejection) return { reason: 'excluded', detail: rejection };
   if (entry.size !== null && entry.size > maxFileBytes) {
