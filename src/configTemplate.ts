@@ -126,7 +126,8 @@ refresh_ttl_s = ${d.auth.refreshTtlS}
 # secrets_key = "at least 32 characters"   # seals connector secrets and annotation notes
 
 [ingest]
-# Folders ctx ingest, indexed repositories and local connectors may read (default: the working directory).
+# Folders ctx ingest, indexed repositories and local connectors may read (default: the working directory,
+# unless that is / or the home folder or above it: then none).
 # Setting them replaces the default: list the working directory too if it should stay readable.
 # Or in the environment: CTX_INGEST__ROOTS=.,/srv/repos
 # roots = [".", "/srv/repos"]

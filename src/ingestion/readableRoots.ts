@@ -1,4 +1,5 @@
 import { realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
 import path from 'node:path';
 import type { Config } from '../config.js';
 import { ValidationError } from '../errors.js';
@@ -42,13 +43,18 @@ const howToAllow = (what: string) =>
   'under [ingest] in ctx.toml, keeping the folders already there (unset, it is the working directory), ' +
   'or set CTX_INGEST__ROOTS to the folders, comma-separated; or run ctx from a folder that holds it';
 
-export const readableRoots = (roots: readonly string[], cwd = process.cwd()): ReadableRoots => {
+/**
+ * `roots` resolved against `cwd`; `noRootsBecause` says why there are none (see readableRootsOf), and
+ * every path is then refused with it.
+ */
+export const readableRoots = (roots: readonly string[], cwd = process.cwd(), noRootsBecause?: string): ReadableRoots => {
   const absolute = roots.map((root) => path.resolve(cwd, root));
   const refuse = (message: string, given: string, field: string, suggestion: string) =>
     new ValidationError(message, { field, value: given, setting: ROOTS_SETTING, suggestion });
   const outside = (problem: string, given: string, field: string, what: string) => {
     const fix = howToAllow(what);
-    return refuse(`Path '${given}' ${problem} the folders ingestion may read (setting ${ROOTS_SETTING}). ${fix}.`, given, field, fix);
+    const why = absolute.length === 0 && noRootsBecause ? `: ${noRootsBecause}` : '';
+    return refuse(`Path '${given}' ${problem} the folders ingestion may read (setting ${ROOTS_SETTING})${why}. ${fix}.`, given, field, fix);
   };
   return {
     roots: absolute,
@@ -67,8 +73,27 @@ export const readableRoots = (roots: readonly string[], cwd = process.cwd()): Re
 };
 
 /**
- * The deployment's roots: `ingest.roots`, or the older one-folder `api.connectors_root`, or else the
- * working directory. Relative roots are taken from the working directory.
+ * What a working directory is when it is too broad to read unless named: the filesystem's root, or
+ * the home folder or one above it, where a desktop client often starts `ctx mcp`. Read by default,
+ * it would let any agent connected have the user's keys (`~/.ssh`, `~/.aws`) ingested and searched.
  */
-export const readableRootsOf = (config: Pick<Config, 'ingest' | 'api'>, cwd = process.cwd()): ReadableRoots =>
-  readableRoots(config.ingest.roots ?? (config.api.connectorsRoot ? [config.api.connectorsRoot] : [cwd]), cwd);
+const tooBroadToRead = (cwd: string): string | undefined => {
+  const real = realPathOf(path.resolve(cwd));
+  if (path.dirname(real) === real) return "the filesystem's root";
+  const home = realPathOf(homedir());
+  if (real === home) return 'the home folder';
+  return inside(real, home) ? 'a folder above the home folder' : undefined;
+};
+
+/**
+ * The deployment's roots: `ingest.roots`, or the older one-folder `api.connectors_root`, or else the
+ * working directory, unless that is too broad to read unless named (then none). Relative roots are
+ * taken from the working directory.
+ */
+export const readableRootsOf = (config: Pick<Config, 'ingest' | 'api'>, cwd = process.cwd()): ReadableRoots => {
+  const configured = config.ingest.roots ?? (config.api.connectorsRoot ? [config.api.connectorsRoot] : undefined);
+  if (configured) return readableRoots(configured, cwd);
+  const broad = tooBroadToRead(cwd);
+  if (!broad) return readableRoots([cwd], cwd);
+  return readableRoots([], cwd, `it is unset, and ctx runs from ${cwd}, ${broad}, which is not read unless named`);
+};

@@ -1,4 +1,5 @@
 import { mkdirSync, symlinkSync } from 'node:fs';
+import { homedir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { tempDataDir } from '../../test/support/ledger.js';
@@ -49,6 +50,30 @@ describe('readable roots', () => {
     expect(of({ CTX_INGEST__ROOTS: `root, ${path.join(base, 'outside')}` })).toEqual([root, path.join(base, 'outside')]);
     expect(of({ CTX_API__CONNECTORS_ROOT: root })).toEqual([root]);
     expect(of({})).toEqual([base]);
+    expect(readableRootsOf(loadConfig({ env: { CTX_INGEST__ROOTS: '/' } }), '/').roots).toEqual(['/']);
+  });
+
+  it.each([
+    ["the filesystem's root", () => '/'],
+    ['the home folder', () => homedir()],
+    ['a folder above the home folder', () => path.dirname(homedir())],
+  ])('reads nothing by default when ctx runs from %s, and says why', (what, cwdOf) => {
+    const previousHome = process.env.HOME;
+    process.env.HOME = path.join(root, 'repo');
+    try {
+      const cwd = cwdOf();
+      const fromThere = readableRootsOf(loadConfig({ env: {} }), cwd);
+      expect(fromThere.roots).toEqual([]);
+      expect(() => fromThere.resolve(path.join(homedir(), '.ssh', 'id_rsa'))).toThrow(
+        `(setting ingest.roots): it is unset, and ctx runs from ${cwd}, ${what}, which is not read unless named.`,
+      );
+      // A project folder below the home folder is read, as before.
+      expect(readableRootsOf(loadConfig({ env: {} }), path.join(homedir(), 'project')).roots).toEqual([
+        path.join(homedir(), 'project'),
+      ]);
+    } finally {
+      process.env.HOME = previousHome;
+    }
     expect(() => loadConfig({ env: { CTX_INGEST__ROOTS: root, CTX_API__CONNECTORS_ROOT: root } })).toThrow(
       /older name of ingest\.roots/,
     );

@@ -120,6 +120,49 @@ describe('MCP over stdio', () => {
   });
 });
 
+describe('`ctx mcp` started from the home folder, as a desktop client may start it', () => {
+  it("lets no agent have the user's keys read into the index, until ingest.roots names a folder", async () => {
+    const home = mkdtempSync(path.join(tmpdir(), 'ctx-home-'));
+    mkdirSync(path.join(home, '.ssh'));
+    const key = path.join(home, '.ssh', 'id_ed25519');
+    writeFileSync(key, '-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ\n');
+    mkdirSync(path.join(home, 'project'));
+    writeFileSync(path.join(home, 'project', 'plan.md'), '# Plan\n\nShip it.\n');
+    const connect = async (env: Record<string, string>) => {
+      const { command, args } = ctxCommand(['mcp', '--data-dir', tempDataDir()]);
+      const client = new Client({ name: 'desktop', version: '1.0.0' });
+      const environment = { ...process.env, HOME: home, CTX_EMBEDDINGS__PROVIDER: 'none', ...env };
+      await client.connect(new StdioClientTransport({ command, args, cwd: home, env: environment, stderr: 'pipe' }));
+      return client;
+    };
+    const ingest = (client: Client, paths: string[]) => client.callTool({ name: 'documents.ingest', arguments: { paths } });
+    const found = async (client: Client, query: string) =>
+      ((await client.callTool({ name: 'context.search', arguments: { query, mode: 'keyword' } })) as { content: { text: string }[] })
+        .content[0]!.text;
+
+    const unset = await connect({});
+    try {
+      const refused = (await ingest(unset, [key])) as { isError?: boolean; content: { text: string }[] };
+      expect(refused.isError).toBe(true);
+      expect(refused.content[0]!.text).toContain(
+        `(setting ingest.roots): it is unset, and ctx runs from ${home}, the home folder, which is not read unless named.`,
+      );
+      expect(await found(unset, 'OPENSSH PRIVATE KEY')).toMatch(/no results/i);
+    } finally {
+      await unset.close();
+    }
+
+    const named = await connect({ CTX_INGEST__ROOTS: path.join(home, 'project') });
+    try {
+      expect(structured(await ingest(named, [path.join(home, 'project')]))).toMatchObject({ created: 1 });
+      expect(await found(named, 'ship')).toContain('plan.md');
+      expect((await ingest(named, [key])) as { isError?: boolean }).toMatchObject({ isError: true });
+    } finally {
+      await named.close();
+    }
+  }, 120_000);
+});
+
 describe('engine://files over stdio', () => {
   it('exposes files ingested from outside the working directory, by their absolute path', async () => {
     const dataDir = tempDataDir();

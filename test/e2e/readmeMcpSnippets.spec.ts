@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
@@ -13,6 +13,7 @@ const README = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
 interface ServerEntry {
   command?: string;
   args?: string[];
+  env?: Record<string, string>;
   url?: string;
 }
 
@@ -40,19 +41,30 @@ describe("README's MCP client configurations", () => {
   });
 
   it.each(snippets().filter((e) => e.command).map((e) => [e.args!.join(' '), e] as const))(
-    'starts %s, which lists the tools',
+    'starts %s, which lists the tools and ingests the project it names',
     async (_args, entry) => {
       const dataDir = tempDataDir();
-      const args = entry.args!.map((arg) =>
-        arg.replace('/path/to/context-ledger', ROOT).replace('/path/to/.ctx', dataDir),
-      );
+      const project = tempDataDir('ctx-project-');
+      writeFileSync(path.join(project, 'plan.md'), '# Plan\n');
+      const placeholders = (value: string) =>
+        value.replace('/path/to/context-ledger', ROOT).replace('/path/to/.ctx', dataDir).replace('/path/to/your/project', project);
+      const args = entry.args!.map(placeholders);
+      const env = Object.fromEntries(Object.entries(entry.env ?? {}).map(([name, value]) => [name, placeholders(value)]));
       const client = new Client({ name: 'readme-stdio', version: '1.0.0' });
       // A desktop client starts it from a folder of its own.
       await client.connect(
-        new StdioClientTransport({ command: entry.command!, args, cwd: tempDataDir('ctx-client-'), stderr: 'pipe' }),
+        new StdioClientTransport({
+          command: entry.command!,
+          args,
+          cwd: tempDataDir('ctx-client-'),
+          env: { ...process.env, CTX_EMBEDDINGS__PROVIDER: 'none', ...env },
+          stderr: 'pipe',
+        }),
       );
       try {
         expect((await client.listTools()).tools.map((t) => t.name)).toContain('context.search');
+        const ingested = await client.callTool({ name: 'documents.ingest', arguments: { paths: [project] } });
+        expect(ingested).toMatchObject({ structuredContent: { created: 1 } });
       } finally {
         await client.close();
       }
