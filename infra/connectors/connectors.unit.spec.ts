@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -175,6 +176,33 @@ describe('filesystem connector', () => {
     ]);
   });
 
+  it('passes over environment files and private keys whatever the options, and reads their examples', async () => {
+    const project = makeTemporaryDirectory();
+    const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' });
+    const ed25519 = generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+    writeTree(project, {
+      '.env': 'DATABASE_URL=postgres://app:hunter2@db/app\n',
+      'deploy/.env.production': 'STRIPE_KEY=sk_live_0123\n',
+      '.env.example': 'DATABASE_URL=postgres://user:password@localhost/app\n',
+      'keys/deploy.pem': rsa,
+      'keys/signing': `# the release signing key\n${ed25519}`,
+      'docs/tls.md': '# TLS\n\nPut the key in `server.key`:\n\n```\n-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----\n```\n',
+    });
+    for (const options of [{}, { respectGitignore: false, exclude: [] }]) {
+      const items = await collect(scanFilesystem({ roots: [project], ...options }));
+      expect(scanned(items).map((file) => file.sourceId)).toEqual(['.env.example', 'docs/tls.md']);
+      const details = Object.fromEntries(
+        items.filter((item): item is SkippedFile => item.status === 'skipped').map((item) => [item.sourceId, item.detail]),
+      );
+      expect(details).toEqual({
+        '.env': 'an environment file (it may hold secrets)',
+        'deploy/.env.production': 'an environment file (it may hold secrets)',
+        'keys/deploy.pem': 'it holds a private key',
+        'keys/signing': 'it holds a private key',
+      });
+    }
+  });
+
   it('reports a file deleted during the scan as vanished and carries on', async () => {
     const directory = makeTemporaryDirectory();
     writeTree(directory, { 'a.txt': 'a', 'b.txt': 'b', 'c.txt': 'c' });
@@ -277,6 +305,8 @@ describe('git connector', () => {
       'docs/read me.md': 'Spaces in the name.\n',
       'data/big.csv': 'a,b\n'.repeat(500),
       'deploy/ctx.toml': '[auth]\njwt_secret = "a secret of at least 32 characters"\n',
+      'deploy/.env': 'API_TOKEN=0123456789\n',
+      'deploy/id_rsa': generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs1', format: 'pem' }),
     });
     symlinkSync('README.md', join(repository, 'link.md'));
     git(['add', '.']);
@@ -306,17 +336,20 @@ describe('git connector', () => {
       expect(z.iso.datetime({ offset: true }).safeParse(file.updatedAt).success).toBe(true);
   });
 
-  it('skips binary, oversized and symbolic-link entries and a ctx.toml, and does not list excluded directories', async () => {
+  it('skips binary, oversized and symbolic-link entries and secrets, and does not list excluded directories', async () => {
     const items = await scan({ exclude: [] });
     expect(skipReasons(items)).toEqual({
       'data/big.csv': 'too_large',
+      'deploy/.env': 'excluded',
       'deploy/ctx.toml': 'excluded',
+      'deploy/id_rsa': 'excluded',
       'link.md': 'excluded',
       'logo.png': 'binary',
     });
     expect(items.find((item) => item.sourceId === 'deploy/ctx.toml')).toMatchObject({
       detail: 'a Context Ledger configuration file (it may hold keys)',
     });
+    expect(items.find((item) => item.sourceId === 'deploy/id_rsa')).toMatchObject({ detail: 'it holds a private key' });
     expect((await scan()).some((item) => item.sourceId.startsWith('node_modules/'))).toBe(false);
   });
 

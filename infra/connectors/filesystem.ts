@@ -7,10 +7,10 @@ import { detectContentType } from '../chunking/contentTypes.js';
 import { decodeText, looksBinary } from './fileContent.js';
 import { isInsideRoot, readInsideRoot } from './readInsideRoot.js';
 import { GitignoreRules } from './gitignoreRules.js';
+import { secretFileByContent, secretFileByName } from './secretFiles.js';
 import { createPathFilter, type PathFilter } from './pathFilter.js';
 import {
   DEFAULT_MAX_FILE_BYTES,
-  ledgerConfigurationSkip,
   type ScannedFile,
   type SkippedFile,
   type SkipReason,
@@ -41,8 +41,8 @@ interface Walk {
  * Walks each root in path order and yields every file as scanned or skipped. It never throws for
  * one bad file: unreadable and vanished files are yielded as skipped. Excluded and gitignored
  * directories are not entered (their files are not yielded at all); `.git` is never entered, nor a
- * data directory of the ledger (yielded as one skipped entry; see infra/dataDirMarker.ts), and a
- * configuration file of the ledger (`ctx.toml`, which may hold its keys) is never read.
+ * data directory of the ledger (yielded as one skipped entry; see infra/dataDirMarker.ts); files
+ * holding secrets are skipped whatever the options (see secretFiles.ts).
  * Symbolic links are followed only when their target lies inside the root.
  * @throws ValidationError when a root does not exist or is not a directory.
  */
@@ -127,9 +127,9 @@ async function* walkDirectory(
       walk.visited.add(target.realPath);
       yield* walkDirectory(walk, absolutePath, sourceId, rules);
     } else if (target.type === 'file') {
-      const ledgerConfiguration = ledgerConfigurationSkip(sourceId);
-      if (ledgerConfiguration) {
-        yield skipped(walk, absolutePath, sourceId, 'excluded', ledgerConfiguration);
+      const secret = secretFileByName(sourceId);
+      if (secret) {
+        yield skipped(walk, absolutePath, sourceId, 'excluded', secret);
         continue;
       }
       if (rules.ignores(sourceId, false)) {
@@ -196,12 +196,15 @@ const readEntry = async (
     if ('reason' in read) return skipped(walk, absolutePath, sourceId, read.reason, read.detail);
     const { content, stats } = read;
     if (looksBinary(content)) return skipped(walk, absolutePath, sourceId, 'binary', null);
+    const body = decodeText(content);
+    const secret = secretFileByContent(body);
+    if (secret) return skipped(walk, absolutePath, sourceId, 'excluded', secret);
     return {
       status: 'scanned',
       root: walk.root,
       sourceId,
       absolutePath,
-      body: decodeText(content),
+      body,
       bytes: content.length,
       modifiedAt: stats.mtime.toISOString(),
       contentType: detectContentType(sourceId),

@@ -6,9 +6,9 @@ import { decodeText, looksBinary } from './fileContent.js';
 import { GitCommandError, runGit } from './gitCli.js';
 import { lastChanges, listTree, readBlobs, type LastChange, type TreeEntry } from './gitObjects.js';
 import { createPathFilter, type PathFilter } from './pathFilter.js';
+import { secretFileByContent, secretFileByName } from './secretFiles.js';
 import {
   DEFAULT_MAX_FILE_BYTES,
-  ledgerConfigurationSkip,
   type GitFile,
   type SkippedFile,
   type SkipReason,
@@ -110,6 +110,9 @@ const fileOf = (
   if (!content) return skipped(scan, entry.path, 'vanished', `object ${entry.objectId} is missing`);
   if (content.length > maxFileBytes) return skipped(scan, entry.path, 'too_large', `${content.length} bytes`);
   if (looksBinary(content)) return skipped(scan, entry.path, 'binary', null);
+  const body = decodeText(content);
+  const secret = secretFileByContent(body);
+  if (secret) return skipped(scan, entry.path, 'excluded', secret);
   // Only a shallow clone can lack a file's last change; the scanned commit's time is the best guess.
   const updatedAt = change?.authoredAt ?? scan.committedAt;
   return {
@@ -117,7 +120,7 @@ const fileOf = (
     root: scan.repository,
     sourceId: entry.path,
     absolutePath: join(scan.repository, entry.path),
-    body: decodeText(content),
+    body,
     bytes: content.length,
     modifiedAt: updatedAt,
     contentType: detectContentType(entry.path),
@@ -136,8 +139,8 @@ const skipReasonOf = (
 ): { reason: SkipReason; detail: string } | null => {
   if (entry.type === 'commit') return { reason: 'excluded', detail: 'submodule' };
   if (entry.mode === '120000') return { reason: 'excluded', detail: 'symbolic link' };
-  const ledgerConfiguration = ledgerConfigurationSkip(entry.path);
-  if (ledgerConfiguration) return { reason: 'excluded', detail: ledgerConfiguration };
+  const secret = secretFileByName(entry.path);
+  if (secret) return { reason: 'excluded', detail: secret };
   const rejection = filter.rejectionOf(entry.path);
   if (rejection) return { reason: 'excluded', detail: rejection };
   if (entry.size !== null && entry.size > maxFileBytes) {

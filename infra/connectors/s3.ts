@@ -10,6 +10,7 @@ import type { EndpointPolicy } from '../../src/domain/connectorEndpoints.js';
 import { checkRequest, connectorFailureIn, networkCodeIn, type ConnectorAgents } from './endpointGuard.js';
 import { onFirstUse } from '../../src/engine/onFirstUse.js';
 import { flag, optionalString, requiredString } from './settings.js';
+import { secretFileByContent, secretFileByName } from './secretFiles.js';
 
 const MAX_OBJECT_BYTES = 1024 * 1024;
 
@@ -92,7 +93,8 @@ export const createS3Source = (settings: Record<string, unknown>, { endpoints, a
     const { sdk, client } = await connect();
     const got = await client.send(new sdk.GetObjectCommand({ Bucket: bucket, Key: object.Key! }));
     const text = asText((await got.Body?.transformToByteArray()) ?? new Uint8Array());
-    if (text === null) return null;
+    // Passed over as a binary is: an environment file or a private key would be served to any reader.
+    if (text === null || secretFileByName(object.Key!) || secretFileByContent(text)) return null;
     const modified = (object.LastModified ?? new Date(0)).toISOString();
     const key = object.Key!;
     return {

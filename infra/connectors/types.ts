@@ -1,5 +1,3 @@
-import { CONFIG_FILE_NAME } from '../../src/config.js';
-
 /** Why a connector passed over a file instead of yielding its content. */
 export type SkipReason =
   | 'binary'
@@ -46,11 +44,3 @@ export interface GitFile extends ScannedFile {
 export const DEFAULT_EXCLUDES: readonly string[] = ['**/node_modules/**'];
 
 export const DEFAULT_MAX_FILE_BYTES = 1024 * 1024;
-
-/**
- * Why every connector passes over a `ctx.toml`, whatever its options: a configuration of the ledger
- * may hold `auth.jwt_secret` and API keys, which a search would serve; null for any other file.
- */
-export const ledgerConfigurationSkip = (path: string): string | null =>
-  path.split('/').pop() === CONFIG_FILE_NAME ? 'a Context Ledger configuration file (it may hold keys)' : null;
-

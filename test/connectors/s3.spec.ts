@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { CreateBucketCommand, DeleteObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
@@ -62,6 +63,9 @@ describeWith(MOTO, 'S3 connector against a moto server', () => {
     await put('docs/cache.txt', 'The widget cache expires after ten minutes.');
     await put('docs/logo.bin', new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]));
     await put('private/salaries.md', 'Outside the prefix: never synced.');
+    // Secrets, passed over whatever the settings: they would be served to any reader of the index.
+    await put('docs/.env', 'DATABASE_URL=postgres://app:hunter2@db/app\n');
+    await put('docs/deploy-key.pem', generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }));
     api = await startApiServer(LOOPBACK_SERVICES);
     token = api.token(ALL_SCOPES, 'acme');
     const added = await api.call('POST', '/connectors', {
@@ -105,7 +109,13 @@ describeWith(MOTO, 'S3 connector against a moto server', () => {
     expect(sourceIdsOf(events, 'DocumentRemoved')).toEqual([deletedId]);
     const completed = (await eventsSince(api, before, 'connector')).filter((e) => e.type === 'ConnectorSyncCompleted');
     const cursor = (completed[0]?.data as { cursor: unknown } | undefined)?.cursor as { etags: Record<string, string> };
-    expect(Object.keys(cursor.etags).sort()).toEqual(['docs/cache.txt', 'docs/logo.bin', 'docs/rollback.md']);
+    expect(Object.keys(cursor.etags).sort()).toEqual([
+      'docs/.env',
+      'docs/cache.txt',
+      'docs/deploy-key.pem',
+      'docs/logo.bin',
+      'docs/rollback.md',
+    ]);
 
     const found = await api.call('POST', '/search', { token, body: { query: 'rolling back router' } });
     expect((found.body.results as { metadata: { path: string } }[])[0]?.metadata.path).toBe('docs/rollback.md');
