@@ -183,6 +183,8 @@ describe('filesystem connector', () => {
     writeTree(project, {
       '.env': 'DATABASE_URL=postgres://app:hunter2@db/app\n',
       'deploy/.env.production': 'STRIPE_KEY=sk_live_0123\n',
+      'deploy/.envrc': 'export AWS_SECRET_ACCESS_KEY=abc\n',
+      'deploy/.environment.md': '# Our environments\n',
       '.env.example': 'DATABASE_URL=postgres://user:password@localhost/app\n',
       'keys/deploy.pem': rsa,
       'keys/signing': `# the release signing key\n${ed25519}`,
@@ -190,13 +192,14 @@ describe('filesystem connector', () => {
     });
     for (const options of [{}, { respectGitignore: false, exclude: [] }]) {
       const items = await collect(scanFilesystem({ roots: [project], ...options }));
-      expect(scanned(items).map((file) => file.sourceId)).toEqual(['.env.example', 'docs/tls.md']);
+      expect(scanned(items).map((file) => file.sourceId)).toEqual(['.env.example', 'deploy/.environment.md', 'docs/tls.md']);
       const details = Object.fromEntries(
         items.filter((item): item is SkippedFile => item.status === 'skipped').map((item) => [item.sourceId, item.detail]),
       );
       expect(details).toEqual({
         '.env': 'an environment file (it may hold secrets)',
         'deploy/.env.production': 'an environment file (it may hold secrets)',
+        'deploy/.envrc': 'an environment file (it may hold secrets)',
         'keys/deploy.pem': 'it holds a private key',
         'keys/signing': 'it holds a private key',
       });

@@ -5,8 +5,8 @@ import { CONFIG_FILE_NAME } from '../../src/config.js';
  * anyone who can search, an agent among them. Told by name before a file is read, by content after.
  */
 
-/** `.env` and `.env.production`, not the examples that document them (`.env.example`). */
-const ENVIRONMENT_FILE = /^\.env(\.[^/]+)?$/;
+/** `.env`, `.env.production` and direnv's `.envrc`, not the examples that document them (`.env.example`). */
+const ENVIRONMENT_FILE = /^\.env(rc|\.[^/]+)?$/;
 const ENVIRONMENT_EXAMPLE = /\.(example|sample|template|dist)$/;
 
 /**
