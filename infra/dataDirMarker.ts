@@ -1,4 +1,4 @@
-import { writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 /**
@@ -17,8 +17,17 @@ export const DATA_DIR_MARKER = `${FIRST_LINE}\n*\n`;
 /** Whether a `.gitignore`'s content is the mark of a data directory. */
 export const isDataDirMarker = (content: string): boolean => content.startsWith(FIRST_LINE);
 
-/** Marks `dataDir` (which exists) unless it has a `.gitignore` already; a user's own is left as it is. */
+/** What the ledger keeps in a data directory, drafts of its files included. */
+const isLedgerEntry = (name: string): boolean =>
+  ['pgdata', 'secrets.key'].includes(name) || name.startsWith('ctx.lock') || name.startsWith('server.json');
+
+/**
+ * Marks `dataDir` (which exists) when it holds nothing but the ledger's files: a folder of the
+ * user's given as `--data-dir` (a project, say) is not made one that git and ingestion pass over.
+ * A `.gitignore` already there, the mark or a user's own, is left as it is.
+ */
 export const markDataDir = (dataDir: string): void => {
+  if (!readdirSync(dataDir).every(isLedgerEntry)) return;
   try {
     writeFileSync(path.join(dataDir, DATA_DIR_MARKER_FILE), DATA_DIR_MARKER, { flag: 'wx', mode: 0o600 });
   } catch (error) {
