@@ -188,6 +188,7 @@ describe('filesystem connector', () => {
       '.env.example': 'DATABASE_URL=postgres://user:password@localhost/app\n',
       'keys/deploy.pem': rsa,
       'keys/signing': `# the release signing key\n${ed25519}`,
+      'secrets.key': 'e6ae63458819d4cd9e454d9f007c8c8c',
       'docs/tls.md': '# TLS\n\nPut the key in `server.key`:\n\n```\n-----BEGIN PRIVATE KEY-----\n...\n-----END PRIVATE KEY-----\n```\n',
     });
     for (const options of [{}, { respectGitignore: false, exclude: [] }]) {
@@ -202,6 +203,7 @@ describe('filesystem connector', () => {
         'deploy/.envrc': 'an environment file (it may hold secrets)',
         'keys/deploy.pem': 'it holds a private key',
         'keys/signing': 'it holds a private key',
+        'secrets.key': 'a key file',
       });
     }
   });

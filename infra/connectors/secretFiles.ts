@@ -20,6 +20,8 @@ const PRIVATE_KEY =
 export const secretFileByName = (path: string): string | null => {
   const name = path.split('/').pop() ?? '';
   if (name === CONFIG_FILE_NAME) return 'a Context Ledger configuration file (it may hold keys)';
+  // The ledger's master key, in a data directory that is not marked (a folder of the user's).
+  if (name === 'secrets.key') return 'a key file';
   if (ENVIRONMENT_FILE.test(name) && !ENVIRONMENT_EXAMPLE.test(name))
     return 'an environment file (it may hold secrets)';
   return null;
