@@ -1,5 +1,6 @@
 import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { SECRETS_KEY_FILE } from '../src/domain/ledgerFiles.js';
 
 /**
  * A data directory holds the ledger's database and keys (`secrets.key`, `server.json`'s secret).
@@ -19,7 +20,7 @@ export const isDataDirMarker = (content: string): boolean => content.startsWith(
 
 /** What the ledger keeps in a data directory, drafts of its files included. */
 const isLedgerEntry = (name: string): boolean =>
-  ['pgdata', 'secrets.key'].includes(name) || name.startsWith('ctx.lock') || name.startsWith('server.json');
+  ['pgdata', SECRETS_KEY_FILE].includes(name) || name.startsWith('ctx.lock') || name.startsWith('server.json');
 
 /**
  * Marks `dataDir` (which exists) when it holds nothing but the ledger's files: a folder of the

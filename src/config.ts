@@ -4,6 +4,7 @@ import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { DEFAULT_VOCABULARY } from './domain/annotations.js';
+import { CONFIG_FILE_NAME } from './domain/ledgerFiles.js';
 import { AppError } from './errors.js';
 
 const bind = z
@@ -381,9 +382,6 @@ const environmentOverrides = (env: NodeJS.ProcessEnv, origins: Origins): Layer =
   }
   return overrides;
 };
-
-/** The name of the configuration file `ctx` reads from the working directory. */
-export const CONFIG_FILE_NAME = 'ctx.toml';
 
 /** The `ctx.toml` of the working directory, if there is one. */
 export const discoverConfigFile = (cwd: string = process.cwd()): string | undefined => {

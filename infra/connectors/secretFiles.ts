@@ -1,4 +1,4 @@
-import { CONFIG_FILE_NAME } from '../../src/config.js';
+import { CONFIG_FILE_NAME, SECRETS_KEY_FILE } from '../../src/domain/ledgerFiles.js';
 
 /**
  * Files every connector passes over, whatever its options: what they hold would be served to
@@ -21,7 +21,7 @@ export const secretFileByName = (path: string): string | null => {
   const name = path.split('/').pop() ?? '';
   if (name === CONFIG_FILE_NAME) return 'a Context Ledger configuration file (it may hold keys)';
   // The ledger's master key, in a data directory that is not marked (a folder of the user's).
-  if (name === 'secrets.key') return 'a key file';
+  if (name === SECRETS_KEY_FILE) return 'a key file';
   if (ENVIRONMENT_FILE.test(name) && !ENVIRONMENT_EXAMPLE.test(name))
     return 'an environment file (it may hold secrets)';
   return null;

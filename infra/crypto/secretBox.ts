@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { SECRETS_KEY_FILE } from '../../src/domain/ledgerFiles.js';
 import { isSealed, isSecretField, type Sealed } from '../../src/domain/secrets.js';
 import { AppError } from '../../src/errors.js';
 import type { SecretBox } from '../../src/ports/secretBox.js';
@@ -12,7 +13,7 @@ interface KeySettings {
   auth: { secretsKey?: string | null | undefined; jwtSecret?: string | null | undefined };
 }
 
-const keyFileOf = (config: KeySettings) => path.join(config.storage.dataDir, 'secrets.key');
+const keyFileOf = (config: KeySettings) => path.join(config.storage.dataDir, SECRETS_KEY_FILE);
 const configuredKey = (config: KeySettings) => config.auth.secretsKey ?? config.auth.jwtSecret;
 
 /** The master key file is gone while data sealed with it remains: a new key would leave that data unreadable. */

@@ -1,7 +1,8 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Argument, Command, CommanderError, Option } from 'commander';
-import { CONFIG_FILE_NAME, discoverConfigFile, loadConfig, type Config } from '../config.js';
+import { discoverConfigFile, loadConfig, type Config } from '../config.js';
+import { CONFIG_FILE_NAME } from '../domain/ledgerFiles.js';
 import { configTemplate } from '../configTemplate.js';
 import { ValidationError } from '../errors.js';
 import { ensureFreeAddress } from './freePort.js';
