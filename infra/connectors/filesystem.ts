@@ -2,19 +2,14 @@ import type { Dirent, Stats } from 'node:fs';
 import { readdir, realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ValidationError } from '../../src/errors.js';
-import { DATA_DIR_MARKER_FILE, isDataDirMarker } from '../dataDirMarker.js';
+import { isDataDirMarker } from '../dataDirMarker.js';
 import { detectContentType } from '../chunking/contentTypes.js';
 import { decodeText, looksBinary } from './fileContent.js';
 import { isInsideRoot, readInsideRoot } from './readInsideRoot.js';
 import { GitignoreRules } from './gitignoreRules.js';
 import { secretFileByContent, secretFileByName } from './secretFiles.js';
 import { createPathFilter, type PathFilter } from './pathFilter.js';
-import {
-  DEFAULT_MAX_FILE_BYTES,
-  type ScannedFile,
-  type SkippedFile,
-  type SkipReason,
-} from './types.js';
+import { DEFAULT_MAX_FILE_BYTES, type ScannedFile, type SkippedFile, type SkipReason } from './types.js';
 
 export interface FilesystemScanOptions {
   readonly roots: readonly string[];
@@ -151,13 +146,9 @@ const gitignoreOf = async (
   directory: string,
   entries: readonly Dirent[],
 ): Promise<string | null> => {
-  if (!entries.some((entry) => entry.name === DATA_DIR_MARKER_FILE && entry.isFile())) return null;
+  if (!entries.some((entry) => entry.name === '.gitignore' && entry.isFile())) return null;
   try {
-    const read = await readInsideRoot(
-      join(directory, DATA_DIR_MARKER_FILE),
-      walk.realRoot,
-      walk.maxFileBytes,
-    );
+    const read = await readInsideRoot(join(directory, '.gitignore'), walk.realRoot, walk.maxFileBytes);
     return 'content' in read ? read.content.toString('utf8') : null;
   } catch {
     return null;

@@ -7,12 +7,7 @@ import { GitCommandError, runGit } from './gitCli.js';
 import { lastChanges, listTree, readBlobs, type LastChange, type TreeEntry } from './gitObjects.js';
 import { createPathFilter, type PathFilter } from './pathFilter.js';
 import { secretFileByContent, secretFileByName } from './secretFiles.js';
-import {
-  DEFAULT_MAX_FILE_BYTES,
-  type GitFile,
-  type SkippedFile,
-  type SkipReason,
-} from './types.js';
+import { DEFAULT_MAX_FILE_BYTES, type GitFile, type SkippedFile, type SkipReason } from './types.js';
 
 export interface GitScanOptions {
   /** A local working copy or bare repository. */
