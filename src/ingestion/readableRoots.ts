@@ -40,7 +40,8 @@ const realPathOf = (target: string): string => {
  */
 const howToAllow = (what: string) =>
   `To allow it, add ${what} (or a folder above it) to roots ` +
-  'under [ingest] in ctx.toml, keeping the folders already there (unset, it is the working directory), ' +
+  'under [ingest] in ctx.toml, keeping the folders already there (unset, it is the working directory, ' +
+  'unless that is / or the home folder), ' +
   'or set CTX_INGEST__ROOTS to the folders, comma-separated; or run ctx from a folder that holds it';
 
 /**
