@@ -30,8 +30,8 @@ import { scratchDir } from './scratchDir.js';
  * 20,000; 100000 or 1000000 for the larger runs) in batches of CTX_BENCH_BATCH (default 500),
  * through the bulk operation, CTX_BENCH_IN_FLIGHT of them at a time (default 1, as `ctx ingest
  * --jsonl` sends them). Prints documents/s per tenth of the load, keyword search p50/p95, disk by
- * table and the write-ahead log, the BM25 index's segments by level (how many merges it made), and RSS; on the embedded database, and on a PostgreSQL server too
- * when CTX_TEST_PG_URL names one.
+ * table and the write-ahead log, the BM25 index's segments by level (how many merges it made), and
+ * RSS; on the embedded database, and on a PostgreSQL server too when CTX_TEST_PG_URL names one.
  *
  * Then the semantic index at that size, without a model: one random unit vector per chunk (see
  * scale/semantic.ts), its HNSW build, search latency and recall@10 against the exact scan; hybrid

@@ -1,12 +1,13 @@
 import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { SECRETS_KEY_FILE } from '../src/domain/ledgerFiles.js';
+import { DATABASE_DIR, LOCK_FILE, SECRETS_KEY_FILE, SERVER_FILE } from '../src/domain/ledgerFiles.js';
 
 /**
  * A data directory holds the ledger's database and keys (`secrets.key`, `server.json`'s secret).
- * It is marked by a `.gitignore` that ignores everything in it: git never commits it, and the
- * ledger's scans never enter it (infra/connectors/filesystem.ts), whatever their options, wherever
- * it lies under a folder being ingested (`./.ctx`, the default, under `ctx ingest .`).
+ * It is marked, when locked or its key made there, by a `.gitignore` that ignores everything in
+ * it: git never commits it, and the ledger's scans never enter it (infra/connectors/filesystem.ts),
+ * whatever their options, wherever it lies under a folder being ingested (`./.ctx`, the default,
+ * under `ctx ingest .`).
  */
 export const DATA_DIR_MARKER_FILE = '.gitignore';
 
@@ -20,7 +21,7 @@ export const isDataDirMarker = (content: string): boolean => content.startsWith(
 
 /** What the ledger keeps in a data directory, drafts of its files included. */
 const isLedgerEntry = (name: string): boolean =>
-  ['pgdata', SECRETS_KEY_FILE].includes(name) || name.startsWith('ctx.lock') || name.startsWith('server.json');
+  [DATABASE_DIR, SECRETS_KEY_FILE].includes(name) || name.startsWith(LOCK_FILE) || name.startsWith(SERVER_FILE);
 
 /**
  * Marks `dataDir` (which exists) when it holds nothing but the ledger's files: a folder of the

@@ -15,6 +15,7 @@ import { checkPostgresExtensions } from '../infra/deploy/postgresExtensions.js';
 import { embeddingActivity } from '../infra/embeddings/embeddingActivity.js';
 import { jobsProjection } from '../projections/jobs/jobs.js';
 import { ConfigError, type Config } from './config.js';
+import { DATABASE_DIR } from './domain/ledgerFiles.js';
 import { createProjectionRunner, type ProjectionRunner } from './engine/projectionRunner.js';
 import { NotFoundError } from './errors.js';
 import { onFirstUse } from './engine/onFirstUse.js';
@@ -62,7 +63,7 @@ export interface OpenLedgerOptions {
 const openDatabase = async (config: Config): Promise<Database> =>
   config.storage.postgresUrl
     ? connectPostgres(config.storage.postgresUrl)
-    : openPgliteThread(path.join(config.storage.dataDir, 'pgdata'));
+    : openPgliteThread(path.join(config.storage.dataDir, DATABASE_DIR));
 
 /** The configured event store; EventStoreDB's client (gRPC and all) is loaded only when it is the one. */
 const openEventStore = async (config: Config, db: Database): Promise<EventStore> => {

@@ -14,6 +14,7 @@ import { gunzipSync, gzipSync } from 'node:zlib';
 import { PGlite } from '@electric-sql/pglite';
 import { z } from 'zod';
 import { position, START } from '../../src/domain/position.js';
+import { DATABASE_DIR, LOCK_FILE } from '../../src/domain/ledgerFiles.js';
 import { AppError } from '../../src/errors.js';
 import { PGLITE_EXTENSIONS } from './database.js';
 import { lockDataDir } from './dataDirLock.js';
@@ -25,9 +26,7 @@ import { DATA_DIR_MARKER_FILE, isDataDirMarker } from '../dataDirMarker.js';
  * its data folder, so transaction ids, and with them event positions, are what they were.
  */
 const MAGIC = 'context-ledger-backup';
-const DATABASE = 'pgdata';
 const DATABASE_FILE = 'pgdata.tar';
-const LOCK_FILE = 'ctx.lock';
 
 const ManifestSchema = z.object({
   format: z.literal(1),
@@ -102,12 +101,12 @@ const writeAtomically = (file: string, data: Buffer) => {
  * a server (or any other process) has the ledger open.
  */
 export const backupDataDir = async (dataDir: string, file: string): Promise<BackupManifest> => {
-  if (!existsSync(path.join(dataDir, DATABASE, 'PG_VERSION'))) {
+  if (!existsSync(path.join(dataDir, DATABASE_DIR, 'PG_VERSION'))) {
     throw new BackupError(`No embedded database in ${path.resolve(dataDir)}`);
   }
   const lock = takeLock(dataDir, 'back up');
   try {
-    const db = await PGlite.create(path.join(dataDir, DATABASE), { extensions: PGLITE_EXTENSIONS });
+    const db = await PGlite.create(path.join(dataDir, DATABASE_DIR), { extensions: PGLITE_EXTENSIONS });
     let dump: Buffer;
     let ledger: { head: string; events: number };
     try {
@@ -174,7 +173,7 @@ export const readBackup = (file: string): { manifest: BackupManifest; files: Map
 /** Unpacks a backup into a new folder and opens it, checking that it holds what the manifest says. */
 const stage = async (staging: string, manifest: BackupManifest, files: Map<string, Buffer>) => {
   mkdirSync(staging, { recursive: true });
-  const db = await PGlite.create(path.join(staging, DATABASE), {
+  const db = await PGlite.create(path.join(staging, DATABASE_DIR), {
     extensions: PGLITE_EXTENSIONS,
     loadDataDir: new Blob([new Uint8Array(files.get(DATABASE_FILE)!)]),
   });

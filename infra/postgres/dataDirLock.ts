@@ -14,6 +14,7 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { AppError } from '../../src/errors.js';
+import { LOCK_FILE, SERVER_FILE } from '../../src/domain/ledgerFiles.js';
 import { isSecret } from '../crypto/serverProof.js';
 import { keepDataDirPrivate } from './privateFiles.js';
 import { markDataDir } from '../dataDirMarker.js';
@@ -69,7 +70,7 @@ const createWith = (file: string, content: string) => {
 export const lockDataDir = (dataDir: string): { release(): void } => {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   markDataDir(dataDir);
-  const file = path.join(dataDir, 'ctx.lock');
+  const file = path.join(dataDir, LOCK_FILE);
   for (let attempt = 0; attempt < 2; attempt++) {
     try {
       createWith(file, String(process.pid));
@@ -97,8 +98,6 @@ export const lockDataDir = (dataDir: string): { release(): void } => {
   }
   throw new AppError('DATA_DIR_LOCKED', `Could not lock data directory ${path.resolve(dataDir)}`);
 };
-
-const SERVER_FILE = 'server.json';
 
 /** What a trustworthy `server.json` says: where the server listens and the secret it proves itself with. */
 export interface AdvertisedServer {
@@ -157,7 +156,7 @@ const readServerFile = (file: string): { content: ServerFileContent } | { distru
 export const dataDirHolder = (dataDir: string): DataDirHolder | null => {
   let pid: number | undefined;
   try {
-    pid = holderOf(path.join(dataDir, 'ctx.lock'));
+    pid = holderOf(path.join(dataDir, LOCK_FILE));
   } catch {
     return null;
   }
@@ -185,7 +184,6 @@ export const dataDirHolder = (dataDir: string): DataDirHolder | null => {
  * returned function removes it.
  */
 export const advertiseServer = (dataDir: string, server: AdvertisedServer): (() => void) => {
-  markDataDir(dataDir);
   const file = path.join(dataDir, SERVER_FILE);
   const content = JSON.stringify({ pid: process.pid, ...server });
   const draft = `${file}.${process.pid}.tmp`;

@@ -1,5 +1,6 @@
 import { chmodSync, lstatSync, readdirSync, type Stats } from 'node:fs';
 import path from 'node:path';
+import { DATABASE_DIR } from '../../src/domain/ledgerFiles.js';
 
 /** Takes group and other users' access away from one file or directory; symbolic links are left alone. */
 const restrict = (file: string): Stats | undefined => {
@@ -30,5 +31,5 @@ export const keepDataDirPrivate = (dataDir: string): void => {
   for (const entry of readdirSync(dataDir, { withFileTypes: true })) {
     if (entry.isFile()) restrict(path.join(dataDir, entry.name));
   }
-  restrictTree(path.join(dataDir, 'pgdata'));
+  restrictTree(path.join(dataDir, DATABASE_DIR));
 };

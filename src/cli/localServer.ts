@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { isProof, newSecret } from '../../infra/crypto/serverProof.js';
 import type { Config } from '../config.js';
+import { SERVER_FILE } from '../domain/ledgerFiles.js';
 import { AppError, UnavailableError } from '../errors.js';
 import { SERVER_PROOF_PATH } from '../http/serverProof.js';
 import { dataDirHolderOf } from '../main.js';
@@ -21,7 +22,7 @@ export const provenLocalServer = async (config: Config): Promise<string | null> 
   const holder = dataDirHolderOf(config);
   if (!holder) return null;
   const dataDir = path.resolve(config.storage.dataDir);
-  const file = path.join(dataDir, 'server.json');
+  const file = path.join(dataDir, SERVER_FILE);
   if (holder.distrust) {
     throw untrusted(`Data directory ${dataDir} is in use by process ${holder.pid}, but ${file} cannot be trusted: ${holder.distrust}`);
   }
