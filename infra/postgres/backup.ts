@@ -134,6 +134,13 @@ export const backupDataDir = async (dataDir: string, file: string): Promise<Back
   }
 };
 
+/**
+ * A name a backup may write into the restored directory: one file at its top, never the database
+ * folder or the lock. A backup is a file anyone can hand over, and its manifest names what it writes.
+ */
+const isTopLevelFileName = (name: string) =>
+  name !== '.' && name !== '..' && !/[/\\\0]/.test(name) && name !== DATABASE_DIR && name !== LOCK_FILE;
+
 /** Reads and checks a backup: gzip integrity, the manifest, and each file's size and sha256. */
 export const readBackup = (file: string): { manifest: BackupManifest; files: Map<string, Buffer> } => {
   if (!existsSync(file)) throw new BackupError(`No backup file ${path.resolve(file)}`);
@@ -159,6 +166,9 @@ export const readBackup = (file: string): { manifest: BackupManifest; files: Map
   const files = new Map<string, Buffer>();
   let offset = manifestEnd + 1;
   for (const { name, bytes, sha256: expected } of manifest.files) {
+    if (!isTopLevelFileName(name))
+      throw invalid(`its manifest names '${name}', not a file at the top of a data directory`);
+    if (files.has(name)) throw invalid(`its manifest names '${name}' twice`);
     const data = raw.subarray(offset, offset + bytes);
     if (data.length !== bytes || sha256(data) !== expected)
       throw invalid(`${name} does not match its checksum`);

@@ -1,9 +1,10 @@
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { restoreDataDir } from '../../infra/postgres/backup.js';
+import { restoreDataDir, type BackupManifest } from '../../infra/postgres/backup.js';
 import { loadConfig } from '../../src/config.js';
 import type { StoredEvent } from '../../src/domain/events.js';
 import { openLedger, type Ledger } from '../../src/main.js';
@@ -138,6 +139,62 @@ describe('ctx backup and ctx restore of the embedded data directory', () => {
     expect(existsSync(target)).toBe(false);
     expect(readdirSync(dir).filter((name) => name.includes('.restoring-'))).toEqual([]);
     await expect(restoreDataDir(good, target)).resolves.toMatchObject({ format: 1 });
+  }, 120_000);
+
+  it('refuses a backup whose manifest names a file outside the data directory, and writes nothing', async () => {
+    const dir = tempDataDir('ctx-restore-names-');
+    const source = tempDataDir('ctx-backup-src-');
+    await (await open(source)).close();
+    const good = path.join(dir, 'good.ctxbak');
+    expect((await ctx(['backup', good, '--data-dir', source])).code).toBe(0);
+
+    /** The good backup with one more file, named `name` in its manifest (checksum and all). */
+    const withFile = (name: string) => {
+      const raw = gunzipSync(readFileSync(good));
+      const magicEnd = raw.indexOf('\n');
+      const manifestEnd = raw.indexOf('\n', magicEnd + 1);
+      const manifest = JSON.parse(raw.subarray(magicEnd + 1, manifestEnd).toString('utf8')) as BackupManifest;
+      const data = Buffer.from('written by a crafted backup\n');
+      manifest.files.push({
+        name,
+        bytes: data.length,
+        sha256: createHash('sha256').update(data).digest('hex'),
+      });
+      const crafted = path.join(
+        dir,
+        `crafted-${manifest.files.length}-${Buffer.from(name).toString('hex')}.ctxbak`,
+      );
+      const header = Buffer.from(`context-ledger-backup\n${JSON.stringify(manifest)}\n`);
+      writeFileSync(crafted, gzipSync(Buffer.concat([header, raw.subarray(manifestEnd + 1), data])));
+      return crafted;
+    };
+
+    const target = path.join(dir, 'nested', 'target');
+    for (const name of [
+      '../../escaped.txt',
+      `${dir}/absolute.txt`,
+      '..',
+      'pgdata',
+      'ctx.lock',
+      'secrets.key',
+    ]) {
+      const refused = await ctx(['restore', withFile(name), '--data-dir', target]);
+      expect(refused.code, name).toBe(2);
+      expect(refused.stderr, name).toContain(
+        name === 'secrets.key'
+          ? `its manifest names '${name}' twice`
+          : `its manifest names '${name}', not a file at the top`,
+      );
+    }
+    expect(
+      readdirSync(dir)
+        .filter((name) => !name.endsWith('.ctxbak'))
+        .sort(),
+    ).toEqual([]);
+    expect(existsSync(path.join(dir, 'escaped.txt'))).toBe(false);
+
+    expect((await ctx(['restore', withFile('notes.txt'), '--data-dir', target])).code).toBe(0);
+    expect(readFileSync(path.join(target, 'notes.txt'), 'utf8')).toBe('written by a crafted backup\n');
   }, 120_000);
 
   it('refuses clearly for a ledger on a PostgreSQL server', async () => {
