@@ -25,20 +25,28 @@ export const countJsonlLines = async (file: string): Promise<number> => {
   const { stream, failed } = opened(file);
   let count = 0;
   const counting = (async () => {
-    for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) if (line.trim()) count++;
+    for await (const line of createInterface({ input: stream, crlfDelay: Infinity }))
+      if (line.trim()) count++;
   })();
   await Promise.race([counting, failed]);
   return count;
 };
+
+/** A batch of a JSONL file's values, with the line number of each. */
+export type JsonlBatch = { values: unknown[]; lines: number[] };
 
 /**
  * One JSON value per line, blank lines skipped, in batches of `JSONL_BATCH` (a line larger than a
  * batch's bytes goes alone); a bad line is reported with its number. Text the ledger cannot store
  * (NUL, unpaired surrogates) is replaced by U+FFFD, as in files read from disk.
  */
-export async function* jsonlBatches(file: string, limits: { items: number; bytes: number } = JSONL_BATCH): AsyncGenerator<unknown[]> {
+export async function* jsonlBatches(
+  file: string,
+  limits: { items: number; bytes: number } = JSONL_BATCH,
+): AsyncGenerator<JsonlBatch> {
   const { stream, failed } = opened(file);
   let values: unknown[] = [];
+  let lineNumbers: number[] = [];
   let bytes = 0;
   let number = 0;
   const lines = createInterface({ input: stream, crlfDelay: Infinity })[Symbol.asyncIterator]();
@@ -56,12 +64,14 @@ export async function* jsonlBatches(file: string, limits: { items: number; bytes
     }
     const size = Buffer.byteLength(line);
     if (values.length > 0 && (values.length >= limits.items || bytes + size > limits.bytes)) {
-      yield values;
+      yield { values, lines: lineNumbers };
       values = [];
+      lineNumbers = [];
       bytes = 0;
     }
     values.push(value);
+    lineNumbers.push(number);
     bytes += size;
   }
-  if (values.length > 0) yield values;
+  if (values.length > 0) yield { values, lines: lineNumbers };
 }

@@ -24,7 +24,12 @@ const corpusFile = (lines: number) => {
   writeFileSync(
     file,
     Array.from({ length: lines }, (_, i) =>
-      JSON.stringify({ source_id: `note-${i}`, title: `Note ${i}`, body: `Note ${i}. ${filler}`, tags: ['bulk'] }),
+      JSON.stringify({
+        source_id: `note-${i}`,
+        title: `Note ${i}`,
+        body: `Note ${i}. ${filler}`,
+        tags: ['bulk'],
+      }),
     ).join('\n') + '\n',
   );
   return file;
@@ -53,8 +58,8 @@ const interrupted = async (args: string[], signal: NodeJS.Signals) => {
 };
 
 /** `ctx serve` on a free port, once it has said where it listens. */
-const serve = async (dataDir: string) => {
-  const child = spawnCtx(['serve', '--data-dir', dataDir, '--bind', '127.0.0.1:0'], ENV);
+const serve = async (dataDir: string, env: NodeJS.ProcessEnv = {}) => {
+  const child = spawnCtx(['serve', '--data-dir', dataDir, '--bind', '127.0.0.1:0'], { ...ENV, ...env });
   let exited = false;
   child.on('exit', () => (exited = true));
   started.push({ pid: child.pid!, exited: () => exited });
@@ -79,7 +84,12 @@ const ingestionsPerStream = async (url: string): Promise<Map<string, number>> =>
   const counts = new Map<string, number>();
   let cursor: string | null = null;
   do {
-    const query = new URLSearchParams({ type: 'DocumentIngested', limit: '500', order: 'oldest', ...(cursor ? { cursor } : {}) });
+    const query = new URLSearchParams({
+      type: 'DocumentIngested',
+      limit: '500',
+      order: 'oldest',
+      ...(cursor ? { cursor } : {}),
+    });
     const response = await fetch(`${url}/api/v1/audit/events?${query}`);
     expect(response.status).toBe(200);
     const page = (await response.json()) as { events: { stream_id: string }[]; next_cursor: string | null };
@@ -91,13 +101,16 @@ const ingestionsPerStream = async (url: string): Promise<Map<string, number>> =>
 
 const documentsOf = async (dataDir: string, source: string) => {
   const { stdout } = await ctx(['sources', '--json', '--data-dir', dataDir]);
-  return (JSON.parse(stdout) as { sources: { name: string; doc_count: number }[] }).sources.find((s) => s.name === source)
-    ?.doc_count;
+  return (JSON.parse(stdout) as { sources: { name: string; doc_count: number }[] }).sources.find(
+    (s) => s.name === source,
+  )?.doc_count;
 };
 
 /** The rerun's summary: every line once, some stored by the interrupted run and the rest by this one. */
 const expectResumed = (summary: string) => {
-  const counts = new RegExp(`ingested ${LINES} documents: (\\d+) new, 0 updated, (\\d+) unchanged`).exec(summary);
+  const counts = new RegExp(`ingested ${LINES} documents: (\\d+) new, 0 updated, (\\d+) unchanged`).exec(
+    summary,
+  );
   expect(counts, summary).not.toBeNull();
   const [created, unchanged] = [Number(counts![1]), Number(counts![2])];
   expect(created).toBeGreaterThan(0);
@@ -120,7 +133,9 @@ describe('ctx ingest --jsonl with a file of thousands of lines', SLOW, () => {
     expect(killed.stdout).not.toMatch(/ingested/);
     // Ctrl-C says that what is stored stays, and how to go on.
     const stopped = await interrupted(args, 'SIGINT');
-    expect(stopped.stderr).toContain('ctx: interrupted: what was stored stays stored; the same command run again goes on from there');
+    expect(stopped.stderr).toContain(
+      'ctx: interrupted: what was stored stays stored; the same command run again goes on from there',
+    );
 
     const rerun = await ctx(args);
     expectResumed(rerun.stdout);
@@ -144,7 +159,9 @@ describe('ctx ingest --jsonl with a file of thousands of lines', SLOW, () => {
       const args = ['ingest', '--jsonl', file, '--source', 'team', '--data-dir', dataDir];
       const stopped = await interrupted(args, 'SIGINT');
       expect(stopped.stdout).not.toMatch(/ingested/);
-      expect(stopped.stderr).toContain(`ctx: interrupted: the server at ${server.url} goes on with what it was sent`);
+      expect(stopped.stderr).toContain(
+        `ctx: interrupted: the server at ${server.url} goes on with what it was sent`,
+      );
 
       const rerun = await ctx(args);
       expectResumed(rerun.stdout);
@@ -155,13 +172,46 @@ describe('ctx ingest --jsonl with a file of thousands of lines', SLOW, () => {
     }
   });
 
+  it('through a server with a small body limit: sends smaller batches, passes over a line too large for it, and names it', async () => {
+    const dataDir = tempDataDir();
+    const file = path.join(tempDataDir('ctx-jsonl-'), 'mixed.jsonl');
+    // 60 lines of about 20 KB: a batch of 768 KiB is far over the limit; line 31 is over it alone.
+    const lines = Array.from({ length: 60 }, (_, i) =>
+      JSON.stringify({
+        source_id: `part-${i}`,
+        title: `Part ${i}`,
+        body: `Part ${i}. ${'sizeable text '.repeat(i === 30 ? 30_000 : 1_500)}`,
+      }),
+    );
+    writeFileSync(file, `${lines.join('\n')}\n`);
+    const server = await serve(dataDir, { CTX_SERVER__BODY_LIMIT_BYTES: '200000' });
+    const args = ['ingest', '--jsonl', file, '--source', 'parts', '--data-dir', dataDir];
+    try {
+      const partly = await runCtx(args, ENV);
+      expect(partly.code, partly.stderr).toBe(1);
+      expect(partly.stdout).toMatch(/ingested 59 documents: 59 new/);
+      expect(partly.stderr).toContain(
+        `ctx: not sent: ${file}:31: a line larger than the server at ${server.url} takes in one request (server.body_limit_bytes)`,
+      );
+      expect(await documentsOf(dataDir, 'parts')).toBe(59);
+    } finally {
+      await server.stop();
+    }
+    // The remedy the message gives: without the server, the same command stores the line it passed over, and only it.
+    const rerun = await ctx(args);
+    expect(rerun.stdout).toMatch(/ingested 60 documents: 1 new, 0 updated, 59 unchanged/);
+  });
+
   it('gives scripts a bulk route whose budget a client sending one batch after another never exhausts', async () => {
     const dataDir = tempDataDir();
     const server = await serve(dataDir);
     try {
       // More batches than the indexing budget's 10 a minute.
       for (let batch = 0; batch < 15; batch++) {
-        const documents = Array.from({ length: 20 }, (_, i) => ({ source_id: `b${batch}-${i}`, body: `Batch ${batch}, document ${i}.` }));
+        const documents = Array.from({ length: 20 }, (_, i) => ({
+          source_id: `b${batch}-${i}`,
+          body: `Batch ${batch}, document ${i}.`,
+        }));
         const response = await fetch(`${server.url}/api/v1/documents/batch`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
@@ -194,9 +244,16 @@ describe('ctx ingest --jsonl with a file of thousands of lines', SLOW, () => {
         response.end(JSON.stringify({ error: { code: 'RATE_LIMIT_ERROR', message: 'Too many requests.' } }));
         return;
       }
-      if (request.url?.includes('documents.ingest_batch') && retriedAfterMs === 0) retriedAfterMs = Date.now() - refusedAt;
+      if (request.url?.includes('documents.ingest_batch') && retriedAfterMs === 0)
+        retriedAfterMs = Date.now() - refusedAt;
       const forwarded = http.request(
-        { host: target.hostname, port: target.port, path: request.url, method: request.method, headers: { ...request.headers, host: target.host } },
+        {
+          host: target.hostname,
+          port: target.port,
+          path: request.url,
+          method: request.method,
+          headers: { ...request.headers, host: target.host },
+        },
         (answer) => {
           response.writeHead(answer.statusCode ?? 502, answer.headers);
           answer.pipe(response);
@@ -208,7 +265,15 @@ describe('ctx ingest --jsonl with a file of thousands of lines', SLOW, () => {
     try {
       const file = corpusFile(600);
       const { port } = limiter.address() as AddressInfo;
-      const result = await ctx(['ingest', '--jsonl', file, '--source', 'team', '--server', `http://127.0.0.1:${port}`]);
+      const result = await ctx([
+        'ingest',
+        '--jsonl',
+        file,
+        '--source',
+        'team',
+        '--server',
+        `http://127.0.0.1:${port}`,
+      ]);
       expect(result.stdout).toMatch(/ingested 600 documents: 600 new/);
       expect(refused).toBe(1);
       expect(retriedAfterMs).toBeGreaterThanOrEqual(2_000);
