@@ -226,6 +226,24 @@ type Following = Omit<CliFollow, 'flags' | 'description'>;
 
 const isNotFound = (error: unknown) => error instanceof AppError && error.code === 'NOT_FOUND_ERROR';
 const isTooLarge = (error: unknown) => error instanceof AppError && error.code === 'PAYLOAD_TOO_LARGE_ERROR';
+const isInvalid = (error: unknown): error is AppError =>
+  error instanceof AppError && error.code === 'VALIDATION_ERROR';
+
+/**
+ * A JSONL batch's refusal naming the file's lines for its items (`documents.3.body` is
+ * `corpus.jsonl:1204: body`), and which lines it kept out: a batch is refused whole.
+ */
+const atLines = (error: AppError, field: string, file: string, lines: readonly number[]) => {
+  const lineOf = (index: string) => `${file}:${lines[Number(index)] ?? '?'}`;
+  const message = error.message
+    .replace(new RegExp(`\\b${field}\\.(\\d+)\\.`, 'g'), (_, index: string) => `${lineOf(index)}: `)
+    .replace(new RegExp(`\\b${field}\\.(\\d+)\\b`, 'g'), (_, index: string) => lineOf(index));
+  const batch = lines.length === 1 ? `line ${lines[0]}` : `lines ${lines[0]} to ${lines.at(-1)}`;
+  return new ValidationError(
+    `${message} (${batch}, sent together, are not stored: mend it and run this again to go on)`,
+    error.details,
+  );
+};
 
 /** Polls until the work ends, showing its progress on one line; its last status is the verb's result. */
 const follow = async (ledger: LedgerHandle, how: Following, started: Record<string, unknown>) => {
@@ -382,6 +400,7 @@ const mountVerb = (
         try {
           mergeAnswer(answers, await ledger.run(operation, ran.prepare ? ran.prepare(input) : input));
         } catch (error) {
+          if (isInvalid(error)) throw atLines(error, field, file, lines);
           if (!isTooLarge(error)) throw error;
           if (values.length === 1) return void notSent.push(...lines);
           const half = Math.ceil(values.length / 2);

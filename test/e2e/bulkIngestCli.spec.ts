@@ -202,6 +202,31 @@ describe('ctx ingest --jsonl with a file of thousands of lines', SLOW, () => {
     expect(rerun.stdout).toMatch(/ingested 60 documents: 1 new, 0 updated, 59 unchanged/);
   });
 
+  it('names the line of a document the ledger refuses, keeps the batches before it, and goes on from there when mended', async () => {
+    const dataDir = tempDataDir();
+    const file = corpusFile(700);
+    const good = readFileSync(file, 'utf8').split('\n');
+    writeFileSync(
+      file,
+      good
+        .map((line, i) => (i === 649 ? JSON.stringify({ source_id: 'note-649', title: 'No body' }) : line))
+        .join('\n'),
+    );
+    const args = ['ingest', '--jsonl', file, '--source', 'team', '--data-dir', dataDir];
+    const refused = await runCtx(args, ENV);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(
+      `ctx: Invalid input: ${file}:650: body: Invalid input: expected string, received undefined`,
+    );
+    expect(refused.stderr).toContain(
+      '(lines 501 to 700, sent together, are not stored: mend it and run this again to go on)',
+    );
+    expect(await documentsOf(dataDir, 'team')).toBe(500);
+
+    writeFileSync(file, good.join('\n'));
+    expect((await ctx(args)).stdout).toMatch(/ingested 700 documents: 200 new, 0 updated, 500 unchanged/);
+  });
+
   it('gives scripts a bulk route whose budget a client sending one batch after another never exhausts', async () => {
     const dataDir = tempDataDir();
     const server = await serve(dataDir);
