@@ -238,9 +238,10 @@ const atLines = (error: AppError, field: string, file: string, lines: readonly n
   const message = error.message
     .replace(new RegExp(`\\b${field}\\.(\\d+)\\.`, 'g'), (_, index: string) => `${lineOf(index)}: `)
     .replace(new RegExp(`\\b${field}\\.(\\d+)\\b`, 'g'), (_, index: string) => lineOf(index));
-  const batch = lines.length === 1 ? `line ${lines[0]}` : `lines ${lines[0]} to ${lines.at(-1)}`;
+  const keptOut =
+    lines.length === 1 ? `line ${lines[0]} is` : `lines ${lines[0]} to ${lines.at(-1)}, sent together, are`;
   return new ValidationError(
-    `${message} (${batch}, sent together, are not stored: mend it and run this again to go on)`,
+    `${message} (${keptOut} not stored: mend it and run this again to go on)`,
     error.details,
   );
 };
