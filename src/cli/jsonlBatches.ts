@@ -25,8 +25,7 @@ export const countJsonlLines = async (file: string): Promise<number> => {
   const { stream, failed } = opened(file);
   let count = 0;
   const counting = (async () => {
-    for await (const line of createInterface({ input: stream, crlfDelay: Infinity }))
-      if (line.trim()) count++;
+    for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) if (line.trim()) count++;
   })();
   await Promise.race([counting, failed]);
   return count;
@@ -40,10 +39,7 @@ export type JsonlBatch = { values: unknown[]; lines: number[] };
  * batch's bytes goes alone); a bad line is reported with its number. Text the ledger cannot store
  * (NUL, unpaired surrogates) is replaced by U+FFFD, as in files read from disk.
  */
-export async function* jsonlBatches(
-  file: string,
-  limits: { items: number; bytes: number } = JSONL_BATCH,
-): AsyncGenerator<JsonlBatch> {
+export async function* jsonlBatches(file: string, limits: { items: number; bytes: number } = JSONL_BATCH): AsyncGenerator<JsonlBatch> {
   const { stream, failed } = opened(file);
   let values: unknown[] = [];
   let lineNumbers: number[] = [];

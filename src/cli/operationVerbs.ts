@@ -3,16 +3,7 @@ import { Option, type Command } from 'commander';
 import { AppError, NotFoundError, UnavailableError, ValidationError } from '../errors.js';
 import type { LedgerHandle, WithLedger } from '../module.js';
 import { ScopeSchema, type Scope } from '../domain/auth.js';
-import type {
-  CliArgument,
-  CliFollow,
-  CliOption,
-  CliOtherwise,
-  CliPrint,
-  CliText,
-  CliVerb,
-  OperationSurfaces,
-} from '../operations.js';
+import type { CliArgument, CliFollow, CliOption, CliOtherwise, CliPrint, CliText, CliVerb, OperationSurfaces } from '../operations.js';
 import { compactPosition, isPosition } from '../domain/position.js';
 import { fields, table } from './format.js';
 import { printResult } from './output.js';
@@ -20,12 +11,7 @@ import { countJsonlLines, jsonlBatches, type JsonlBatch } from './jsonlBatches.j
 import { progressLine, rateAndEta, waitingText } from './progress.js';
 
 const valueAt = (value: unknown, path: string): unknown =>
-  path
-    .split('.')
-    .reduce<unknown>(
-      (at, key) => (at && typeof at === 'object' ? (at as Record<string, unknown>)[key] : undefined),
-      value,
-    );
+  path.split('.').reduce<unknown>((at, key) => (at && typeof at === 'object' ? (at as Record<string, unknown>)[key] : undefined), value);
 
 /** Sets a dotted path, merging into objects already there. */
 const setAt = (target: Record<string, unknown>, path: string, value: unknown) => {
@@ -34,12 +20,11 @@ const setAt = (target: Record<string, unknown>, path: string, value: unknown) =>
   let at = target;
   for (const key of keys) {
     const next = at[key];
-    at = at[key] = next && typeof next === 'object' ? { ...next } : {};
+    at = at[key] = next && typeof next === 'object' ? { ...(next) } : {};
   }
-  at[last] =
-    value && typeof value === 'object' && !Array.isArray(value) && at[last] && typeof at[last] === 'object'
-      ? { ...at[last], ...value }
-      : value;
+  at[last] = value && typeof value === 'object' && !Array.isArray(value) && at[last] && typeof at[last] === 'object'
+    ? { ...(at[last]), ...value }
+    : value;
 };
 
 /** A JSON file holds the value itself, or an object naming the field it fills (`{"config": {...}}` for `config`). */
@@ -51,13 +36,7 @@ const readJsonFile = (file: string, field: string): unknown => {
     throw new ValidationError(`Cannot read ${file} as JSON: ${(error as Error).message}`);
   }
   const name = field.split('.').at(-1)!;
-  if (
-    parsed &&
-    typeof parsed === 'object' &&
-    !Array.isArray(parsed) &&
-    Object.keys(parsed).length === 1 &&
-    name in parsed
-  )
+  if (parsed && typeof parsed === 'object' && !Array.isArray(parsed) && Object.keys(parsed).length === 1 && name in parsed)
     return (parsed as Record<string, unknown>)[name];
   return parsed;
 };
@@ -87,11 +66,7 @@ const parsed = (text: unknown, parse: CliArgument['parse'], field: string): unkn
     case 'scopes':
       return scopesOf(text as string);
     case 'list':
-      return [text as string | string[]]
-        .flat()
-        .flatMap((item) => item.split(','))
-        .map((item) => item.trim())
-        .filter(Boolean);
+      return [text as string | string[]].flat().flatMap((item) => item.split(',')).map((item) => item.trim()).filter(Boolean);
     default:
       return text;
   }
@@ -122,9 +97,7 @@ const cell = (text: CliText, row: unknown) => {
 
 export const printText = (print: CliPrint, output: unknown): string => {
   if ('fields' in print) {
-    const listed = fields(
-      Object.fromEntries(Object.entries(print.fields).map(([label, text]) => [label, render(text, output)])),
-    );
+    const listed = fields(Object.fromEntries(Object.entries(print.fields).map(([label, text]) => [label, render(text, output)])));
     return print.above === undefined ? listed : `${String(render(print.above, output))}\n${listed}`;
   }
   if ('table' in print) {
@@ -133,17 +106,12 @@ export const printText = (print: CliPrint, output: unknown): string => {
     const hint = more ? more(output) : undefined;
     return (
       table(
-        Object.entries(columns).map(([header, text]) => ({
-          header,
-          value: (row: unknown) => cell(text, row),
-        })),
+        Object.entries(columns).map(([header, text]) => ({ header, value: (row: unknown) => cell(text, row) })),
         ((rows === undefined ? output : valueAt(output, rows)) as unknown[] | undefined) ?? [],
         empty,
       ) +
       // A ledger position as the table shows them, compact; `--cursor` takes it back either way.
-      (next
-        ? `\nMore: --cursor ${typeof next === 'string' && isPosition(next) ? compactPosition(next) : scalarText(next)}`
-        : '') +
+      (next ? `\nMore: --cursor ${typeof next === 'string' && isPosition(next) ? compactPosition(next) : scalarText(next)}` : '') +
       (hint ? `\n${hint}` : '')
     );
   }
@@ -158,18 +126,11 @@ export const printText = (print: CliPrint, output: unknown): string => {
 const afterStoring = (catchUp: Promise<void>): Promise<void> =>
   catchUp.catch((error: unknown) => {
     if (!(error instanceof UnavailableError)) throw error;
-    throw new UnavailableError(
-      `Stored; the indexes apply it once this is mended: ${error.message}`,
-      { cause: error },
-      error.code,
-    );
+    throw new UnavailableError(`Stored; the indexes apply it once this is mended: ${error.message}`, { cause: error }, error.code);
   });
 
 /** The read models a verb reads for this input: undefined for every one but the semantic index. */
-const readModelsOf = (
-  catchUp: NonNullable<CliVerb['catchUp']>,
-  input: Record<string, unknown>,
-): readonly string[] | undefined =>
+const readModelsOf = (catchUp: NonNullable<CliVerb['catchUp']>, input: Record<string, unknown>): readonly string[] | undefined =>
   catchUp === true
     ? undefined
     : typeof catchUp === 'string'
@@ -185,21 +146,13 @@ const verbsOf = (cli: CliVerb | readonly CliVerb[] | undefined): readonly CliVer
 
 /** The command of these words, made (empty) when no module made it. */
 const commandAt = (program: Command, words: readonly string[]): Command =>
-  words.reduce(
-    (parent, word) => parent.commands.find((c) => c.name() === word) ?? parent.command(word),
-    program,
-  );
+  words.reduce((parent, word) => parent.commands.find((c) => c.name() === word) ?? parent.command(word), program);
 
 const verbOf = (catalogue: readonly OperationSurfaces[], name: string): CliVerb | undefined =>
   verbsOf(catalogue.find((o) => o.name === name)?.cli)[0];
 
 /** Every page of a paged operation, its items answered as one list. */
-const everyPage = async (
-  ledger: LedgerHandle,
-  operation: string,
-  input: Record<string, unknown>,
-  pages: NonNullable<CliVerb['allPages']>,
-) => {
+const everyPage = async (ledger: LedgerHandle, operation: string, input: Record<string, unknown>, pages: NonNullable<CliVerb['allPages']>) => {
   const items: unknown[] = [];
   let cursor: unknown;
   do {
@@ -226,8 +179,7 @@ type Following = Omit<CliFollow, 'flags' | 'description'>;
 
 const isNotFound = (error: unknown) => error instanceof AppError && error.code === 'NOT_FOUND_ERROR';
 const isTooLarge = (error: unknown) => error instanceof AppError && error.code === 'PAYLOAD_TOO_LARGE_ERROR';
-const isInvalid = (error: unknown): error is AppError =>
-  error instanceof AppError && error.code === 'VALIDATION_ERROR';
+const isInvalid = (error: unknown): error is AppError => error instanceof AppError && error.code === 'VALIDATION_ERROR';
 
 /**
  * A JSONL batch's refusal naming the file's lines for its items (`documents.3.body` is
@@ -238,12 +190,8 @@ const atLines = (error: AppError, field: string, file: string, lines: readonly n
   const message = error.message
     .replace(new RegExp(`\\b${field}\\.(\\d+)\\.`, 'g'), (_, index: string) => `${lineOf(index)}: `)
     .replace(new RegExp(`\\b${field}\\.(\\d+)\\b`, 'g'), (_, index: string) => lineOf(index));
-  const keptOut =
-    lines.length === 1 ? `line ${lines[0]} is` : `lines ${lines[0]} to ${lines.at(-1)}, sent together, are`;
-  return new ValidationError(
-    `${message} (${keptOut} not stored: mend it and run this again to go on)`,
-    error.details,
-  );
+  const keptOut = lines.length === 1 ? `line ${lines[0]} is` : `lines ${lines[0]} to ${lines.at(-1)}, sent together, are`;
+  return new ValidationError(`${message} (${keptOut} not stored: mend it and run this again to go on)`, error.details);
 };
 
 /** Polls until the work ends, showing its progress on one line; its last status is the verb's result. */
@@ -262,20 +210,12 @@ const follow = async (ledger: LedgerHandle, how: Following, started: Record<stri
 };
 
 /** One verb: its arguments and options fill the operation's input; it prints the result as declared, or as JSON. */
-const mountVerb = (
-  program: Command,
-  name: string,
-  verb: CliVerb,
-  catalogue: readonly OperationSurfaces[],
-  withLedger: WithLedger,
-) => {
+const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: readonly OperationSurfaces[], withLedger: WithLedger) => {
   // A verb may be a group's own (`ctx jobs` beside `ctx jobs show`): the group's command is reused.
   const command = commandAt(program, verb.command).description(verb.description);
   for (const argument of verb.arguments ?? [])
     command.argument(
-      argument.optional
-        ? `[${argument.name}${argument.variadic ? '...' : ''}]`
-        : `<${argument.name}${argument.variadic ? '...' : ''}>`,
+      argument.optional ? `[${argument.name}${argument.variadic ? '...' : ''}]` : `<${argument.name}${argument.variadic ? '...' : ''}>`,
       argument.description,
     );
   for (const option of verb.options ?? []) {
@@ -296,8 +236,7 @@ const mountVerb = (
     const json = self.optsWithGlobals<{ json?: boolean }>().json;
     const input: Record<string, unknown> = {};
     (verb.arguments ?? []).forEach((argument, i) => {
-      if (given[i] !== undefined)
-        setAt(input, argument.field, parsed(given[i], argument.parse, argument.field));
+      if (given[i] !== undefined) setAt(input, argument.field, parsed(given[i], argument.parse, argument.field));
     });
     const valueOf = (option: CliOption): unknown => options[new Option(option.flags).attributeName()];
     for (const option of verb.options ?? []) {
@@ -312,36 +251,22 @@ const mountVerb = (
         for (const field of option.needs ?? []) {
           const needed = (verb.options ?? []).find((o) => o.field === field)!;
           const neededValue = valueOf(needed);
-          if (neededValue === undefined)
-            throw new ValidationError(`${longFlag(option)} needs ${needed.flags}`);
+          if (neededValue === undefined) throw new ValidationError(`${longFlag(option)} needs ${needed.flags}`);
           setAt(only, field, parsed(neededValue, needed.parse, field));
         }
-        const own = verbOf(catalogue, option.runs) ?? {
-          command: verb.command,
-          description: verb.description,
-          print: verb.print,
-          ...option.shows,
-        };
-        if (option.parse === 'jsonl-file')
-          return runBatches(option.runs, own, only, option.field, value as string, json, self);
+        const own = verbOf(catalogue, option.runs) ?? { command: verb.command, description: verb.description, print: verb.print, ...option.shows };
+        if (option.parse === 'jsonl-file') return runBatches(option.runs, own, only, option.field, value as string, json, self);
         setAt(only, option.field, parsed(value, option.parse, option.field));
         return run(option.runs, own, only, json, self);
       }
       setAt(input, option.field, option.value ?? parsed(value, option.parse, option.field));
     }
-    if (verb.follow && options[new Option(verb.follow.flags).attributeName()])
-      return runFollowed(input, json, self, verb.follow);
+    if (verb.follow && options[new Option(verb.follow.flags).attributeName()]) return runFollowed(input, json, self, verb.follow);
     if (verb.otherwise) return runOrOtherwise(input, json, self, verb.otherwise);
     return run(name, verb, input, json, self);
   });
 
-  const run = async (
-    operation: string,
-    ran: CliVerb,
-    given: Record<string, unknown>,
-    json: boolean | undefined,
-    self: Command,
-  ) => {
+  const run = async (operation: string, ran: CliVerb, given: Record<string, unknown>, json: boolean | undefined, self: Command) => {
     const input = ran.prepare ? ran.prepare(given) : given;
     const result = await withLedger(self, async (ledger) => {
       const past = ran.asOfField !== undefined && input[ran.asOfField] !== undefined;
@@ -414,9 +339,7 @@ const mountVerb = (
         await send(batch);
         done += batch.values.length;
         const progress = { done, total };
-        line.update(
-          `${shownProgress ? shownProgress(progress, given) : `${done}/${total}`}${rateAndEta(done, total, started)}`,
-        );
+        line.update(`${shownProgress ? shownProgress(progress, given) : `${done}/${total}`}${rateAndEta(done, total, started)}`);
       }
       if (ran.settles) {
         line.update('indexing…');
@@ -438,12 +361,7 @@ const mountVerb = (
     }
   };
 
-  const runFollowed = async (
-    given: Record<string, unknown>,
-    json: boolean | undefined,
-    self: Command,
-    how: CliFollow,
-  ) => {
+  const runFollowed = async (given: Record<string, unknown>, json: boolean | undefined, self: Command, how: CliFollow) => {
     const input = verb.prepare ? verb.prepare(given) : given;
     const ran = await withLedger(self, async (ledger) => {
       const answer = await ledger.run(name, input);
@@ -453,12 +371,7 @@ const mountVerb = (
   };
 
   /** Runs the verb's operation; when it does not know the name given, the other one, following the work that one starts. */
-  const runOrOtherwise = async (
-    given: Record<string, unknown>,
-    json: boolean | undefined,
-    self: Command,
-    otherwise: CliOtherwise,
-  ) => {
+  const runOrOtherwise = async (given: Record<string, unknown>, json: boolean | undefined, self: Command, otherwise: CliOtherwise) => {
     const input = verb.prepare ? verb.prepare(given) : given;
     const ran = await withLedger(self, async (ledger) => {
       try {
@@ -466,9 +379,11 @@ const mountVerb = (
       } catch (error) {
         if (!isNotFound(error)) throw error;
       }
-      const answer = await ledger.run(otherwise.operation, otherwise.input(input)).catch((error: unknown) => {
-        throw isNotFound(error) ? new NotFoundError(otherwise.notFound(input)) : error;
-      });
+      const answer = await ledger
+        .run(otherwise.operation, otherwise.input(input))
+        .catch((error: unknown) => {
+          throw isNotFound(error) ? new NotFoundError(otherwise.notFound(input)) : error;
+        });
       return { answer, status: await follow(ledger, otherwise.follow, answer) };
     });
     if ('own' in ran) printResult(ran.own, json, (value) => printText(verb.print, value));
@@ -489,11 +404,6 @@ const printFollowed = (
 };
 
 /** Every operation of the catalogue that declares a verb becomes a `ctx` command. */
-export const mountVerbs = (
-  program: Command,
-  catalogue: readonly OperationSurfaces[],
-  withLedger: WithLedger,
-): void => {
-  for (const { name, cli } of catalogue)
-    for (const verb of verbsOf(cli)) mountVerb(program, name, verb, catalogue, withLedger);
+export const mountVerbs = (program: Command, catalogue: readonly OperationSurfaces[], withLedger: WithLedger): void => {
+  for (const { name, cli } of catalogue) for (const verb of verbsOf(cli)) mountVerb(program, name, verb, catalogue, withLedger);
 };

@@ -24,12 +24,7 @@ const corpusFile = (lines: number) => {
   writeFileSync(
     file,
     Array.from({ length: lines }, (_, i) =>
-      JSON.stringify({
-        source_id: `note-${i}`,
-        title: `Note ${i}`,
-        body: `Note ${i}. ${filler}`,
-        tags: ['bulk'],
-      }),
+      JSON.stringify({ source_id: `note-${i}`, title: `Note ${i}`, body: `Note ${i}. ${filler}`, tags: ['bulk'] }),
     ).join('\n') + '\n',
   );
   return file;
@@ -84,12 +79,7 @@ const ingestionsPerStream = async (url: string): Promise<Map<string, number>> =>
   const counts = new Map<string, number>();
   let cursor: string | null = null;
   do {
-    const query = new URLSearchParams({
-      type: 'DocumentIngested',
-      limit: '500',
-      order: 'oldest',
-      ...(cursor ? { cursor } : {}),
-    });
+    const query = new URLSearchParams({ type: 'DocumentIngested', limit: '500', order: 'oldest', ...(cursor ? { cursor } : {}) });
     const response = await fetch(`${url}/api/v1/audit/events?${query}`);
     expect(response.status).toBe(200);
     const page = (await response.json()) as { events: { stream_id: string }[]; next_cursor: string | null };
@@ -101,16 +91,13 @@ const ingestionsPerStream = async (url: string): Promise<Map<string, number>> =>
 
 const documentsOf = async (dataDir: string, source: string) => {
   const { stdout } = await ctx(['sources', '--json', '--data-dir', dataDir]);
-  return (JSON.parse(stdout) as { sources: { name: string; doc_count: number }[] }).sources.find(
-    (s) => s.name === source,
-  )?.doc_count;
+  return (JSON.parse(stdout) as { sources: { name: string; doc_count: number }[] }).sources.find((s) => s.name === source)
+    ?.doc_count;
 };
 
 /** The rerun's summary: every line once, some stored by the interrupted run and the rest by this one. */
 const expectResumed = (summary: string) => {
-  const counts = new RegExp(`ingested ${LINES} documents: (\\d+) new, 0 updated, (\\d+) unchanged`).exec(
-    summary,
-  );
+  const counts = new RegExp(`ingested ${LINES} documents: (\\d+) new, 0 updated, (\\d+) unchanged`).exec(summary);
   expect(counts, summary).not.toBeNull();
   const [created, unchanged] = [Number(counts![1]), Number(counts![2])];
   expect(created).toBeGreaterThan(0);
@@ -133,9 +120,7 @@ describe('ctx ingest --jsonl with a file of thousands of lines', SLOW, () => {
     expect(killed.stdout).not.toMatch(/ingested/);
     // Ctrl-C says that what is stored stays, and how to go on.
     const stopped = await interrupted(args, 'SIGINT');
-    expect(stopped.stderr).toContain(
-      'ctx: interrupted: what was stored stays stored; the same command run again goes on from there',
-    );
+    expect(stopped.stderr).toContain('ctx: interrupted: what was stored stays stored; the same command run again goes on from there');
 
     const rerun = await ctx(args);
     expectResumed(rerun.stdout);
@@ -159,9 +144,7 @@ describe('ctx ingest --jsonl with a file of thousands of lines', SLOW, () => {
       const args = ['ingest', '--jsonl', file, '--source', 'team', '--data-dir', dataDir];
       const stopped = await interrupted(args, 'SIGINT');
       expect(stopped.stdout).not.toMatch(/ingested/);
-      expect(stopped.stderr).toContain(
-        `ctx: interrupted: the server at ${server.url} goes on with what it was sent`,
-      );
+      expect(stopped.stderr).toContain(`ctx: interrupted: the server at ${server.url} goes on with what it was sent`);
 
       const rerun = await ctx(args);
       expectResumed(rerun.stdout);
@@ -176,13 +159,8 @@ describe('ctx ingest --jsonl with a file of thousands of lines', SLOW, () => {
     const dataDir = tempDataDir();
     const file = path.join(tempDataDir('ctx-jsonl-'), 'mixed.jsonl');
     // 60 lines of about 20 KB: a batch of 768 KiB is far over the limit; line 31 is over it alone.
-    const lines = Array.from({ length: 60 }, (_, i) =>
-      JSON.stringify({
-        source_id: `part-${i}`,
-        title: `Part ${i}`,
-        body: `Part ${i}. ${'sizeable text '.repeat(i === 30 ? 30_000 : 1_500)}`,
-      }),
-    );
+    const body = (i: number) => `Part ${i}. ${'sizeable text '.repeat(i === 30 ? 30_000 : 1_500)}`;
+    const lines = Array.from({ length: 60 }, (_, i) => JSON.stringify({ source_id: `part-${i}`, title: `Part ${i}`, body: body(i) }));
     writeFileSync(file, `${lines.join('\n')}\n`);
     const server = await serve(dataDir, { CTX_SERVER__BODY_LIMIT_BYTES: '200000' });
     const args = ['ingest', '--jsonl', file, '--source', 'parts', '--data-dir', dataDir];
@@ -206,21 +184,13 @@ describe('ctx ingest --jsonl with a file of thousands of lines', SLOW, () => {
     const dataDir = tempDataDir();
     const file = corpusFile(700);
     const good = readFileSync(file, 'utf8').split('\n');
-    writeFileSync(
-      file,
-      good
-        .map((line, i) => (i === 649 ? JSON.stringify({ source_id: 'note-649', title: 'No body' }) : line))
-        .join('\n'),
-    );
+    const bodiless = JSON.stringify({ source_id: 'note-649', title: 'No body' });
+    writeFileSync(file, good.map((line, i) => (i === 649 ? bodiless : line)).join('\n'));
     const args = ['ingest', '--jsonl', file, '--source', 'team', '--data-dir', dataDir];
     const refused = await runCtx(args, ENV);
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain(
-      `ctx: Invalid input: ${file}:650: body: Invalid input: expected string, received undefined`,
-    );
-    expect(refused.stderr).toContain(
-      '(lines 501 to 700, sent together, are not stored: mend it and run this again to go on)',
-    );
+    expect(refused.stderr).toContain(`ctx: Invalid input: ${file}:650: body: Invalid input: expected string, received undefined`);
+    expect(refused.stderr).toContain('(lines 501 to 700, sent together, are not stored: mend it and run this again to go on)');
     expect(await documentsOf(dataDir, 'team')).toBe(500);
 
     writeFileSync(file, good.join('\n'));
@@ -233,10 +203,7 @@ describe('ctx ingest --jsonl with a file of thousands of lines', SLOW, () => {
     try {
       // More batches than the indexing budget's 10 a minute.
       for (let batch = 0; batch < 15; batch++) {
-        const documents = Array.from({ length: 20 }, (_, i) => ({
-          source_id: `b${batch}-${i}`,
-          body: `Batch ${batch}, document ${i}.`,
-        }));
+        const documents = Array.from({ length: 20 }, (_, i) => ({ source_id: `b${batch}-${i}`, body: `Batch ${batch}, document ${i}.` }));
         const response = await fetch(`${server.url}/api/v1/documents/batch`, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
@@ -269,16 +236,9 @@ describe('ctx ingest --jsonl with a file of thousands of lines', SLOW, () => {
         response.end(JSON.stringify({ error: { code: 'RATE_LIMIT_ERROR', message: 'Too many requests.' } }));
         return;
       }
-      if (request.url?.includes('documents.ingest_batch') && retriedAfterMs === 0)
-        retriedAfterMs = Date.now() - refusedAt;
+      if (request.url?.includes('documents.ingest_batch') && retriedAfterMs === 0) retriedAfterMs = Date.now() - refusedAt;
       const forwarded = http.request(
-        {
-          host: target.hostname,
-          port: target.port,
-          path: request.url,
-          method: request.method,
-          headers: { ...request.headers, host: target.host },
-        },
+        { host: target.hostname, port: target.port, path: request.url, method: request.method, headers: { ...request.headers, host: target.host } },
         (answer) => {
           response.writeHead(answer.statusCode ?? 502, answer.headers);
           answer.pipe(response);
@@ -290,15 +250,7 @@ describe('ctx ingest --jsonl with a file of thousands of lines', SLOW, () => {
     try {
       const file = corpusFile(600);
       const { port } = limiter.address() as AddressInfo;
-      const result = await ctx([
-        'ingest',
-        '--jsonl',
-        file,
-        '--source',
-        'team',
-        '--server',
-        `http://127.0.0.1:${port}`,
-      ]);
+      const result = await ctx(['ingest', '--jsonl', file, '--source', 'team', '--server', `http://127.0.0.1:${port}`]);
       expect(result.stdout).toMatch(/ingested 600 documents: 600 new/);
       expect(refused).toBe(1);
       expect(retriedAfterMs).toBeGreaterThanOrEqual(2_000);
