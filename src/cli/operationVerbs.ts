@@ -183,13 +183,15 @@ const isInvalid = (error: unknown): error is AppError => error instanceof AppErr
 
 /**
  * A JSONL batch's refusal naming the file's lines for its items (`documents.3.body` is
- * `corpus.jsonl:1204: body`), and which lines it kept out: a batch is refused whole.
+ * `corpus.jsonl:1204: body`), and which lines it kept out: a batch is refused whole. A refusal
+ * of no item in particular stays as it is.
  */
 const atLines = (error: AppError, field: string, file: string, lines: readonly number[]) => {
   const lineOf = (index: string) => `${file}:${lines[Number(index)] ?? '?'}`;
   const message = error.message
     .replace(new RegExp(`\\b${field}\\.(\\d+)\\.`, 'g'), (_, index: string) => `${lineOf(index)}: `)
     .replace(new RegExp(`\\b${field}\\.(\\d+)\\b`, 'g'), (_, index: string) => lineOf(index));
+  if (message === error.message) return error;
   const keptOut = lines.length === 1 ? `line ${lines[0]} is` : `lines ${lines[0]} to ${lines.at(-1)}, sent together, are`;
   return new ValidationError(`${message} (${keptOut} not stored: mend it and run this again to go on)`, error.details);
 };
