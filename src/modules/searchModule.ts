@@ -1,4 +1,4 @@
-import { statSync } from 'node:fs';
+import { statSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { rerankerFromConfig } from './rerankerFromConfig.js';
 import { treeSitterChunker } from '../../infra/chunking/chunker.js';
@@ -62,11 +62,16 @@ interface PathToScan {
 const pathsToScan = (paths: readonly string[], readable: ReadableRoots, base: string): PathToScan[] =>
   paths.map((given) => {
     const absolute = readable.resolve(given, { base, field: 'paths' });
+    let stats: Stats;
     try {
-      return { absolute, isFile: statSync(absolute).isFile() };
+      stats = statSync(absolute);
     } catch {
       throw new ValidationError(`Path '${given}' does not exist`);
     }
+    if (!stats.isFile() && !stats.isDirectory()) {
+      throw new ValidationError(`Path '${given}' is neither a file nor a folder: a pipe, socket or device is not read`);
+    }
+    return { absolute, isFile: stats.isFile() };
   });
 
 /** Folders are walked; a single file is read through its folder with an include of its name. */

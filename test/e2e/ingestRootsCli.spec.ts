@@ -23,6 +23,12 @@ describe('ctx ingest and ctx index read only inside ingest.roots', () => {
       expect(refused.code, args.join(' ')).toBe(2);
       expect(refused.stderr).toMatch(/outside the folders ingestion may read \(setting ingest\.roots\)/);
     }
+    // Inside them, a pipe named on its own is not a file to read: opening it would wait for a writer.
+    const pipe = path.join(tempDataDir('ctx-roots-pipe-'), 'notes.md');
+    execFileSync('mkfifo', [pipe]);
+    const named = await runCtx(['ingest', pipe, '--data-dir', dataDir], { ...KEYWORD_ONLY, CTX_INGEST__ROOTS: path.dirname(pipe) });
+    expect(named.code).toBe(2);
+    expect(named.stderr).toContain(`Path '${pipe}' is neither a file nor a folder: a pipe, socket or device is not read`);
     const history = await runCtx(['history', '--json', '--data-dir', dataDir], KEYWORD_ONLY);
     expect(JSON.parse(history.stdout)).toEqual({ events: [], next_cursor: null });
   }, 300_000);
