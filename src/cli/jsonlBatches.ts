@@ -1,4 +1,5 @@
-import { createReadStream } from 'node:fs';
+import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
+import { createGunzip } from 'node:zlib';
 import { createInterface } from 'node:readline';
 import { ValidationError } from '../errors.js';
 import { toStorableText } from '../domain/text.js';
@@ -10,12 +11,31 @@ import { toStorableText } from '../domain/text.js';
  */
 export const JSONL_BATCH = { items: 500, bytes: 768 * 1024 } as const;
 
+/** Whether the file starts as gzip does: a `corpus.jsonl.gz` is read through gunzip, whatever its name. */
+const isGzip = (file: string) => {
+  try {
+    const fd = openSync(file, 'r');
+    try {
+      const head = Buffer.alloc(2);
+      return readSync(fd, head, 0, 2, 0) === 2 && head[0] === 0x1f && head[1] === 0x8b;
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return false; // The stream below says why it cannot be read.
+  }
+};
+
 const opened = (file: string) => {
-  const stream = createReadStream(file, { encoding: 'utf8' });
-  // An unreadable file reads as a clear error, not a stack trace.
-  const failed = new Promise<never>((_, reject) =>
-    stream.once('error', (error) => reject(new ValidationError(`Cannot read ${file}: ${error.message}`))),
-  );
+  const raw = createReadStream(file);
+  const stream = isGzip(file) ? raw.pipe(createGunzip()) : raw;
+  stream.setEncoding('utf8');
+  // An unreadable file (or a damaged gzip) reads as a clear error, not a stack trace.
+  const failed = new Promise<never>((_, reject) => {
+    const fail = (error: Error) => reject(new ValidationError(`Cannot read ${file}: ${error.message}`));
+    raw.once('error', fail);
+    stream.once('error', fail);
+  });
   failed.catch(() => undefined);
   return { stream, failed };
 };

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCtx, spawnCtx } from '../support/cli.js';
 import { tempDataDir, tempRootsEnv } from '../support/ledger.js';
@@ -195,6 +196,22 @@ describe('ctx ingest --jsonl with a file of thousands of lines', SLOW, () => {
 
     writeFileSync(file, good.join('\n'));
     expect((await ctx(args)).stdout).toMatch(/ingested 700 documents: 200 new, 0 updated, 500 unchanged/);
+  });
+
+  it('reads a gzipped file as it reads a plain one, and refuses a damaged one before storing anything', async () => {
+    const dataDir = tempDataDir();
+    const gzipped = path.join(tempDataDir('ctx-jsonl-gz-'), 'corpus.jsonl.gz');
+    writeFileSync(gzipped, gzipSync(readFileSync(corpusFile(600))));
+    const damaged = path.join(path.dirname(gzipped), 'damaged.jsonl.gz');
+    const whole = readFileSync(gzipped);
+    writeFileSync(damaged, whole.subarray(0, whole.length / 2));
+
+    const refused = await runCtx(['ingest', '--jsonl', damaged, '--source', 'team', '--data-dir', dataDir], ENV);
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain(`ctx: Cannot read ${damaged}: unexpected end of file`);
+    expect(await documentsOf(dataDir, 'team')).toBeUndefined();
+    const read = await ctx(['ingest', '--jsonl', gzipped, '--source', 'team', '--data-dir', dataDir]);
+    expect(read.stdout).toMatch(/ingested 600 documents: 600 new, 0 updated, 0 unchanged/);
   });
 
   it('gives scripts a bulk route whose budget a client sending one batch after another never exhausts', async () => {
