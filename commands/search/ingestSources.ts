@@ -36,7 +36,7 @@ const summary = (t: IngestTally) =>
 const SHOWN_PROBLEMS = 20;
 
 /** What a JSONL file's batches did, counted by outcome, and the documents that failed with why. */
-const batchSummary = ({ results }: { results: { source_id: string; outcome: string; error?: string }[] }) => {
+const batchSummary = ({ results = [] }: { results?: { source_id: string; outcome: string; error?: string }[] }) => {
   const count = (outcome: string) => results.filter((r) => r.outcome === outcome).length;
   const failed = results.filter((r) => r.outcome === 'failed');
   return [
@@ -70,12 +70,13 @@ export const ingestSurfaces = {
       {
         flags: '--jsonl <file>',
         field: 'documents',
-        description: 'one JSON document per line: source_id, title, body, tags, updated_at, metadata',
+        description: 'one JSON document per line: source_id, title, body, tags, updated_at, metadata (gzipped too; - reads standard input)',
         parse: 'jsonl-file',
         runs: 'documents.ingest_batch',
         needs: ['source'],
         shows: {
-          progress: (p: { done: number; total: number }) => `ingesting ${p.done}/${p.total} documents`,
+          progress: (p: { done: number; total: number | null }) =>
+            `ingesting ${p.done}${p.total === null ? '' : `/${p.total}`} documents`,
           settles: true,
           print: { line: batchSummary },
         },

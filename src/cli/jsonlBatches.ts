@@ -1,4 +1,5 @@
-import { closeSync, createReadStream, openSync, readSync } from 'node:fs';
+import { closeSync, createReadStream, openSync, readSync, statSync } from 'node:fs';
+import type { Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { createInterface } from 'node:readline';
 import { ValidationError } from '../errors.js';
@@ -11,7 +12,23 @@ import { toStorableText } from '../domain/text.js';
  */
 export const JSONL_BATCH = { items: 500, bytes: 768 * 1024 } as const;
 
-/** Whether the file starts as gzip does: a `corpus.jsonl.gz` is read through gunzip, whatever its name. */
+/** Standard input, as `--jsonl -` names it. */
+export const STANDARD_INPUT = '-';
+
+/**
+ * Whether the file can be read twice, counted first and then sent: a regular file can; standard
+ * input, a pipe (`<(zcat corpus.jsonl.gz)`) or a device is read once, as it comes.
+ */
+const isRereadable = (file: string) => {
+  if (file === STANDARD_INPUT) return false;
+  try {
+    return statSync(file).isFile();
+  } catch {
+    return true; // Reading it says why it cannot be read.
+  }
+};
+
+/** Whether a regular file starts as gzip does: a `corpus.jsonl.gz` is read through gunzip, whatever its name. */
 const isGzip = (file: string) => {
   try {
     const fd = openSync(file, 'r');
@@ -27,8 +44,8 @@ const isGzip = (file: string) => {
 };
 
 const opened = (file: string) => {
-  const raw = createReadStream(file);
-  const stream = isGzip(file) ? raw.pipe(createGunzip()) : raw;
+  const raw: Readable = file === STANDARD_INPUT ? process.stdin : createReadStream(file);
+  const stream: Readable = isRereadable(file) && isGzip(file) ? raw.pipe(createGunzip()) : raw;
   stream.setEncoding('utf8');
   // An unreadable file (or a damaged gzip) reads as a clear error, not a stack trace.
   const failed = new Promise<never>((_, reject) => {
@@ -40,8 +57,12 @@ const opened = (file: string) => {
   return { stream, failed };
 };
 
-/** Non-blank lines of a JSONL file, counted as the batches will read them, without holding the file. */
-export const countJsonlLines = async (file: string): Promise<number> => {
+/**
+ * Non-blank lines of a JSONL file, counted as the batches will read them, without holding the file;
+ * null for one that can be read only once.
+ */
+export const countJsonlLines = async (file: string): Promise<number | null> => {
+  if (!isRereadable(file)) return null;
   const { stream, failed } = opened(file);
   let count = 0;
   const counting = (async () => {

@@ -33,11 +33,11 @@ const duration = (seconds: number) =>
   seconds < 90 ? `${Math.ceil(seconds)} s` : seconds < 5400 ? `${Math.ceil(seconds / 60)} min` : `${(seconds / 3600).toFixed(1)} h`;
 
 /** `, 850/s, 6 s left`: the rate so far, and the time the rest takes at that rate. */
-export const rateAndEta = (done: number, total: number, startedMs: number): string => {
+export const rateAndEta = (done: number, total: number | null, startedMs: number): string => {
   const seconds = (Date.now() - startedMs) / 1000;
   if (done === 0 || seconds <= 0) return '';
   const rate = done / seconds;
-  return `, ${rate.toFixed(0)}/s, ${duration(Math.max(0, total - done) / rate)} left`;
+  return `, ${rate.toFixed(0)}/s${total === null ? '' : `, ${duration(Math.max(0, total - done) / rate)} left`}`;
 };
 
 /** What a command waiting for a read model says: for what, how much is left, and that stopping loses nothing. */

@@ -214,6 +214,21 @@ describe('ctx ingest --jsonl with a file of thousands of lines', SLOW, () => {
     expect(read.stdout).toMatch(/ingested 600 documents: 600 new, 0 updated, 0 unchanged/);
   });
 
+  it('reads standard input once, as it comes, with progress but no total; an empty file stores nothing', async () => {
+    const dataDir = tempDataDir();
+    const args = ['ingest', '--jsonl', '-', '--source', 'piped', '--data-dir', dataDir];
+    const piped = await runCtx(args, ENV, { input: readFileSync(corpusFile(600)) });
+    expect(piped.code, piped.stderr).toBe(0);
+    expect(piped.stdout).toMatch(/ingested 600 documents: 600 new, 0 updated, 0 unchanged/);
+    expect(piped.stderr).toMatch(/ingesting 500 documents, \d+\/s/);
+    expect(await documentsOf(dataDir, 'piped')).toBe(600);
+
+    const empty = path.join(tempDataDir('ctx-jsonl-empty-'), 'empty.jsonl');
+    writeFileSync(empty, '');
+    const none = await ctx(['ingest', '--jsonl', empty, '--source', 'piped', '--data-dir', dataDir]);
+    expect(none.stdout).toMatch(/ingested 0 documents: 0 new, 0 updated, 0 unchanged/);
+  });
+
   it('gives scripts a bulk route whose budget a client sending one batch after another never exhausts', async () => {
     const dataDir = tempDataDir();
     const server = await serve(dataDir);

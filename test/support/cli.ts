@@ -9,6 +9,8 @@ const TSX = import.meta.resolve('tsx');
 export interface CtxOptions {
   /** The working directory; the repository root by default. */
   cwd?: string;
+  /** What `runCtx` writes to the program's standard input; nothing by default. */
+  input?: string | Buffer;
 }
 
 /** The real `ctx` program, run from source so tests never see a stale build. */
@@ -36,5 +38,5 @@ export const runCtx = (
     child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
-    child.stdin?.end();
+    child.stdin?.end(options.input);
   });
