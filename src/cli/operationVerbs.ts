@@ -301,8 +301,8 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
 
   /**
    * Runs the operation once per batch of a JSONL file's lines, read as they are sent: a file of any
-   * size stays within the operation's and the server's limits. Progress, with the time left, goes
-   * to stderr (a line every few seconds when piped). Each batch is stored when answered, so a run
+   * size stays within the operation's and the server's limits. Progress, with the time left when the
+   * file could be counted, goes to stderr (a line every few seconds when piped). Each batch is stored when answered, so a run
    * stopped halfway resumes by running again: what is stored and unchanged appends nothing.
    */
   const runBatches = async (
@@ -315,12 +315,25 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
     self: Command,
   ) => {
     const total = await countJsonlLines(file);
-    const result = await withLedger(self, async (ledger) => {
+    const notSent: number[] = [];
+    let server: string | null = null;
+    /** Lines passed over as too large for the server, said last, whether the load ended or stopped. */
+    const reportNotSent = () => {
+      if (notSent.length === 0) return;
+      process.exitCode = 1;
+      process.stderr.write(
+        `ctx: not sent: ${notSent.map((number) => `${file}:${number}`).join(', ')}: ` +
+          `${notSent.length === 1 ? 'a line' : 'each line'} larger than the server at ${server} takes in one request ` +
+          '(server.body_limit_bytes). Raise that setting, or stop the server and run this again: documents already ' +
+          'stored are not stored twice.\n',
+      );
+    };
+    const loaded = withLedger(self, async (ledger) => {
+      server = ledger.server;
       const line = progressLine({ pipedEveryMs: PIPED_PROGRESS_MS });
       const shownProgress = ran.progress;
       const started = Date.now();
       const answers: Record<string, unknown> = {};
-      const notSent: number[] = [];
       /** Sends a batch; one a server refuses as too large goes again in halves, and a line refused alone is passed over. */
       const send = async ({ values, lines }: JsonlBatch): Promise<void> => {
         const input = { ...given };
@@ -341,26 +354,23 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
         await send(batch);
         done += batch.values.length;
         const progress = { done, total };
-        line.update(`${shownProgress ? shownProgress(progress, given) : `${done}/${total}`}${rateAndEta(done, total, started)}`);
+        const shown = shownProgress ? shownProgress(progress, given) : `${done}${total === null ? '' : `/${total}`}`;
+        line.update(`${shown}${rateAndEta(done, total, started)}`);
       }
       if (ran.settles) {
         line.update('indexing…');
         await afterStoring(ledger.catchUp());
       }
       line.done();
-      return { answers, notSent, server: ledger.server };
+      return answers;
     });
-    const shown = ran.shown ? ran.shown(result.answers, given) : result.answers;
+    const answers = await loaded.catch((error: unknown) => {
+      reportNotSent();
+      throw error;
+    });
+    const shown = ran.shown ? ran.shown(answers, given) : answers;
     printResult(shown, json, (value) => printText(ran.print, value));
-    if (result.notSent.length > 0) {
-      process.exitCode = 1;
-      const where = result.notSent.map((number) => `${file}:${number}`).join(', ');
-      process.stderr.write(
-        `ctx: not sent: ${where}: ${result.notSent.length === 1 ? 'a line' : 'each line'} larger than the server at ` +
-          `${result.server} takes in one request (server.body_limit_bytes). Raise that setting, or stop the server and ` +
-          `run this again: documents already stored are not stored twice.\n`,
-      );
-    }
+    reportNotSent();
   };
 
   const runFollowed = async (given: Record<string, unknown>, json: boolean | undefined, self: Command, how: CliFollow) => {

@@ -173,6 +173,15 @@ describe('ctx ingest --jsonl with a file of thousands of lines', SLOW, () => {
         `ctx: not sent: ${file}:31: a line larger than the server at ${server.url} takes in one request (server.body_limit_bytes)`,
       );
       expect(await documentsOf(dataDir, 'parts')).toBe(59);
+
+      // A load that then meets a document the ledger refuses still names the line it passed over.
+      const refusing = path.join(path.dirname(file), 'refusing.jsonl');
+      const bodiless = JSON.stringify({ source_id: 'part-49', title: 'No body' });
+      writeFileSync(refusing, `${lines.map((line, i) => (i === 49 ? bodiless : line)).join('\n')}\n`);
+      const stopped = await runCtx(['ingest', '--jsonl', refusing, '--source', 'parts', '--data-dir', dataDir], ENV);
+      expect(stopped.code).toBe(2);
+      expect(stopped.stderr).toContain(`ctx: not sent: ${refusing}:31: a line larger than the server`);
+      expect(stopped.stderr).toContain(`${refusing}:50: body: Invalid input`);
     } finally {
       await server.stop();
     }
