@@ -13,7 +13,7 @@ import { toStorableText } from '../domain/text.js';
 export const JSONL_BATCH = { items: 500, bytes: 768 * 1024 } as const;
 
 /** Standard input, as `--jsonl -` names it. */
-export const STANDARD_INPUT = '-';
+const STANDARD_INPUT = '-';
 
 /**
  * Whether the file can be read twice, counted first and then sent: a regular file can; standard

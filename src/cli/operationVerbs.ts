@@ -302,8 +302,9 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
   /**
    * Runs the operation once per batch of a JSONL file's lines, read as they are sent: a file of any
    * size stays within the operation's and the server's limits. Progress, with the time left when the
-   * file could be counted, goes to stderr (a line every few seconds when piped). Each batch is stored when answered, so a run
-   * stopped halfway resumes by running again: what is stored and unchanged appends nothing.
+   * file could be counted, goes to stderr (a line every few seconds when piped). Each batch is stored
+   * when answered, so a run stopped halfway resumes by running again: what is stored and unchanged
+   * appends nothing.
    */
   const runBatches = async (
     operation: string,

@@ -32,7 +32,7 @@ export const progressLine = ({ pipedEveryMs }: { pipedEveryMs?: number } = {}) =
 const duration = (seconds: number) =>
   seconds < 90 ? `${Math.ceil(seconds)} s` : seconds < 5400 ? `${Math.ceil(seconds / 60)} min` : `${(seconds / 3600).toFixed(1)} h`;
 
-/** `, 850/s, 6 s left`: the rate so far, and the time the rest takes at that rate. */
+/** `, 850/s, 6 s left`: the rate so far, and the time the rest takes at that rate (when the total is known). */
 export const rateAndEta = (done: number, total: number | null, startedMs: number): string => {
   const seconds = (Date.now() - startedMs) / 1000;
   if (done === 0 || seconds <= 0) return '';
