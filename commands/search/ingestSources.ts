@@ -70,7 +70,7 @@ export const ingestSurfaces = {
       {
         flags: '--jsonl <file>',
         field: 'documents',
-        description: 'one JSON document per line: source_id, title, body, tags, updated_at, metadata (gzipped too; - reads standard input)',
+        description: 'one JSON document per line: source_id, title, body, tags, updated_at, metadata (a file gzipped too; - reads standard input, plain)',
         parse: 'jsonl-file',
         runs: 'documents.ingest_batch',
         needs: ['source'],
