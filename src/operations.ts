@@ -124,7 +124,7 @@ export interface CliOption {
   /** The fields of other options this one cannot go without; they go along to the operation it `runs`. */
   needs?: readonly string[];
   /** How the operation it `runs` shows at the terminal, when that operation declares no verb of its own. */
-  shows?: Pick<CliVerb, 'print' | 'progress' | 'settles'>;
+  shows?: Pick<CliVerb, 'print' | 'progress' | 'settles' | 'shown'>;
   choices?: readonly string[];
   default?: string | number | boolean;
 }

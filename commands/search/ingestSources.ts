@@ -36,7 +36,7 @@ const summary = (t: IngestTally) =>
 const SHOWN_PROBLEMS = 20;
 
 /** What a JSONL file's batches did, counted by outcome, and the documents that failed with why. */
-const batchSummary = ({ results = [] }: { results?: { source_id: string; outcome: string; error?: string }[] }) => {
+const batchSummary = ({ results }: { results: { source_id: string; outcome: string; error?: string }[] }) => {
   const count = (outcome: string) => results.filter((r) => r.outcome === outcome).length;
   const failed = results.filter((r) => r.outcome === 'failed');
   return [
@@ -70,7 +70,7 @@ export const ingestSurfaces = {
       {
         flags: '--jsonl <file>',
         field: 'documents',
-        description: 'one JSON document per line: source_id, title, body, tags, updated_at, metadata (a file gzipped too; - reads standard input, plain)',
+        description: 'one JSON document per line: source_id, title, body, tags, updated_at, metadata (plain or gzipped; - reads standard input)',
         parse: 'jsonl-file',
         runs: 'documents.ingest_batch',
         needs: ['source'],
@@ -78,6 +78,8 @@ export const ingestSurfaces = {
           progress: (p: { done: number; total: number | null }) =>
             `ingesting ${p.done}${p.total === null ? '' : `/${p.total}`} documents`,
           settles: true,
+          // A file of no lines runs no batch; its answer still lists its (no) results.
+          shown: (answer: object) => ({ results: [], ...answer }),
           print: { line: batchSummary },
         },
       },

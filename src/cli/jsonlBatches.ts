@@ -1,5 +1,5 @@
-import { closeSync, createReadStream, openSync, readSync, statSync } from 'node:fs';
-import type { Readable } from 'node:stream';
+import { createReadStream, statSync } from 'node:fs';
+import { pipeline, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { createInterface } from 'node:readline';
 import { ValidationError } from '../errors.js';
@@ -15,6 +15,9 @@ export const JSONL_BATCH = { items: 500, bytes: 768 * 1024 } as const;
 /** Standard input, as `--jsonl -` names it. */
 const STANDARD_INPUT = '-';
 
+/** How messages name a JSONL input: its path, or `<stdin>` as compilers name standard input. */
+export const jsonlInputName = (file: string) => (file === STANDARD_INPUT ? '<stdin>' : file);
+
 /**
  * Whether the file can be read twice, counted first and then sent: a regular file can; standard
  * input, a pipe (`<(zcat corpus.jsonl.gz)`) or a device is read once, as it comes.
@@ -28,28 +31,41 @@ const isRereadable = (file: string) => {
   }
 };
 
-/** Whether a regular file starts as gzip does: a `corpus.jsonl.gz` is read through gunzip, whatever its name. */
-const isGzip = (file: string) => {
-  try {
-    const fd = openSync(file, 'r');
-    try {
-      const head = Buffer.alloc(2);
-      return readSync(fd, head, 0, 2, 0) === 2 && head[0] === 0x1f && head[1] === 0x8b;
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return false; // The stream below says why it cannot be read.
+const GZIP_MAGIC = [0x1f, 0x8b];
+
+/**
+ * The bytes of `raw`, read through gunzip when they start as gzip's do: a `corpus.jsonl.gz` is
+ * unpacked whatever its name, from a file, a pipe or standard input.
+ */
+async function* unpacked(raw: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
+  const chunks = raw[Symbol.asyncIterator]();
+  const head: Buffer[] = [];
+  let headBytes = 0;
+  while (headBytes < GZIP_MAGIC.length) {
+    const next = await chunks.next();
+    if (next.done) break;
+    head.push(next.value);
+    headBytes += next.value.length;
   }
-};
+  async function* all() {
+    yield* head;
+    for (let next = await chunks.next(); !next.done; next = await chunks.next()) yield next.value;
+  }
+  const start = Buffer.concat(head);
+  if (!GZIP_MAGIC.every((byte, i) => start[i] === byte)) return yield* all();
+  const gunzip = createGunzip();
+  // pipeline, not pipe: a read error reaches gunzip, and so the reader.
+  pipeline(Readable.from(all()), gunzip, () => undefined);
+  yield* gunzip;
+}
 
 const opened = (file: string) => {
   const raw: Readable = file === STANDARD_INPUT ? process.stdin : createReadStream(file);
-  const stream: Readable = isRereadable(file) && isGzip(file) ? raw.pipe(createGunzip()) : raw;
+  const stream = Readable.from(unpacked(raw), { objectMode: false });
   stream.setEncoding('utf8');
   // An unreadable file (or a damaged gzip) reads as a clear error, not a stack trace.
   const failed = new Promise<never>((_, reject) => {
-    const fail = (error: Error) => reject(new ValidationError(`Cannot read ${file}: ${error.message}`));
+    const fail = (error: Error) => reject(new ValidationError(`Cannot read ${jsonlInputName(file)}: ${error.message}`));
     raw.once('error', fail);
     stream.once('error', fail);
   });
@@ -97,7 +113,7 @@ export async function* jsonlBatches(file: string, limits: { items: number; bytes
     try {
       value = toStorableText(JSON.parse(line) as unknown);
     } catch (error) {
-      throw new ValidationError(`${file}:${number}: not JSON (${(error as Error).message})`);
+      throw new ValidationError(`${jsonlInputName(file)}:${number}: not JSON (${(error as Error).message})`);
     }
     const size = Buffer.byteLength(line);
     if (values.length > 0 && (values.length >= limits.items || bytes + size > limits.bytes)) {

@@ -7,7 +7,7 @@ import type { CliArgument, CliFollow, CliOption, CliOtherwise, CliPrint, CliText
 import { compactPosition, isPosition } from '../domain/position.js';
 import { fields, table } from './format.js';
 import { printResult } from './output.js';
-import { countJsonlLines, jsonlBatches, type JsonlBatch } from './jsonlBatches.js';
+import { countJsonlLines, jsonlBatches, jsonlInputName, type JsonlBatch } from './jsonlBatches.js';
 import { progressLine, rateAndEta, waitingText } from './progress.js';
 
 const valueAt = (value: unknown, path: string): unknown =>
@@ -323,7 +323,7 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
       if (notSent.length === 0) return;
       process.exitCode = 1;
       process.stderr.write(
-        `ctx: not sent: ${notSent.map((number) => `${file}:${number}`).join(', ')}: ` +
+        `ctx: not sent: ${notSent.map((number) => `${jsonlInputName(file)}:${number}`).join(', ')}: ` +
           `${notSent.length === 1 ? 'a line' : 'each line'} larger than the server at ${server} takes in one request ` +
           '(server.body_limit_bytes). Raise that setting, or stop the server and run this again: documents already ' +
           'stored are not stored twice.\n',
@@ -342,7 +342,7 @@ const mountVerb = (program: Command, name: string, verb: CliVerb, catalogue: rea
         try {
           mergeAnswer(answers, await ledger.run(operation, ran.prepare ? ran.prepare(input) : input));
         } catch (error) {
-          if (isInvalid(error)) throw atLines(error, field, file, lines);
+          if (isInvalid(error)) throw atLines(error, field, jsonlInputName(file), lines);
           if (!isTooLarge(error)) throw error;
           if (values.length === 1) return void notSent.push(...lines);
           const half = Math.ceil(values.length / 2);

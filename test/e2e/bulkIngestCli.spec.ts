@@ -223,7 +223,7 @@ describe('ctx ingest --jsonl with a file of thousands of lines', SLOW, () => {
     expect(read.stdout).toMatch(/ingested 600 documents: 600 new, 0 updated, 0 unchanged/);
   });
 
-  it('reads standard input once, as it comes, with progress but no total; an empty file stores nothing', async () => {
+  it('reads standard input once, as it comes, gzipped or not, with progress but no total; an empty file stores nothing', async () => {
     const dataDir = tempDataDir();
     const args = ['ingest', '--jsonl', '-', '--source', 'piped', '--data-dir', dataDir];
     const piped = await runCtx(args, ENV, { input: readFileSync(corpusFile(600)) });
@@ -231,11 +231,19 @@ describe('ctx ingest --jsonl with a file of thousands of lines', SLOW, () => {
     expect(piped.stdout).toMatch(/ingested 600 documents: 600 new, 0 updated, 0 unchanged/);
     expect(piped.stderr).toMatch(/ingesting 500 documents, \d+\/s/);
     expect(await documentsOf(dataDir, 'piped')).toBe(600);
+    const gzipped = gzipSync(readFileSync(corpusFile(600)));
+    const unpacked = await runCtx(args, ENV, { input: gzipped });
+    expect(unpacked.stdout, unpacked.stderr).toMatch(/ingested 600 documents: 0 new, 0 updated, 600 unchanged/);
+    const damaged = await runCtx(args, ENV, { input: gzipped.subarray(0, 100) });
+    expect(damaged.code).toBe(2);
+    expect(damaged.stderr).toContain('ctx: Cannot read <stdin>: unexpected end of file');
 
     const empty = path.join(tempDataDir('ctx-jsonl-empty-'), 'empty.jsonl');
     writeFileSync(empty, '');
     const none = await ctx(['ingest', '--jsonl', empty, '--source', 'piped', '--data-dir', dataDir]);
     expect(none.stdout).toMatch(/ingested 0 documents: 0 new, 0 updated, 0 unchanged/);
+    const noneAsJson = await ctx(['ingest', '--jsonl', empty, '--source', 'piped', '--data-dir', dataDir, '--json']);
+    expect(JSON.parse(noneAsJson.stdout)).toEqual({ results: [] });
   });
 
   it('gives scripts a bulk route whose budget a client sending one batch after another never exhausts', async () => {
