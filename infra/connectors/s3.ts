@@ -11,6 +11,7 @@ import { checkRequest, connectorFailureIn, networkCodeIn, type ConnectorAgents }
 import { onFirstUse } from '../../src/engine/onFirstUse.js';
 import { flag, optionalString, requiredString } from './settings.js';
 import { secretFileByContent, secretFileByName } from './secretFiles.js';
+import { decodeText, looksBinary } from './fileContent.js';
 
 const MAX_OBJECT_BYTES = 1024 * 1024;
 
@@ -37,15 +38,8 @@ const translate = (error: unknown, bucket: string): Error => {
 const etagsOf = (cursor: SyncCursor | null): Record<string, string> =>
   cursor && typeof cursor.etags === 'object' && cursor.etags !== null ? (cursor.etags as Record<string, string>) : {};
 
-/** Text, not a binary: no NUL byte and valid UTF-8. */
-const asText = (bytes: Uint8Array): string | null => {
-  if (bytes.includes(0)) return null;
-  try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    return null;
-  }
-};
+/** Text, not a binary, decoded as files read from disk are. */
+const asText = (bytes: Uint8Array): string | null => (looksBinary(bytes) ? null : decodeText(bytes));
 
 export interface S3SourceOptions {
   endpoints: EndpointPolicy;

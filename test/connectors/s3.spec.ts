@@ -62,6 +62,8 @@ describeWith(MOTO, 'S3 connector against a moto server', () => {
     await put('docs/deploy.md', '# Deploying\n\nRun the blue-green switch after the canary passes.');
     await put('docs/cache.txt', 'The widget cache expires after ten minutes.');
     await put('docs/logo.bin', new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0, 1, 2, 3]));
+    // Not UTF-8: read as Windows-1252, as a file on disk is.
+    await put('docs/menu.txt', Buffer.from('\x93Crème brûlée\x94 at the canteen', 'latin1'));
     await put('private/salaries.md', 'Outside the prefix: never synced.');
     // Secrets, passed over whatever the settings: they would be served to any reader of the index.
     await put('docs/.env', 'DATABASE_URL=postgres://app:hunter2@db/app\n');
@@ -88,10 +90,12 @@ describeWith(MOTO, 'S3 connector against a moto server', () => {
     const jobId = await startSync(api, token, connectorId);
     expect((await jobOutcome(api, jobId)).status).toBe('completed');
     const synced = await documents();
-    expect([...synced.keys()].sort()).toEqual(['docs/cache.txt', 'docs/deploy.md']);
+    expect([...synced.keys()].sort()).toEqual(['docs/cache.txt', 'docs/deploy.md', 'docs/menu.txt']);
     expect(synced.get('docs/deploy.md')).toMatchObject({ sourceUrl: 's3://notes/docs/deploy.md', title: 'deploy.md' });
     const details = (await api.call('GET', `/connectors/${connectorId}`, { token })).body;
-    expect(details).toMatchObject({ status: 'active', stats: { documents_indexed: 2, last_error: null } });
+    expect(details).toMatchObject({ status: 'active', stats: { documents_indexed: 3, last_error: null } });
+    const found = await api.call('POST', '/search', { token, body: { query: 'brûlée' } });
+    expect((found.body.results as { metadata: { path: string } }[])[0]?.metadata.path).toBe('docs/menu.txt');
     expect((details.config as Record<string, unknown>).secret_access_key).toBe('***');
   }, 120_000);
 
@@ -114,6 +118,7 @@ describeWith(MOTO, 'S3 connector against a moto server', () => {
       'docs/cache.txt',
       'docs/deploy-key.pem',
       'docs/logo.bin',
+      'docs/menu.txt',
       'docs/rollback.md',
     ]);
 
