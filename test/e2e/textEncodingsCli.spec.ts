@@ -22,14 +22,15 @@ describe('ctx ingest reads text in the encodings files come in', () => {
     expect(ingested.stdout).toMatch(/4 files: 3 new, 0 updated, 0 unchanged, 1 skipped/);
     expect(ingested.stdout).toMatch(/logo\.png: binary/);
 
-    for (const [query, file, words] of [
+    const found: [query: string, file: string, words: string][] = [
       ['harbour pilot', 'rota.txt', 'Harbour pilot rota'],
       ['équinoxe', 'tides.txt', 'spring équinoxe'],
       ['brûlée café', 'menu.md', '“Crème brûlée” for the café'],
-    ]) {
-      const found = await runCtx(['search', query, '--mode', 'keyword', '--json', '--data-dir', dataDir], env);
-      expect(found.code, found.stderr).toBe(0);
-      const [first] = (JSON.parse(found.stdout) as { results: { source_id: string; snippet: string }[] }).results;
+    ];
+    for (const [query, file, words] of found) {
+      const searched = await runCtx(['search', query, '--mode', 'keyword', '--json', '--data-dir', dataDir], env);
+      expect(searched.code, searched.stderr).toBe(0);
+      const [first] = (JSON.parse(searched.stdout) as { results: { source_id: string; snippet: string }[] }).results;
       expect(first?.source_id, query).toMatch(new RegExp(`${file.replace('.', '\\.')}$`));
       expect(first?.snippet, query).toContain(words);
     }
