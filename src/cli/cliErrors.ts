@@ -1,4 +1,5 @@
 import { AppError, type ErrorCode } from '../errors.js';
+import { forTerminal } from './terminalText.js';
 
 /** Exit codes: 1 a failure, 2 bad usage, input or configuration (0 is success). */
 const EXIT_CODES: Record<ErrorCode, 1 | 2> = {
@@ -37,6 +38,6 @@ export const cliError = (error: unknown): { message: string; exitCode: 1 | 2 } =
 /** The CLI's one error mapper: writes the message to stderr and answers the exit code. */
 export const reportError = (error: unknown): number => {
   const { message, exitCode } = cliError(error);
-  process.stderr.write(`ctx: ${message}\n`);
+  process.stderr.write(`ctx: ${forTerminal(message)}\n`);
   return exitCode;
 };

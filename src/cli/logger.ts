@@ -1,4 +1,5 @@
 import { pino, type Level, type Logger } from 'pino';
+import { forTerminal } from './terminalText.js';
 
 const LEVELS: Record<number, string> = {
   10: 'TRACE',
@@ -32,7 +33,8 @@ export const formatLogLine = (line: string, color = false): string => {
   const err = record.err as { stack?: string; message?: string } | undefined;
   const stack = err ? `\n    ${(err.stack ?? err.message ?? '').split('\n').join('\n    ')}` : '';
   const label = color ? `\x1b[${COLORS[level] ?? '0'}m${name}\x1b[0m` : name;
-  return `${time} ${label} ${msg}${extra.length ? `  ${extra.join(' ')}` : ''}${stack}\n`;
+  // What a line says may come from a request or a document: never a control sequence of its own.
+  return `${time} ${label} ${forTerminal(`${msg}${extra.length ? `  ${extra.join(' ')}` : ''}${stack}`)}\n`;
 };
 
 /** Logs to `fd` (1 or 2): lines for people on a terminal, JSON lines for machines otherwise. */

@@ -32,6 +32,11 @@ describe('log lines on a terminal', () => {
     );
   });
 
+  it('escapes control sequences a message or a field carries, and keeps its own colour', () => {
+    const line = JSON.stringify({ level: 40, time: at(8, 0), msg: 'skipped \u001b[2J', source: 'a\u001b]0;x\u0007' });
+    expect(formatLogLine(line, true)).toBe('08:00:05 \u001b[33mWARN \u001b[0m skipped \\u001b[2J  source=a\\u001b]0;x\\u0007\n');
+  });
+
   it('passes a line that is not JSON through', () => {
     expect(formatLogLine('plain\n')).toBe('plain\n');
   });

@@ -1,5 +1,8 @@
+import { forTerminal } from './terminalText.js';
+
 export const print = (value: string): void => {
-  process.stdout.write(value.endsWith('\n') ? value : `${value}\n`);
+  const safe = forTerminal(value);
+  process.stdout.write(safe.endsWith('\n') ? safe : `${safe}\n`);
 };
 
 /** Keys whose values are data as written (event payloads, user metadata, vocabulary maps), not field names. */

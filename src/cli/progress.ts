@@ -1,4 +1,5 @@
 import type { CatchUpWait } from '../module.js';
+import { forTerminal } from './terminalText.js';
 
 /**
  * One line of progress on stderr, rewritten in place on a terminal. Piped, it is silent, unless
@@ -9,7 +10,8 @@ export const progressLine = ({ pipedEveryMs }: { pipedEveryMs?: number } = {}) =
   const live = process.stderr.isTTY;
   let last = 0;
   let noted = false;
-  const update = (text: string) => {
+  const update = (progress: string) => {
+    const text = forTerminal(progress);
     const now = Date.now();
     if (live ? now - last < 100 : pipedEveryMs === undefined || now - last < pipedEveryMs) return;
     last = now;
@@ -20,7 +22,7 @@ export const progressLine = ({ pipedEveryMs }: { pipedEveryMs?: number } = {}) =
     /** Progress that says why a command takes long: piped, its first one is written as a line of its own. */
     note(text: string) {
       if (live) return update(text);
-      if (!noted) process.stderr.write(`${text}\n`);
+      if (!noted) process.stderr.write(`${forTerminal(text)}\n`);
       noted = true;
     },
     done() {
