@@ -176,6 +176,21 @@ describe('filesystem connector', () => {
     ]);
   });
 
+  it('says of a file whose name is not UTF-8 that its name is the trouble, and reads the rest', async () => {
+    const project = makeTemporaryDirectory();
+    writeTree(project, { 'menu.md': '# Menu\n' });
+    writeFileSync(Buffer.from(`${project}/caf\xe9.md`, 'latin1'), '# Café\n');
+    const items = await collect(scanFilesystem({ roots: [project] }));
+    expect(scanned(items).map((file) => file.sourceId)).toEqual(['menu.md']);
+    expect(items.filter((item) => item.status === 'skipped')).toEqual([
+      expect.objectContaining({
+        sourceId: 'caf\ufffd.md',
+        reason: 'unreadable',
+        detail: 'its name is not UTF-8: rename it (convmv converts names) to read it',
+      }),
+    ]);
+  });
+
   it('passes over environment files and private keys whatever the options, and reads their examples', async () => {
     const project = makeTemporaryDirectory();
     const rsa = generateKeyPairSync('rsa', { modulusLength: 1024 }).privateKey.export({ type: 'pkcs8', format: 'pem' });

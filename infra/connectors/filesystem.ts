@@ -1,5 +1,5 @@
 import type { Dirent, Stats } from 'node:fs';
-import { readdir, realpath, stat } from 'node:fs/promises';
+import { lstat, readdir, realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ValidationError } from '../../src/errors.js';
 import { isDataDirMarker } from '../dataDirMarker.js';
@@ -111,6 +111,10 @@ async function* walkDirectory(
     if (entry.name === '.git') continue;
     const absolutePath = join(directory, entry.name);
     const sourceId = relativeDirectory === '' ? entry.name : `${relativeDirectory}/${entry.name}`;
+    if (await isNotUtf8Name(entry.name, absolutePath)) {
+      yield skipped(walk, absolutePath, sourceId, 'unreadable', 'its name is not UTF-8: rename it (convmv converts names) to read it');
+      continue;
+    }
     const target = await resolveEntry(walk, entry, absolutePath);
     if ('reason' in target) {
       yield skipped(walk, absolutePath, sourceId, target.reason, target.detail);
@@ -139,6 +143,14 @@ async function* walkDirectory(
     }
   }
 }
+
+/** A name that is not UTF-8 reads back with U+FFFD in its place, and nothing is found by it. */
+const isNotUtf8Name = async (name: string, absolutePath: string) =>
+  name.includes('\ufffd') &&
+  (await lstat(absolutePath).then(
+    () => false,
+    () => true,
+  ));
 
 /** The directory's own `.gitignore`, when it has a readable one. */
 const gitignoreOf = async (
