@@ -1,14 +1,22 @@
 import { z } from 'zod';
 import type { DomainEvent, StoredEvent } from './events.js';
+import { Instant } from './instant.js';
 import { readPosition, type Position } from './position.js';
 
 /** A past moment: a position in `$all` (as returned by history) or an ISO timestamp. */
 export type AsOf = { position: Position } | { timestamp: string };
 
+/**
+ * Only ISO 8601 with its offset: JavaScript's own date parsing takes `3` for 2001 and a time
+ * without an offset for the reader's local time, and would answer as of a moment nobody meant.
+ */
 export const AsOfSchema = z
   .string()
-  .refine((v) => readPosition(v) !== undefined || !Number.isNaN(Date.parse(v)), 'expected a position or an ISO timestamp')
-  .describe('A past moment: a position from the event history, or an ISO 8601 timestamp');
+  .refine(
+    (v) => readPosition(v) !== undefined || Instant.safeParse(v).success,
+    'expected a position from the event history (e.g. 779-1) or an ISO 8601 time with Z or its UTC offset (e.g. 2026-11-29T14:00:00Z)',
+  )
+  .describe('A past moment: a position from the event history, or an ISO 8601 time with Z or its UTC offset');
 
 export const parseAsOf = (value: string): AsOf => {
   const position = readPosition(value);

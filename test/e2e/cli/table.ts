@@ -82,8 +82,11 @@ export const GROUPS: Record<'documents' | 'work' | 'surfaces', Group> = {
       {
         args: ['search', 'refresh', '--as-of', 'yesterday'],
         code: 2,
-        stderr: /asOf: expected a position or an ISO timestamp/,
+        stderr: /asOf: expected a position from the event history \(e\.g\. 779-1\) or an ISO 8601 time with Z or its UTC offset/,
       },
+      // JavaScript's date parsing would take these for 2001 and for the machine's local time.
+      { args: ['search', 'refresh', '--as-of', '3'], code: 2, stderr: /asOf: expected a position from the event history/ },
+      { args: ['search', 'refresh', '--as-of', '2026-11-29T10:00'], code: 2, stderr: /asOf: expected a position/ },
       {
         args: ['audit', '--type', 'DocumentIngested', '--limit', '1', '--json'],
         save: { cursor: (out) => json<{ next_cursor: string }>(out).next_cursor },
