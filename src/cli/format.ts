@@ -1,3 +1,5 @@
+import { onOneLine } from './terminalText.js';
+
 export interface Column<T> {
   header: string;
   value: (row: T) => string | number | boolean | null | undefined;
@@ -8,7 +10,7 @@ export const table = <T>(columns: readonly Column<T>[], rows: readonly T[], empt
   if (rows.length === 0) return empty;
   const cells = [
     columns.map((c) => c.header.toUpperCase()),
-    ...rows.map((row) => columns.map((c) => String(c.value(row) ?? ''))),
+    ...rows.map((row) => columns.map((c) => onOneLine(String(c.value(row) ?? '')))),
   ];
   const widths = columns.map((_, i) => Math.max(...cells.map((r) => r[i]!.length)));
   return cells.map((r) => r.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()).join('\n');
