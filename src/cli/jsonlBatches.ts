@@ -3,6 +3,7 @@ import { pipeline, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { createInterface } from 'node:readline';
 import { ValidationError } from '../errors.js';
+import { jsonTextNestsDeeperThan, MAX_JSON_DEPTH } from '../domain/nesting.js';
 import { toStorableText } from '../domain/text.js';
 
 /**
@@ -109,6 +110,8 @@ export async function* jsonlBatches(file: string, limits: { items: number; bytes
     number++;
     const line = next.value.trim();
     if (!line) continue;
+    if (jsonTextNestsDeeperThan(line, MAX_JSON_DEPTH))
+      throw new ValidationError(`${jsonlInputName(file)}:${number}: nested more than ${MAX_JSON_DEPTH} levels deep`);
     let value: unknown;
     try {
       value = toStorableText(JSON.parse(line) as unknown);

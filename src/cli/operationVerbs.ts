@@ -5,6 +5,7 @@ import type { LedgerHandle, WithLedger } from '../module.js';
 import { ScopeSchema, type Scope } from '../domain/auth.js';
 import type { CliArgument, CliFollow, CliOption, CliOtherwise, CliPrint, CliText, CliVerb, OperationSurfaces } from '../operations.js';
 import { compactPosition, isPosition } from '../domain/position.js';
+import { jsonTextNestsDeeperThan, MAX_JSON_DEPTH } from '../domain/nesting.js';
 import { fields, table } from './format.js';
 import { printResult } from './output.js';
 import { countJsonlLines, jsonlBatches, jsonlInputName, type JsonlBatch } from './jsonlBatches.js';
@@ -29,12 +30,16 @@ const setAt = (target: Record<string, unknown>, path: string, value: unknown) =>
 
 /** A JSON file holds the value itself, or an object naming the field it fills (`{"config": {...}}` for `config`). */
 const readJsonFile = (file: string, field: string): unknown => {
+  let text: string;
   let parsed: unknown;
   try {
-    parsed = JSON.parse(readFileSync(file, 'utf8'));
+    text = readFileSync(file, 'utf8');
+    parsed = JSON.parse(text);
   } catch (error) {
     throw new ValidationError(`Cannot read ${file} as JSON: ${(error as Error).message}`);
   }
+  if (jsonTextNestsDeeperThan(text, MAX_JSON_DEPTH))
+    throw new ValidationError(`${file} is nested more than ${MAX_JSON_DEPTH} levels deep`);
   const name = field.split('.').at(-1)!;
   if (parsed && typeof parsed === 'object' && !Array.isArray(parsed) && Object.keys(parsed).length === 1 && name in parsed)
     return (parsed as Record<string, unknown>)[name];

@@ -3,6 +3,9 @@
  * or walker's stack is measured (and refused) rather than overflowing it.
  */
 
+/** How deep JSON input may nest, on every surface: far more than any input takes, far less than a parser's or walker's stack. */
+export const MAX_JSON_DEPTH = 64;
+
 /** Whether JSON text nests arrays and objects deeper than `max`; brackets inside strings do not count. */
 export const jsonTextNestsDeeperThan = (text: string, max: number): boolean => {
   let depth = 0;

@@ -1,9 +1,6 @@
 import type { FastifyInstance } from 'fastify';
-import { jsonTextNestsDeeperThan } from '../domain/nesting.js';
+import { jsonTextNestsDeeperThan, MAX_JSON_DEPTH } from '../domain/nesting.js';
 import { ValidationError } from '../errors.js';
-
-/** How deep a JSON body may nest: far more than any input takes, far less than a parser's or walker's stack. */
-export const MAX_JSON_DEPTH = 64;
 
 /**
  * JSON bodies on every surface (`/api/v1`, the tool API, MCP) are measured before they are parsed:

@@ -237,6 +237,11 @@ describe('ctx ingest --jsonl with a file of thousands of lines', SLOW, () => {
     const damaged = await runCtx(args, ENV, { input: gzipped.subarray(0, 100) });
     expect(damaged.code).toBe(2);
     expect(damaged.stderr).toContain('ctx: Cannot read <stdin>: unexpected end of file');
+    // Deeper than a parser's stack: measured and refused with its line, not "not JSON".
+    const deep = `{"source_id":"deep","body":"b","metadata":${'{"a":'.repeat(20_000)}{}${'}'.repeat(20_000)}}`;
+    const tooDeep = await runCtx(args, ENV, { input: `{"source_id":"s","body":"b"}\n${deep}\n` });
+    expect(tooDeep.code).toBe(2);
+    expect(tooDeep.stderr).toContain('ctx: <stdin>:2: nested more than 64 levels deep');
 
     const empty = path.join(tempDataDir('ctx-jsonl-empty-'), 'empty.jsonl');
     writeFileSync(empty, '');
