@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { MAX_JSON_DEPTH, valueNestsDeeperThan } from './domain/nesting.js';
 import { describeTextPath, findUnstorableText } from './domain/text.js';
 import { ValidationError, describeIssues, type InputIssue } from './errors.js';
 
@@ -44,6 +45,16 @@ const givenAt = (input: unknown, path: readonly (string | number)[]): string => 
  * field and the value given for it.
  */
 export const parseInput = <S extends z.ZodType>(schema: S, input: unknown): z.output<S> => {
+  // Input that did not come through a JSON body's measure (MCP over stdio, the CLI in this process)
+  // is measured here: the walks below recurse, and would overflow on it.
+  if (valueNestsDeeperThan(input, MAX_JSON_DEPTH)) {
+    const message = `nested more than ${MAX_JSON_DEPTH} levels deep`;
+    throw new ValidationError(`Invalid input: ${message}`, {
+      issues: [{ path: [], message, code: 'too_deep' }],
+      field: '(input)',
+      value: '',
+    });
+  }
   const parsed = schema.safeParse(input);
   if (parsed.success) {
     assertStorableText(parsed.data);

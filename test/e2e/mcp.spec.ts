@@ -1,12 +1,13 @@
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { Client, ResourceNotFoundError, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { streamId } from '../../src/domain/events.js';
 import { startServer, type RunningServer } from '../../src/main.js';
-import { ctxCommand, runCtx } from '../support/cli.js';
+import { ctxCommand, runCtx, spawnCtx } from '../support/cli.js';
 import { newEvent, newEvents } from '../support/events.js';
 import { openTestLedger, tempDataDir } from '../support/ledger.js';
 
@@ -118,6 +119,38 @@ describe('MCP over stdio', () => {
       await client.close();
     }
   });
+});
+
+describe('MCP over stdio, input nested deeper than any stack', () => {
+  it('answers a call nested 20,000 levels deep with an error result, and goes on serving', async () => {
+    const child = spawnCtx(['mcp', '--data-dir', tempDataDir()], { CTX_EMBEDDINGS__PROVIDER: 'none' });
+    const answers = new Map<number, string>();
+    const answered = (id: number) =>
+      new Promise<string>((resolve) => {
+        const check = () => (answers.has(id) ? resolve(answers.get(id)!) : setTimeout(check, 50));
+        check();
+      });
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      const id = (JSON.parse(line) as { id?: number }).id;
+      if (typeof id === 'number') answers.set(id, line);
+    });
+    const send = (line: string) => child.stdin!.write(`${line}\n`);
+    send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'deep', version: '1' } } }));
+    await answered(1);
+    send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+    // Written by hand: a client's own JSON.stringify would overflow first.
+    const deep = `${'{"a":'.repeat(20_000)}{}${'}'.repeat(20_000)}`;
+    send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"context.search","arguments":{"query":"x","filters":${deep}}}}`);
+    const refused = JSON.parse(await answered(2)) as { result: { isError: boolean; content: { text: string }[] } };
+    expect(refused.result.isError).toBe(true);
+    expect(JSON.parse(refused.result.content[0]!.text)).toEqual({
+      error: { code: 'bad_request', message: 'Invalid input: nested more than 64 levels deep' },
+    });
+    send(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'context.sources', arguments: {} } }));
+    expect((JSON.parse(await answered(3)) as { result: { isError?: boolean } }).result.isError).toBeFalsy();
+    child.stdin!.end();
+    await new Promise((resolve) => child.on('close', resolve));
+  }, 120_000);
 });
 
 describe('`ctx mcp` started from the home folder, as a desktop client may start it', () => {
