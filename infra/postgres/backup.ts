@@ -85,12 +85,33 @@ const ledgerHead = async (db: PGlite): Promise<{ head: string; events: number }>
 const sideFiles = (dataDir: string): string[] =>
   readdirSync(dataDir).filter((name) => name !== LOCK_FILE && statSync(path.join(dataDir, name)).isFile());
 
+/**
+ * Where a backup may be written, known before the database is read: a file (new, or one to
+ * replace) in a folder that exists, and outside the data directory, whose next backup would
+ * carry it.
+ */
+const checkBackupTarget = (dataDir: string, file: string) => {
+  const target = path.resolve(file);
+  if (existsSync(target) && statSync(target).isDirectory()) {
+    throw new BackupError(`${file} is a folder: name the file to write, e.g. ${path.join(file, 'ledger.ctxbak')}`);
+  }
+  const folder = path.dirname(target);
+  if (!existsSync(folder) || !statSync(folder).isDirectory()) {
+    throw new BackupError(`Cannot write ${file}: the folder ${folder} does not exist`);
+  }
+  if (path.relative(path.resolve(dataDir), target).split(path.sep)[0] !== '..') {
+    throw new BackupError(`${file} is inside the data directory it backs up: write it elsewhere`);
+  }
+};
+
 /** Writes `data` to `file` whole or not at all. */
 const writeAtomically = (file: string, data: Buffer) => {
   const temp = `${file}.${randomUUID()}.partial`;
   try {
     writeFileSync(temp, data, { mode: 0o600 });
     renameSync(temp, file);
+  } catch (error) {
+    throw new BackupError(`Cannot write ${file}: ${(error as Error).message}`, { cause: error });
   } finally {
     rmSync(temp, { force: true });
   }
@@ -104,6 +125,7 @@ export const backupDataDir = async (dataDir: string, file: string): Promise<Back
   if (!existsSync(path.join(dataDir, DATABASE_DIR, 'PG_VERSION'))) {
     throw new BackupError(`No embedded database in ${path.resolve(dataDir)}`);
   }
+  checkBackupTarget(dataDir, file);
   const lock = takeLock(dataDir, 'back up');
   try {
     const db = await PGlite.create(path.join(dataDir, DATABASE_DIR), { extensions: PGLITE_EXTENSIONS });

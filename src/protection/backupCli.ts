@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { backupDataDir, BackupError, restoreDataDir } from '../../infra/postgres/backup.js';
 import { printResult } from '../cli/output.js';
+import { compactPosition } from '../domain/position.js';
 import type { Config } from '../config.js';
 
 /** Backups copy the embedded data directory; a ledger on servers is backed up with the servers' tools. */
@@ -23,6 +24,10 @@ const embeddedDataDir = (config: Config, verb: string): string => {
 
 const megabytes = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 
+/** `1202 events (up to 6566-1022)`: the head as history prints positions; none before the first event. */
+const eventsUpTo = ({ events, head }: { events: number; head: string }) =>
+  events === 0 ? '0 events' : `${events} events (up to ${compactPosition(head)})`;
+
 /** `ctx backup` and `ctx restore`: they need the data directory to themselves, so they never open a ledger. */
 export const backupCli = (program: Command, configOf: (command: Command) => Config): void => {
   program
@@ -34,7 +39,7 @@ export const backupCli = (program: Command, configOf: (command: Command) => Conf
       const dataDir = embeddedDataDir(configOf(command), 'backup');
       const manifest = await backupDataDir(dataDir, file);
       const bytes = manifest.files.reduce((sum, f) => sum + f.bytes, 0);
-      printResult(manifest, options.json, (m) => `backed up ${m.events} events (up to ${m.head}), ${megabytes(bytes)}, to ${file}`);
+      printResult(manifest, options.json, (m) => `backed up ${eventsUpTo(m)}, ${megabytes(bytes)}, to ${file}`);
     });
   program
     .command('restore')
@@ -45,6 +50,6 @@ export const backupCli = (program: Command, configOf: (command: Command) => Conf
     .action(async (file: string, options: { force?: boolean; json?: boolean }, command: Command) => {
       const dataDir = embeddedDataDir(configOf(command), 'restore');
       const manifest = await restoreDataDir(file, dataDir, { force: options.force });
-      printResult(manifest, options.json, (m) => `restored ${m.events} events (up to ${m.head}) into ${dataDir}`);
+      printResult(manifest, options.json, (m) => `restored ${eventsUpTo(m)} into ${dataDir}`);
     });
 };

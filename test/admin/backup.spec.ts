@@ -75,9 +75,21 @@ describe('ctx backup and ctx restore of the embedded data directory', () => {
       await ledger.close();
     }
 
+    // Where a backup cannot go is said before the database is read.
+    for (const [target, message] of [
+      [path.dirname(file), `${path.dirname(file)} is a folder: name the file to write, e.g. ${path.join(path.dirname(file), 'ledger.ctxbak')}`],
+      [path.join(path.dirname(file), 'missing', 'x.ctxbak'), `the folder ${path.join(path.dirname(file), 'missing')} does not exist`],
+      [path.join(dataDir, 'inside.ctxbak'), 'is inside the data directory it backs up: write it elsewhere'],
+    ]) {
+      const misplaced = await ctx(['backup', target!, '--data-dir', dataDir]);
+      expect(misplaced.code, target).toBe(2);
+      expect(misplaced.stderr).toContain(message);
+      expect(misplaced.stderr).not.toMatch(/\n\s+at /);
+    }
+
     const backup = await ctx(['backup', file, '--data-dir', dataDir]);
     expect(backup.code, backup.stderr).toBe(0);
-    expect(backup.stdout).toContain(`backed up ${before.events.length} events`);
+    expect(backup.stdout).toMatch(new RegExp(`backed up ${before.events.length} events \\(up to \\d+-\\d+\\)`));
 
     ledger = await open(dataDir);
     try {
