@@ -175,7 +175,11 @@ export const buildCli = (): Command => {
     .action((options: { force?: boolean }, command: Command) => {
       const file = command.optsWithGlobals<GlobalOptions>().config ?? path.join(process.cwd(), CONFIG_FILE_NAME);
       if (existsSync(file) && !options.force) throw new ValidationError(`${file} exists; --force replaces it`);
-      writeFileSync(file, configTemplate());
+      try {
+        writeFileSync(file, configTemplate());
+      } catch (error) {
+        throw new ValidationError(`Cannot write ${file}: ${(error as Error).message}`);
+      }
       print(`wrote ${file}`);
     });
 

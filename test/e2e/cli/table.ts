@@ -258,6 +258,7 @@ export const GROUPS: Record<'documents' | 'work' | 'surfaces', Group> = {
       { args: ['init'], stdout: /^wrote .*ctx\.toml/ },
       { args: ['init'], code: 2, stderr: /ctx\.toml exists; --force replaces it/ },
       { args: ['init', '--force'], stdout: /^wrote / },
+      { args: ['init', '--config', './no-such-folder/ctx.toml'], code: 2, stderr: /^ctx: Cannot write \.\/no-such-folder\/ctx\.toml: ENOENT/ },
     ],
   },
 };
