@@ -61,6 +61,12 @@ export const GROUPS: Record<'documents' | 'work' | 'surfaces', Group> = {
         save: { position: (out) => json<{ events: { position: string }[] }>(out).events.at(-1)!.position },
       },
       { args: ['history', 'doc-{documentId}'], stdout: /doc-[\w-]+ \(filesystem:docs\/auth\.md\) +#\d+ +DocumentIngested/ },
+      // A date alone is not a moment: one message says what is.
+      {
+        args: ['history', '--since', '2026-11-29'],
+        code: 2,
+        stderr: /^ctx: Invalid input: since: expected an ISO 8601 time with Z or its UTC offset \(e\.g\. 2026-11-29T14:00:00Z\)\n$/,
+      },
       // The positions `search --as-of` and `--cursor` take: as stored, and as the table shows them.
       {
         args: ['history', '--backwards', '--limit', '2'],
