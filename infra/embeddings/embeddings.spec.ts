@@ -322,6 +322,21 @@ describe('HTTP embedder', () => {
     await expect(embedder.embed(['x'], 'document')).rejects.toThrow(UnavailableError);
   });
 
+  it('ends a request still unanswered when it is closed, whatever its timeout: a stopping process does not wait', async () => {
+    const embedder = await createHttpEmbedder({
+      url: server.url,
+      model: 'silent',
+      api: 'ollama',
+      dimensions: 3,
+      timeoutMs: 600_000,
+    });
+    const before = server.requests.length;
+    const embedding = embedder.embed(['x'], 'document');
+    while (server.requests.length === before) await new Promise((resolve) => setTimeout(resolve, 10));
+    await embedder.close();
+    await expect(embedding).rejects.toThrow('The embedder is closing');
+  });
+
   it('reports an unreachable server as UnavailableError', async () => {
     const closed = await startFakeEmbeddingServer();
     await closed.stop();

@@ -53,34 +53,57 @@ export const createHttpEmbedder = async (options: HttpEmbedderOptions): Promise<
   const endpoint = URL.canParse(base + path) ? new URL(base + path) : undefined;
   if (!endpoint) throw new ValidationError(`Not a URL: '${options.url}'`);
 
-  const request = async (input: string[]): Promise<Float32Array[]> => {
-    let response: Response;
+  // Closing ends the requests in flight: a process that stops does not wait out a slow server.
+  const inFlight = new Set<AbortController>();
+  let closed = false;
+  const closingError = (cause?: unknown) => new UnavailableError('The embedder is closing', { cause });
+  /** The server's answer to one request, within the timeout. */
+  const answerOf = async (input: string[]): Promise<{ status: number; text: string }> => {
+    if (closed) throw closingError();
+    const abort = new AbortController();
+    inFlight.add(abort);
+    // A timer of its own: a timeout signal joined to another with AbortSignal.any may never fire.
+    const timer = setTimeout(() => abort.abort(), timeoutMs);
     try {
-      response = await fetch(endpoint, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
-        },
-        body: JSON.stringify({ model, input }),
-        signal: AbortSignal.timeout(timeoutMs),
-      });
-    } catch (cause) {
-      throw new UnavailableError(`Embedding server ${endpoint.origin} is unreachable`, { cause });
+      let response: Response;
+      try {
+        response = await fetch(endpoint, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            ...(apiKey ? { authorization: `Bearer ${apiKey}` } : {}),
+          },
+          body: JSON.stringify({ model, input }),
+          signal: abort.signal,
+        });
+      } catch (cause) {
+        throw closed ? closingError(cause) : new UnavailableError(`Embedding server ${endpoint.origin} is unreachable`, { cause });
+      }
+      try {
+        return { status: response.status, text: await response.text() };
+      } catch (cause) {
+        throw closed
+          ? closingError(cause)
+          : new UnavailableError(`Embedding server ${endpoint.origin} broke off its answer`, { cause });
+      }
+    } finally {
+      clearTimeout(timer);
+      inFlight.delete(abort);
     }
-    const text = await response.text().catch((cause: unknown) => {
-      throw new UnavailableError(`Embedding server ${endpoint.origin} broke off its answer`, { cause });
-    });
-    if (response.status === 429 || response.status >= 500) {
-      throw new UnavailableError(`Embedding server answered ${response.status}: ${serverMessage(text)}`);
+  };
+
+  const request = async (input: string[]): Promise<Float32Array[]> => {
+    const { status, text } = await answerOf(input);
+    if (status === 429 || status >= 500) {
+      throw new UnavailableError(`Embedding server answered ${status}: ${serverMessage(text)}`);
     }
-    if (response.status === 401 || response.status === 403) {
+    if (status === 401 || status === 403) {
       throw new CredentialsRefusedError(
-        `Embedding server ${endpoint.origin} refused the configured API key (HTTP ${response.status}: ` +
+        `Embedding server ${endpoint.origin} refused the configured API key (HTTP ${status}: ` +
           `${serverMessage(text)}). Set embeddings.api_key to a key it accepts`,
       );
     }
-    if (response.status === 404) {
+    if (status === 404) {
       throw new UnavailableError(
         `Embedding server ${endpoint.origin} has no model '${model}' at ${endpoint.pathname} (HTTP 404: ` +
           `${serverMessage(text)}). Set embeddings.model to a model it serves and embeddings.url to its address` +
@@ -89,9 +112,9 @@ export const createHttpEmbedder = async (options: HttpEmbedderOptions): Promise<
         'CONFIG_ERROR',
       );
     }
-    if (!response.ok) {
+    if (status < 200 || status > 299) {
       throw new ValidationError(`Embedding server rejected the request: ${serverMessage(text)}`, {
-        status: response.status,
+        status,
         model,
       });
     }
@@ -133,6 +156,10 @@ export const createHttpEmbedder = async (options: HttpEmbedderOptions): Promise<
       }
       return vectors;
     },
-    close: () => Promise.resolve(),
+    close: () => {
+      closed = true;
+      inFlight.forEach((abort) => abort.abort());
+      return Promise.resolve();
+    },
   };
 };
