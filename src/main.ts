@@ -14,7 +14,7 @@ import { createPostgresKeyring, hasDataKeys } from '../infra/postgres/postgresKe
 import { checkPostgresExtensions } from '../infra/deploy/postgresExtensions.js';
 import { embeddingActivity } from '../infra/embeddings/embeddingActivity.js';
 import { jobsProjection } from '../projections/jobs/jobs.js';
-import { ConfigError, type Config } from './config.js';
+import { ConfigError, isLoopbackBind, type Config } from './config.js';
 import { DATABASE_DIR } from './domain/ledgerFiles.js';
 import { createProjectionRunner, type ProjectionRunner } from './engine/projectionRunner.js';
 import { NotFoundError } from './errors.js';
@@ -242,8 +242,13 @@ export const startServer = async (ledger: Ledger): Promise<RunningServer> => {
         url: url.replace(/\/\/(0\.0\.0\.0|\[?::\]?):/, '//127.0.0.1:'),
         secret,
       });
-  const urls = { url, mcp: `${url}/mcp`, admin: `${url}/admin` };
-  ledger.logger.info(urls, `Context Ledger is serving on ${urls.url} (MCP ${urls.mcp}, admin console ${urls.admin})`);
+  // Bound beyond loopback, the server answers only to the names in server.allowed_hosts: its
+  // address in the URL would be refused, so the URL people are given names the first of them.
+  const { bind, allowedHosts } = ledger.config.server;
+  const named = isLoopbackBind(bind) || allowedHosts.includes(host) ? url : url.replace(`//${host}:`, `//${allowedHosts[0]}:`);
+  const urls = { url: named, mcp: `${named}/mcp`, admin: `${named}/admin` };
+  const listening = named === url ? '' : `, listening on ${host}:${url.slice(url.lastIndexOf(':') + 1)}`;
+  ledger.logger.info(urls, `Context Ledger is serving on ${urls.url} (MCP ${urls.mcp}, admin console ${urls.admin}${listening})`);
   return {
     app,
     url,

@@ -1,4 +1,5 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { request } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -168,5 +169,43 @@ describe('ctx CLI', () => {
     // Requests are logged at debug, below the default level.
     expect(lines.filter((line) => line.reqId !== undefined)).toEqual([]);
     expect(lines.at(-1)).toMatchObject({ level: 30, msg: 'Context Ledger stopped' });
+  });
+
+  it('bound beyond loopback, gives the URL by the name it answers to, not by an address it refuses', async () => {
+    const server = spawnCtx(['serve', '--data-dir', tempDataDir(), '--bind', '0.0.0.0:0'], {
+      CTX_SERVER__ALLOWED_HOSTS: 'ctx.internal',
+      CTX_AUTH__JWT_SECRET: 'a test secret of at least thirty-two characters',
+    });
+    let out = '';
+    server.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    const exited = new Promise((resolve) => server.on('exit', resolve));
+    try {
+      const port = await new Promise<string>((resolve, reject) => {
+        server.stdout!.on('data', () => {
+          const match = /"url":"http:\/\/ctx\.internal:(\d+)"/.exec(out);
+          if (match) resolve(match[1]!);
+        });
+        server.on('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
+      });
+      const named = `http://ctx.internal:${port}`;
+      expect(out).toContain(
+        `"msg":"Context Ledger is serving on ${named} (MCP ${named}/mcp, admin console ${named}/admin, listening on 0.0.0.0:${port})"`,
+      );
+      // The name the URL gives is answered; the address it would otherwise have given is refused.
+      const status = (host: string) =>
+        new Promise<number | undefined>((resolve, reject) =>
+          request({ host: '127.0.0.1', port: Number(port), path: '/health', headers: { host } }, (response) => {
+            response.resume();
+            resolve(response.statusCode);
+          })
+            .on('error', reject)
+            .end(),
+        );
+      expect(await status(`ctx.internal:${port}`)).toBe(200);
+      expect(await status(`0.0.0.0:${port}`)).toBe(403);
+    } finally {
+      server.kill('SIGTERM');
+      await exited;
+    }
   });
 });
