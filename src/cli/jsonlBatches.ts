@@ -60,13 +60,25 @@ async function* unpacked(raw: AsyncIterable<Buffer>): AsyncGenerator<Buffer> {
   yield* gunzip;
 }
 
+/** Why a JSONL input cannot be read: a line too long for a string (a file without line breaks) is said as such. */
+const unreadable = (file: string, error: Error) =>
+  new ValidationError(
+    error instanceof RangeError
+      ? `${jsonlInputName(file)}: a line too long to read (hundreds of MB without a line break): JSON lines hold one document per line`
+      : `Cannot read ${jsonlInputName(file)}: ${error.message}`,
+  );
+
+const rethrowUnreadable = (file: string) => (error: unknown) => {
+  throw error instanceof ValidationError ? error : unreadable(file, error as Error);
+};
+
 const opened = (file: string) => {
   const raw: Readable = file === STANDARD_INPUT ? process.stdin : createReadStream(file);
   const stream = Readable.from(unpacked(raw), { objectMode: false });
   stream.setEncoding('utf8');
   // An unreadable file (or a damaged gzip) reads as a clear error, not a stack trace.
   const failed = new Promise<never>((_, reject) => {
-    const fail = (error: Error) => reject(new ValidationError(`Cannot read ${jsonlInputName(file)}: ${error.message}`));
+    const fail = (error: Error) => reject(unreadable(file, error));
     raw.once('error', fail);
     stream.once('error', fail);
   });
@@ -85,7 +97,7 @@ export const countJsonlLines = async (file: string): Promise<number | null> => {
   const counting = (async () => {
     for await (const line of createInterface({ input: stream, crlfDelay: Infinity })) if (line.trim()) count++;
   })();
-  await Promise.race([counting, failed]);
+  await Promise.race([counting, failed]).catch(rethrowUnreadable(file));
   return count;
 };
 
@@ -105,7 +117,7 @@ export async function* jsonlBatches(file: string, limits: { items: number; bytes
   let number = 0;
   const lines = createInterface({ input: stream, crlfDelay: Infinity })[Symbol.asyncIterator]();
   for (;;) {
-    const next = await Promise.race([lines.next(), failed]);
+    const next = await Promise.race([lines.next(), failed]).catch(rethrowUnreadable(file));
     if (next.done) break;
     number++;
     const line = next.value.trim();
@@ -117,6 +129,12 @@ export async function* jsonlBatches(file: string, limits: { items: number; bytes
       value = toStorableText(JSON.parse(line) as unknown);
     } catch (error) {
       throw new ValidationError(`${jsonlInputName(file)}:${number}: not JSON (${(error as Error).message})`);
+    }
+    if (Array.isArray(value)) {
+      throw new ValidationError(
+        `${jsonlInputName(file)}:${number}: a JSON array, not a document: JSON lines hold one document per line ` +
+          "(jq -c '.[]' turns an array into them)",
+      );
     }
     const size = Buffer.byteLength(line);
     if (values.length > 0 && (values.length >= limits.items || bytes + size > limits.bytes)) {

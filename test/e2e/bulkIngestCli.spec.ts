@@ -242,6 +242,10 @@ describe('ctx ingest --jsonl with a file of thousands of lines', SLOW, () => {
     const tooDeep = await runCtx(args, ENV, { input: `{"source_id":"s","body":"b"}\n${deep}\n` });
     expect(tooDeep.code).toBe(2);
     expect(tooDeep.stderr).toContain('ctx: <stdin>:2: nested more than 64 levels deep');
+    // A JSON array given for JSON lines is one line, and no document.
+    const array = await runCtx(args, ENV, { input: '[{"source_id":"a","body":"b"},{"source_id":"c","body":"d"}]\n' });
+    expect(array.code).toBe(2);
+    expect(array.stderr).toContain("ctx: <stdin>:1: a JSON array, not a document: JSON lines hold one document per line (jq -c '.[]'");
 
     const empty = path.join(tempDataDir('ctx-jsonl-empty-'), 'empty.jsonl');
     writeFileSync(empty, '');
