@@ -10,7 +10,8 @@ import { ValidationError } from '../errors.js';
  */
 export const parseJsonWithinDepth = (app: FastifyInstance) => {
   const parse = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
+  // JSON only: a text/plain body would reach an operation as a string, read as no fields at all.
+  app.removeContentTypeParser(['application/json', 'text/plain']);
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     const text = body.toString();
     if (jsonTextNestsDeeperThan(text, MAX_JSON_DEPTH)) {

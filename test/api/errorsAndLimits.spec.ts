@@ -74,6 +74,20 @@ describe('errors and rate limits of /api/v1', () => {
       });
     });
 
+    it('answers a JSON body that is not an object with 400, and a body that is not JSON with 415', async () => {
+      const token = api.token(ALL_SCOPES, 'acme', 'shapes');
+      const array = await api.call('POST', '/search', { token, raw: '[{"query": "x"}]' });
+      expect(array.status).toBe(400);
+      expect(array.body).toMatchObject({
+        error: { code: 'VALIDATION_ERROR', detail: 'The request body must be a JSON object of the fields the route takes' },
+      });
+      const text = await api.call('POST', '/search', { token, raw: '{"query": "x"}', headers: { 'content-type': 'text/plain' } });
+      expect(text.status).toBe(415);
+      expect(text.body).toMatchObject({
+        error: { code: 'UNSUPPORTED_MEDIA_TYPE_ERROR', detail: 'Only application/json bodies are accepted' },
+      });
+    });
+
     it('answers bodies over the limit with 413', async () => {
       const response = await api.call('POST', '/search', {
         token: api.token(ALL_SCOPES, 'acme', 'big'),

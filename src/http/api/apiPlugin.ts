@@ -2,7 +2,7 @@ import type { FastifyPluginCallback, FastifyRequest } from 'fastify';
 import { z } from 'zod';
 import { AuthorizationError } from '../../domain/auth.js';
 import type { Actor } from '../../domain/metadata.js';
-import { NotFoundError, UnavailableError } from '../../errors.js';
+import { NotFoundError, UnavailableError, ValidationError } from '../../errors.js';
 import { httpRefusal } from '../httpRefusals.js';
 import { callOperation, type Operation, type OperationContext } from '../../operations.js';
 import { parseInput, queryFields } from '../../validation.js';
@@ -73,7 +73,9 @@ const isNumber = (schema: z.ZodType | undefined): boolean => {
 /** An operation's input from a request: the body, the declared query fields (numbers as numbers) and the path parameters. */
 const inputOf = (operation: Operation, request: FastifyRequest): Record<string, unknown> => {
   const route = operation.rest!;
-  const body = request.body && typeof request.body === 'object' ? (request.body) : {};
+  if (request.body !== undefined && (request.body === null || typeof request.body !== 'object' || Array.isArray(request.body)))
+    throw new ValidationError('The request body must be a JSON object of the fields the route takes');
+  const body = request.body ?? {};
   const query = queryFields(operation.input, request.query);
   const shape = operation.input.shape as Record<string, z.ZodType>;
   const fromQuery = Object.fromEntries(
