@@ -2,11 +2,11 @@
  * What the ledger holds came from files, connectors and agents: a title, a snippet, a file's name
  * may carry terminal control sequences. Written as they are, they could retitle or clear the
  * terminal, rewrite lines already printed, or set the clipboard. So every control character but a
- * newline and a tab is written as its escape (`\u001b`): in text, plainly visible; in JSON, which
+ * newline (CRLF too) and a tab is written as its escape (`\u001b`): in text, plainly visible; in JSON, which
  * leaves DEL and the C1 controls raw, the same value.
  */
-// eslint-disable-next-line no-control-regex -- control characters are what they find
-const CONTROLS = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+// eslint-disable-next-line no-control-regex -- control characters are what they find; a CR ending a line (CRLF) is kept
+const CONTROLS = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]|\r(?!\n)/g;
 // eslint-disable-next-line no-control-regex
 const CONTROLS_AND_BREAKS = /[\u0000-\u001f\u007f-\u009f]/g;
 
