@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { Instant } from '../../src/domain/instant.js';
-import { EVENT_TYPES, type EventType, type StoredEvent } from '../../src/domain/events.js';
+import { EVENT_TYPES, STREAM_CATEGORIES, type EventType, type StoredEvent } from '../../src/domain/events.js';
 import { compactPosition, readPosition } from '../../src/domain/position.js';
 import { defineOperation, type CliPrint, type OperationSurfaces, type RouteSurfaces } from '../../src/operations.js';
 import { matchesAllFilter, type AllFilter, type EventStore } from '../../src/ports/eventStore.js';
@@ -108,9 +108,7 @@ export const withinProject = (filter: AllFilter, project: string | undefined): A
 export const AuditInputSchema = z
   .object({
     category: z
-      .string()
-      .min(1)
-      .max(100)
+      .enum(STREAM_CATEGORIES)
       .optional()
       .describe('A stream category: the stream id before its first `-`, e.g. `job`, `annotation`, `doc`'),
     types: EventTypesSchema.optional().describe('Only these event types'),
@@ -269,7 +267,7 @@ const timestamp = Instant;
 /** The audit log's query string: an unknown parameter is refused. */
 export const AuditEventsQuerySchema = z
   .object({
-    category: z.string().min(1).max(100).optional().describe('Stream category: the stream id before its first `-`'),
+    category: z.enum(STREAM_CATEGORIES).optional().describe('Stream category: the stream id before its first `-`'),
     type: z
       .union([z.string(), z.array(z.string())])
       .transform((value) => [value].flat().flatMap((v) => v.split(',')).map((v) => v.trim()).filter(Boolean))

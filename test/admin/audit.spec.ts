@@ -197,6 +197,7 @@ describe('the audit log over REST and MCP, with authentication', () => {
     ['a time that is not ISO 8601', '?since=yesterday', /since/],
     ['a time whose UTC offset does not exist', '?until=0479-01-23T12%3A16%3A36.9%2B21%3A19', /until/],
     ['an unknown order', '?order=sideways', /order/],
+    ['a stream category no stream has', '?category=jobs', /category: Invalid option: expected one of "doc"\|"job"/],
     ['a parameter it does not know', '?actr=alice', /actr/],
   ])('answers %s with a validation error', async (_name, query, detail) => {
     const response = await api.call('GET', `/audit/events${query}`, { token: acmeAdmin });
