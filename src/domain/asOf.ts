@@ -1,10 +1,13 @@
 import { z } from 'zod';
 import type { DomainEvent, StoredEvent } from './events.js';
 import { Instant } from './instant.js';
-import { readPosition, type Position } from './position.js';
+import { readPosition, START, type Position } from './position.js';
 
 /** A past moment: a position in `$all` (as returned by history) or an ISO timestamp. */
 export type AsOf = { position: Position } | { timestamp: string };
+
+/** A position as given, or `0`: before the first event (`--from 0`). */
+const givenPosition = (value: string): Position | undefined => (value === '0' ? START : readPosition(value));
 
 /**
  * Only ISO 8601 with its offset: JavaScript's own date parsing takes `3` for 2001 and a time
@@ -13,13 +16,13 @@ export type AsOf = { position: Position } | { timestamp: string };
 export const AsOfSchema = z
   .string()
   .refine(
-    (v) => readPosition(v) !== undefined || Instant.safeParse(v).success,
-    'expected a position from the event history (e.g. 779-1) or an ISO 8601 time with Z or its UTC offset (e.g. 2026-11-29T14:00:00Z)',
+    (v) => givenPosition(v) !== undefined || Instant.safeParse(v).success,
+    'expected a position from the event history (e.g. 779-1, or 0 for before the first event) or an ISO 8601 time with Z or its UTC offset (e.g. 2026-11-29T14:00:00Z)',
   )
-  .describe('A past moment: a position from the event history, or an ISO 8601 time with Z or its UTC offset');
+  .describe('A past moment: a position from the event history (0: before the first event), or an ISO 8601 time with Z or its UTC offset');
 
 export const parseAsOf = (value: string): AsOf => {
-  const position = readPosition(value);
+  const position = givenPosition(value);
   return position ? { position } : { timestamp: new Date(value).toISOString() };
 };
 

@@ -235,7 +235,7 @@ describe('search as of a past position', () => {
     const beyond = `${String(BigInt(major!) + 1n).padStart(20, '0')}-00000000000000000000`;
     await expect(search({ query: 'tokens', asOf: beyond })).rejects.toThrow(/beyond the head of the ledger/);
     await expect(search({ query: 'tokens', asOf: 'last tuesday-ish' })).rejects.toThrow(
-      /expected a position from the event history \(e\.g\. 779-1\) or an ISO 8601 time with Z or its UTC offset/,
+      /expected a position from the event history \(e\.g\. 779-1, or 0 for before the first event\) or an ISO 8601 time with Z or its UTC offset/,
     );
 
     const overMcp = await client.callTool({ name: 'context.search', arguments: { query: 'tokens', as_of: beyond, mode: 'keyword' } });

@@ -88,7 +88,7 @@ export const GROUPS: Record<'documents' | 'work' | 'surfaces', Group> = {
       {
         args: ['search', 'refresh', '--as-of', 'yesterday'],
         code: 2,
-        stderr: /asOf: expected a position from the event history \(e\.g\. 779-1\) or an ISO 8601 time with Z or its UTC offset/,
+        stderr: /asOf: expected a position from the event history \(e\.g\. 779-1, or 0 for before the first event\) or an ISO 8601 time with Z or its UTC offset/,
       },
       // JavaScript's date parsing would take these for 2001 and for the machine's local time.
       { args: ['search', 'refresh', '--as-of', '3'], code: 2, stderr: /asOf: expected a position from the event history/ },
