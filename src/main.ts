@@ -234,7 +234,8 @@ export const startServer = async (ledger: Ledger): Promise<RunningServer> => {
   const [host, port] = ledger.config.server.bind.split(':') as [string, string];
   await app.listen({ host, port: Number(port) });
   const address = app.server.address();
-  const url = `http://${host}:${typeof address === 'object' && address ? address.port : port}`;
+  const listeningPort = typeof address === 'object' && address ? address.port : port;
+  const url = `http://${host}:${listeningPort}`;
   // The CLI beside the server reaches it on loopback, whatever address it listens on.
   const unadvertise = ledger.config.storage.postgresUrl
     ? () => undefined
@@ -245,9 +246,10 @@ export const startServer = async (ledger: Ledger): Promise<RunningServer> => {
   // Bound beyond loopback, the server answers only to the names in server.allowed_hosts: its
   // address in the URL would be refused, so the URL people are given names the first of them.
   const { bind, allowedHosts } = ledger.config.server;
-  const named = isLoopbackBind(bind) || allowedHosts.includes(host) ? url : url.replace(`//${host}:`, `//${allowedHosts[0]}:`);
+  const name = isLoopbackBind(bind) || allowedHosts.includes(host) ? host : allowedHosts[0]!;
+  const named = `http://${name}:${listeningPort}`;
   const urls = { url: named, mcp: `${named}/mcp`, admin: `${named}/admin` };
-  const listening = named === url ? '' : `, listening on ${host}:${url.slice(url.lastIndexOf(':') + 1)}`;
+  const listening = name === host ? '' : `, listening on ${host}:${listeningPort}`;
   ledger.logger.info(urls, `Context Ledger is serving on ${urls.url} (MCP ${urls.mcp}, admin console ${urls.admin}${listening})`);
   return {
     app,

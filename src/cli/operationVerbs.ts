@@ -31,15 +31,20 @@ const setAt = (target: Record<string, unknown>, path: string, value: unknown) =>
 /** A JSON file holds the value itself, or an object naming the field it fills (`{"config": {...}}` for `config`). */
 const readJsonFile = (file: string, field: string): unknown => {
   let text: string;
-  let parsed: unknown;
   try {
     text = readFileSync(file, 'utf8');
+  } catch (error) {
+    throw new ValidationError(`Cannot read ${file} as JSON: ${(error as Error).message}`);
+  }
+  // Measured before it is parsed, as JSON bodies and JSON lines are.
+  if (jsonTextNestsDeeperThan(text, MAX_JSON_DEPTH))
+    throw new ValidationError(`${file} is nested more than ${MAX_JSON_DEPTH} levels deep`);
+  let parsed: unknown;
+  try {
     parsed = JSON.parse(text);
   } catch (error) {
     throw new ValidationError(`Cannot read ${file} as JSON: ${(error as Error).message}`);
   }
-  if (jsonTextNestsDeeperThan(text, MAX_JSON_DEPTH))
-    throw new ValidationError(`${file} is nested more than ${MAX_JSON_DEPTH} levels deep`);
   const name = field.split('.').at(-1)!;
   if (parsed && typeof parsed === 'object' && !Array.isArray(parsed) && Object.keys(parsed).length === 1 && name in parsed)
     return (parsed as Record<string, unknown>)[name];

@@ -9,6 +9,22 @@ import { openPglite } from '../../infra/postgres/database.js';
 import { runCtx, spawnCtx } from '../support/cli.js';
 import { tempDataDir } from '../support/ledger.js';
 
+/** `ctx serve` in a process of its own: its stdout so far, the first group `started` matches there, and its exit. */
+const serving = (args: string[], started: RegExp, env: NodeJS.ProcessEnv = {}) => {
+  const server = spawnCtx(args, env);
+  let out = '';
+  server.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
+  const exited = new Promise((resolve) => server.on('exit', resolve));
+  const match = new Promise<string>((resolve, reject) => {
+    server.stdout!.on('data', () => {
+      const found = started.exec(out);
+      if (found) resolve(found[1]!);
+    });
+    server.on('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
+  });
+  return { server, output: () => out, started: match, exited };
+};
+
 describe('ctx CLI', () => {
   it('exits 2 with every problem listed when the configuration is invalid', async () => {
     const dir = tempDataDir();
@@ -144,19 +160,10 @@ describe('ctx CLI', () => {
 
   it('serves /health, says where at start-up and when it stops, and refuses a second process that needs the data directory itself', async () => {
     const dataDir = tempDataDir();
-    const server = spawnCtx(['serve', '--data-dir', dataDir, '--bind', '127.0.0.1:0']);
-    let out = '';
-    server.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    const exited = new Promise((resolve) => server.on('exit', resolve));
+    const { server, output, started, exited } = serving(['serve', '--data-dir', dataDir, '--bind', '127.0.0.1:0'], /"url":"(http:\/\/[^"]+)"/);
     try {
-      const url = await new Promise<string>((resolve, reject) => {
-        server.stdout!.on('data', () => {
-          const match = /"url":"(http:\/\/[^"]+)"/.exec(out);
-          if (match) resolve(match[1]!);
-        });
-        server.on('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
-      });
-      expect(out).toContain(`"msg":"Context Ledger is serving on ${url} (MCP ${url}/mcp, admin console ${url}/admin)"`);
+      const url = await started;
+      expect(output()).toContain(`"msg":"Context Ledger is serving on ${url} (MCP ${url}/mcp, admin console ${url}/admin)"`);
       expect(await (await fetch(`${url}/health`)).json()).toEqual({ status: 'ok' });
       const second = await runCtx(['migrate', '--to', path.join(dataDir, 'elsewhere.toml'), '--data-dir', dataDir]);
       expect(second.code).toBe(2);
@@ -165,30 +172,22 @@ describe('ctx CLI', () => {
       server.kill('SIGTERM');
       await exited;
     }
-    const lines = out.trim().split('\n').map((line) => JSON.parse(line) as { level: number; msg: string; reqId?: string });
+    const lines = output().trim().split('\n').map((line) => JSON.parse(line) as { level: number; msg: string; reqId?: string });
     // Requests are logged at debug, below the default level.
     expect(lines.filter((line) => line.reqId !== undefined)).toEqual([]);
     expect(lines.at(-1)).toMatchObject({ level: 30, msg: 'Context Ledger stopped' });
   });
 
   it('bound beyond loopback, gives the URL by the name it answers to, not by an address it refuses', async () => {
-    const server = spawnCtx(['serve', '--data-dir', tempDataDir(), '--bind', '0.0.0.0:0'], {
-      CTX_SERVER__ALLOWED_HOSTS: 'ctx.internal',
-      CTX_AUTH__JWT_SECRET: 'a test secret of at least thirty-two characters',
-    });
-    let out = '';
-    server.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()));
-    const exited = new Promise((resolve) => server.on('exit', resolve));
+    const { server, output, started, exited } = serving(
+      ['serve', '--data-dir', tempDataDir(), '--bind', '0.0.0.0:0'],
+      /"url":"http:\/\/ctx\.internal:(\d+)"/,
+      { CTX_SERVER__ALLOWED_HOSTS: 'ctx.internal', CTX_AUTH__JWT_SECRET: 'a test secret of at least thirty-two characters' },
+    );
     try {
-      const port = await new Promise<string>((resolve, reject) => {
-        server.stdout!.on('data', () => {
-          const match = /"url":"http:\/\/ctx\.internal:(\d+)"/.exec(out);
-          if (match) resolve(match[1]!);
-        });
-        server.on('exit', (code) => reject(new Error(`server exited with ${code}: ${out}`)));
-      });
+      const port = await started;
       const named = `http://ctx.internal:${port}`;
-      expect(out).toContain(
+      expect(output()).toContain(
         `"msg":"Context Ledger is serving on ${named} (MCP ${named}/mcp, admin console ${named}/admin, listening on 0.0.0.0:${port})"`,
       );
       // The name the URL gives is answered; the address it would otherwise have given is refused.
